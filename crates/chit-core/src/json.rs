@@ -1,0 +1,712 @@
+//! Strict JSON reading.
+//!
+//! Everything chit reads goes through [`parse`]. It accepts exactly RFC 8259
+//! JSON in UTF-8 (a leading byte-order mark is tolerated) and refuses what a
+//! lenient parser would quietly accept: duplicate keys, numbers a double
+//! cannot hold, lone surrogates, documents past the configured limits. The
+//! parser keeps its own stack, so a deep document cannot overflow the
+//! program's.
+//!
+//! Numbers are read as IEEE doubles, as JavaScript and RFC 8785 read them.
+//! A double with an integral value that fits `i64` or `u64` is stored as that
+//! integer (so `1.0`, `1e3` and `-0` become `1`, `1000` and `0`), anything
+//! else as `f64`. Canonical forms are written from the double either way.
+
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+/// Bounds on what a document may contain. The defaults suit every receipt
+/// kind chit knows; a caller may lower or raise them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most nested arrays and objects (the top-level value counts as 1).
+    pub max_depth: usize,
+    /// Most bytes in the whole document, byte-order mark included.
+    pub max_size: usize,
+    /// Most keys in any one object.
+    pub max_keys: usize,
+}
+
+impl Limits {
+    /// The highest depth a caller may set: the rest of chit walks values
+    /// recursively, and this keeps every such walk well inside a thread's stack.
+    pub const DEPTH_CEILING: usize = 4096;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_depth: 128,
+            max_size: 64 * 1024 * 1024,
+            max_keys: 10_000,
+        }
+    }
+}
+
+/// Why a document could not be read, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadError {
+    /// 1-based line of the offending byte.
+    pub line: usize,
+    /// 1-based column, counted in characters.
+    pub column: usize,
+    /// Byte offset of the offending byte.
+    pub offset: usize,
+    pub kind: ReadErrorKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadErrorKind {
+    Empty,
+    TooLarge {
+        size: usize,
+        limit: usize,
+    },
+    InvalidUtf8,
+    Unexpected {
+        found: String,
+        expected: &'static str,
+    },
+    UnexpectedEnd {
+        expected: &'static str,
+    },
+    TrailingData,
+    TooDeep {
+        limit: usize,
+    },
+    TooManyKeys {
+        limit: usize,
+    },
+    DuplicateKey(String),
+    ControlCharacter(u8),
+    BadEscape,
+    LoneSurrogate(u16),
+    BadNumber,
+    NumberOutOfRange,
+}
+
+impl fmt::Display for ReadErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ReadErrorKind::*;
+        match self {
+            Empty => write!(f, "the input is empty"),
+            TooLarge { size, limit } => write!(
+                f,
+                "the input is {size} bytes, over the limit of {limit} (raise it with --max-size)"
+            ),
+            InvalidUtf8 => write!(f, "the input is not valid UTF-8"),
+            Unexpected { found, expected } => write!(f, "found {found} where {expected} belongs"),
+            UnexpectedEnd { expected } => {
+                write!(f, "the input ends where {expected} belongs (truncated?)")
+            }
+            TrailingData => write!(f, "more data after the end of the JSON value"),
+            TooDeep { limit } => write!(
+                f,
+                "nested deeper than {limit} levels (raise it with --max-depth)"
+            ),
+            TooManyKeys { limit } => write!(
+                f,
+                "an object has more than {limit} keys (raise it with --max-keys)"
+            ),
+            DuplicateKey(k) => write!(f, "duplicate key {}", short_quoted(k)),
+            ControlCharacter(b) => write!(
+                f,
+                "unescaped control character U+{b:04X} in a string (write it as \\u{b:04x})"
+            ),
+            BadEscape => write!(f, "invalid escape sequence in a string"),
+            LoneSurrogate(u) => write!(
+                f,
+                "lone surrogate \\u{u:04x} in a string (not Unicode text)"
+            ),
+            BadNumber => write!(f, "malformed number"),
+            NumberOutOfRange => write!(f, "number outside the range of an IEEE double"),
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ReadErrorKind::Empty | ReadErrorKind::TooLarge { .. } => write!(f, "{}", self.kind),
+            _ => write!(
+                f,
+                "line {}, column {}: {}",
+                self.line, self.column, self.kind
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// A key or string, quoted and cut short enough for a one-line message.
+pub fn short_quoted(s: &str) -> String {
+    const MAX: usize = 40;
+    let mut out = String::with_capacity(s.len().min(MAX * 4) + 2);
+    out.push('"');
+    for (n, c) in s.chars().enumerate() {
+        if n == MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Reads one JSON document under `limits`.
+pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, ReadError> {
+    if input.len() > limits.max_size {
+        return Err(ReadError {
+            line: 1,
+            column: 1,
+            offset: 0,
+            kind: ReadErrorKind::TooLarge {
+                size: input.len(),
+                limit: limits.max_size,
+            },
+        });
+    }
+    let body = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    let base = input.len() - body.len();
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(locate(
+                input,
+                base + e.valid_up_to(),
+                ReadErrorKind::InvalidUtf8,
+            ));
+        }
+    };
+    let mut p = Parser {
+        s: text.as_bytes(),
+        text,
+        i: 0,
+        limits,
+    };
+    p.document()
+        .map_err(|(at, kind)| locate(input, base + at, kind))
+}
+
+/// Line and character column of byte `offset`.
+fn locate(input: &[u8], offset: usize, kind: ReadErrorKind) -> ReadError {
+    let before = &input[..offset.min(input.len())];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    // Columns count characters; invalid UTF-8 counts a byte each.
+    let column = 1 + String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count();
+    ReadError {
+        line,
+        column,
+        offset,
+        kind,
+    }
+}
+
+type PResult<T> = Result<T, (usize, ReadErrorKind)>;
+
+enum Frame {
+    Array(Vec<Value>),
+    Object(Map<String, Value>, String),
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    text: &'a str,
+    i: usize,
+    limits: &'a Limits,
+}
+
+impl<'a> Parser<'a> {
+    fn document(&mut self) -> PResult<Value> {
+        self.skip_ws();
+        if self.i == self.s.len() {
+            return Err((0, ReadErrorKind::Empty));
+        }
+        let v = self.value()?;
+        self.skip_ws();
+        if self.i != self.s.len() {
+            return Err((self.i, ReadErrorKind::TrailingData));
+        }
+        Ok(v)
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        while let Some(&b) = self.s.get(self.i) {
+            if b == b' ' || b == b'\n' || b == b'\r' || b == b'\t' {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn unexpected(&self, expected: &'static str) -> (usize, ReadErrorKind) {
+        match self.text[self.i.min(self.s.len())..].chars().next() {
+            None => (self.i, ReadErrorKind::UnexpectedEnd { expected }),
+            Some(c) => {
+                let found = if c.is_control() || c.is_whitespace() {
+                    format!("U+{:04X}", c as u32)
+                } else {
+                    format!("'{c}'")
+                };
+                (self.i, ReadErrorKind::Unexpected { found, expected })
+            }
+        }
+    }
+
+    fn expect_byte(&mut self, b: u8, expected: &'static str) -> PResult<()> {
+        self.skip_ws();
+        if self.s.get(self.i) == Some(&b) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected(expected))
+        }
+    }
+
+    /// Reads an object key (after `{` or `,`) and its colon; refuses a key
+    /// already in `map`.
+    fn key(&mut self, map: &Map<String, Value>) -> PResult<String> {
+        self.skip_ws();
+        if self.s.get(self.i) != Some(&b'"') {
+            return Err(self.unexpected("a key in double quotes"));
+        }
+        let at = self.i;
+        let k = self.string()?;
+        if map.contains_key(&k) {
+            return Err((at, ReadErrorKind::DuplicateKey(k)));
+        }
+        if map.len() >= self.limits.max_keys {
+            return Err((
+                at,
+                ReadErrorKind::TooManyKeys {
+                    limit: self.limits.max_keys,
+                },
+            ));
+        }
+        self.expect_byte(b':', "':' after a key")?;
+        Ok(k)
+    }
+
+    fn value(&mut self) -> PResult<Value> {
+        let mut stack: Vec<Frame> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            let mut v = match self.s.get(self.i) {
+                Some(b'{') | Some(b'[') => {
+                    if stack.len() + 1 > self.limits.max_depth {
+                        return Err((
+                            self.i,
+                            ReadErrorKind::TooDeep {
+                                limit: self.limits.max_depth,
+                            },
+                        ));
+                    }
+                    let open = self.s[self.i];
+                    self.i += 1;
+                    self.skip_ws();
+                    if open == b'{' {
+                        if self.s.get(self.i) == Some(&b'}') {
+                            self.i += 1;
+                            Value::Object(Map::new())
+                        } else {
+                            let map = Map::new();
+                            let k = self.key(&map)?;
+                            stack.push(Frame::Object(map, k));
+                            continue 'value;
+                        }
+                    } else if self.s.get(self.i) == Some(&b']') {
+                        self.i += 1;
+                        Value::Array(Vec::new())
+                    } else {
+                        stack.push(Frame::Array(Vec::new()));
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => Value::String(self.string()?),
+                Some(b't') => self.literal(b"true", Value::Bool(true))?,
+                Some(b'f') => self.literal(b"false", Value::Bool(false))?,
+                Some(b'n') => self.literal(b"null", Value::Null)?,
+                Some(b'-') | Some(b'0'..=b'9') => Value::Number(self.number()?),
+                _ => return Err(self.unexpected("a value")),
+            };
+            // A complete value: hand it to its container, closing containers
+            // as their ends arrive.
+            loop {
+                match stack.last_mut() {
+                    None => return Ok(v),
+                    Some(Frame::Array(items)) => {
+                        items.push(v);
+                        self.skip_ws();
+                        match self.s.get(self.i) {
+                            Some(b',') => {
+                                self.i += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => {
+                                self.i += 1;
+                                let Some(Frame::Array(items)) = stack.pop() else {
+                                    unreachable!("top frame is an array")
+                                };
+                                v = Value::Array(items);
+                            }
+                            _ => return Err(self.unexpected("',' or ']'")),
+                        }
+                    }
+                    Some(Frame::Object(map, key)) => {
+                        map.insert(std::mem::take(key), v);
+                        self.skip_ws();
+                        match self.s.get(self.i) {
+                            Some(b',') => {
+                                self.i += 1;
+                                let k = self.key(map)?;
+                                *key = k;
+                                continue 'value;
+                            }
+                            Some(b'}') => {
+                                self.i += 1;
+                                let Some(Frame::Object(map, _)) = stack.pop() else {
+                                    unreachable!("top frame is an object")
+                                };
+                                v = Value::Object(map);
+                            }
+                            _ => return Err(self.unexpected("',' or '}'")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &'static [u8], v: Value) -> PResult<Value> {
+        if self.s[self.i..].starts_with(word) {
+            self.i += word.len();
+            Ok(v)
+        } else {
+            Err(self.unexpected("a value"))
+        }
+    }
+
+    fn number(&mut self) -> PResult<Number> {
+        let start = self.i;
+        let s = self.s;
+        let mut i = self.i;
+        let bad = |i: usize| (i, ReadErrorKind::BadNumber);
+        if s.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match s.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while matches!(s.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            _ => return Err(bad(i)),
+        }
+        let int_end = i;
+        if s.get(i) == Some(&b'.') {
+            i += 1;
+            if !matches!(s.get(i), Some(b'0'..=b'9')) {
+                return Err(bad(i));
+            }
+            while matches!(s.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        if matches!(s.get(i), Some(b'e') | Some(b'E')) {
+            i += 1;
+            if matches!(s.get(i), Some(b'+') | Some(b'-')) {
+                i += 1;
+            }
+            if !matches!(s.get(i), Some(b'0'..=b'9')) {
+                return Err(bad(i));
+            }
+            while matches!(s.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        self.i = i;
+        let lit = &self.text[start..i];
+        // Plain integers of at most 15 characters are below 2^53: exact in both.
+        if int_end == i && lit.len() <= 15 {
+            if let Ok(n) = lit.parse::<i64>() {
+                return Ok(Number::from(n));
+            }
+        }
+        let x: f64 = lit.parse().map_err(|_| bad(start))?;
+        if !x.is_finite() {
+            return Err((start, ReadErrorKind::NumberOutOfRange));
+        }
+        Ok(number_from_f64(x))
+    }
+
+    fn string(&mut self) -> PResult<String> {
+        // At the opening quote.
+        self.i += 1;
+        let s = self.s;
+        let start = self.i;
+        // Fast path: no escapes.
+        let mut i = start;
+        while let Some(&b) = s.get(i) {
+            match b {
+                b'"' => {
+                    self.i = i + 1;
+                    return Ok(self.text[start..i].to_owned());
+                }
+                b'\\' => break,
+                0..=0x1f => return Err((i, ReadErrorKind::ControlCharacter(b))),
+                _ => i += 1,
+            }
+        }
+        let mut out = String::from(&self.text[start..i]);
+        loop {
+            let run = i;
+            while let Some(&b) = s.get(i) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                i += 1;
+            }
+            out.push_str(&self.text[run..i]);
+            match s.get(i) {
+                None => {
+                    self.i = i;
+                    return Err((i, ReadErrorKind::UnexpectedEnd { expected: "'\"'" }));
+                }
+                Some(b'"') => {
+                    self.i = i + 1;
+                    return Ok(out);
+                }
+                Some(&b) if b < 0x20 => return Err((i, ReadErrorKind::ControlCharacter(b))),
+                Some(_) => {
+                    let esc = i;
+                    i += 1;
+                    let c = match s.get(i) {
+                        Some(b'"') => '"',
+                        Some(b'\\') => '\\',
+                        Some(b'/') => '/',
+                        Some(b'b') => '\u{8}',
+                        Some(b'f') => '\u{c}',
+                        Some(b'n') => '\n',
+                        Some(b'r') => '\r',
+                        Some(b't') => '\t',
+                        Some(b'u') => {
+                            let hi = hex4(s, i + 1).ok_or((esc, ReadErrorKind::BadEscape))?;
+                            i += 4;
+                            match hi {
+                                0xD800..=0xDBFF => {
+                                    let lo = if s.get(i + 1) == Some(&b'\\')
+                                        && s.get(i + 2) == Some(&b'u')
+                                    {
+                                        hex4(s, i + 3)
+                                    } else {
+                                        None
+                                    };
+                                    match lo {
+                                        Some(lo @ 0xDC00..=0xDFFF) => {
+                                            i += 6;
+                                            let cp = 0x10000
+                                                + ((u32::from(hi) - 0xD800) << 10)
+                                                + (u32::from(lo) - 0xDC00);
+                                            char::from_u32(cp)
+                                                .ok_or((esc, ReadErrorKind::LoneSurrogate(hi)))?
+                                        }
+                                        _ => return Err((esc, ReadErrorKind::LoneSurrogate(hi))),
+                                    }
+                                }
+                                0xDC00..=0xDFFF => {
+                                    return Err((esc, ReadErrorKind::LoneSurrogate(hi)))
+                                }
+                                _ => char::from_u32(u32::from(hi))
+                                    .ok_or((esc, ReadErrorKind::BadEscape))?,
+                            }
+                        }
+                        _ => return Err((esc, ReadErrorKind::BadEscape)),
+                    };
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+    }
+}
+
+fn hex4(s: &[u8], at: usize) -> Option<u16> {
+    let digits = s.get(at..at + 4)?;
+    let mut v: u16 = 0;
+    for &d in digits {
+        let n = (d as char).to_digit(16)? as u16;
+        v = v << 4 | n;
+    }
+    Some(v)
+}
+
+/// The JSON number chit stores for the double `x` (finite): an integer when
+/// `x` is integral and fits, otherwise the double.
+pub fn number_from_f64(x: f64) -> Number {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+    if x.fract() == 0.0 {
+        if (-TWO_63..TWO_63).contains(&x) {
+            return Number::from(x as i64);
+        }
+        if (0.0..TWO_64).contains(&x) {
+            return Number::from(x as u64);
+        }
+    }
+    Number::from_f64(x).unwrap_or_else(|| Number::from(0))
+}
+
+/// The double a stored number stands for.
+pub fn number_as_f64(n: &Number) -> f64 {
+    if let Some(i) = n.as_i64() {
+        i as f64
+    } else if let Some(u) = n.as_u64() {
+        u as f64
+    } else {
+        n.as_f64().unwrap_or(f64::NAN)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<Value, ReadError> {
+        parse(s.as_bytes(), &Limits::default())
+    }
+
+    fn kind(s: &str) -> ReadErrorKind {
+        p(s).unwrap_err().kind
+    }
+
+    #[test]
+    fn reads_plain_documents() {
+        assert_eq!(
+            p(r#" {"a": [1, -2.5, true, false, null, "x\u00e9\ud83d\ude02"]} "#).unwrap(),
+            serde_json::json!({"a": [1, -2.5, true, false, null, "xé😂"]})
+        );
+    }
+
+    #[test]
+    fn numbers_become_doubles() {
+        assert_eq!(p("1.0").unwrap(), serde_json::json!(1));
+        assert_eq!(p("1e3").unwrap(), serde_json::json!(1000));
+        assert_eq!(p("-0").unwrap(), serde_json::json!(0));
+        assert_eq!(p("0.5").unwrap(), serde_json::json!(0.5));
+        assert_eq!(
+            p("12345678901234567890").unwrap(),
+            serde_json::json!(12345678901234567168u64)
+        );
+        assert_eq!(kind("1e400"), ReadErrorKind::NumberOutOfRange);
+        assert_eq!(kind("-1e400"), ReadErrorKind::NumberOutOfRange);
+        assert_eq!(p("1e-400").unwrap(), serde_json::json!(0));
+        for bad in [
+            "01", "1.", ".5", "+1", "1e", "-", "0x10", "NaN", "Infinity", "1.e3",
+        ] {
+            assert!(p(bad).is_err(), "{bad} must be refused");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_with_position() {
+        let e = p("{\n  \"a\": 1,\n  \"a\": 2\n}").unwrap_err();
+        assert_eq!(e.kind, ReadErrorKind::DuplicateKey("a".into()));
+        assert_eq!((e.line, e.column), (3, 3));
+        // The same key spelled with an escape is the same key.
+        assert!(matches!(
+            kind(r#"{"a":1,"\u0061":2}"#),
+            ReadErrorKind::DuplicateKey(_)
+        ));
+    }
+
+    #[test]
+    fn bom_is_tolerated_and_bad_utf8_is_not() {
+        assert_eq!(
+            parse(b"\xEF\xBB\xBF[1]", &Limits::default()).unwrap(),
+            serde_json::json!([1])
+        );
+        let e = parse(b"[\"a\xff\"]", &Limits::default()).unwrap_err();
+        assert_eq!(e.kind, ReadErrorKind::InvalidUtf8);
+        assert_eq!((e.line, e.column), (1, 4));
+    }
+
+    #[test]
+    fn strings_are_strict() {
+        assert_eq!(kind("\"\\ud800\""), ReadErrorKind::LoneSurrogate(0xd800));
+        assert_eq!(
+            kind("\"\\udc00\\ud800\""),
+            ReadErrorKind::LoneSurrogate(0xdc00)
+        );
+        assert_eq!(
+            kind("\"\\ud800\\u0041\""),
+            ReadErrorKind::LoneSurrogate(0xd800)
+        );
+        assert_eq!(kind("\"a\tb\""), ReadErrorKind::ControlCharacter(9));
+        assert_eq!(kind(r#""\x""#), ReadErrorKind::BadEscape);
+        assert_eq!(kind(r#""\u12""#), ReadErrorKind::BadEscape);
+        assert!(matches!(kind("\"abc"), ReadErrorKind::UnexpectedEnd { .. }));
+    }
+
+    #[test]
+    fn limits_hold() {
+        let deep = "[".repeat(200_000);
+        assert_eq!(kind(&deep), ReadErrorKind::TooDeep { limit: 128 });
+        let ok = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert!(p(&ok).is_ok());
+        let too = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        assert_eq!(kind(&too), ReadErrorKind::TooDeep { limit: 128 });
+        let small = Limits {
+            max_keys: 2,
+            max_size: 20,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            parse(br#"{"a":1,"b":2,"c":3}"#, &small).unwrap_err().kind,
+            ReadErrorKind::TooManyKeys { limit: 2 }
+        ));
+        assert!(matches!(
+            parse(&[b' '; 21], &small).unwrap_err().kind,
+            ReadErrorKind::TooLarge { .. }
+        ));
+    }
+
+    #[test]
+    fn structure_errors() {
+        assert_eq!(kind(""), ReadErrorKind::Empty);
+        assert_eq!(kind("  \n "), ReadErrorKind::Empty);
+        assert_eq!(kind("{} x"), ReadErrorKind::TrailingData);
+        assert_eq!(kind("[1] [2]"), ReadErrorKind::TrailingData);
+        assert!(matches!(
+            kind("{\"a\":1"),
+            ReadErrorKind::UnexpectedEnd { .. }
+        ));
+        assert!(matches!(kind("[1,]"), ReadErrorKind::Unexpected { .. }));
+        assert!(matches!(
+            kind("{\"a\":1,}"),
+            ReadErrorKind::Unexpected { .. }
+        ));
+        assert!(matches!(kind("{a:1}"), ReadErrorKind::Unexpected { .. }));
+        assert!(matches!(kind("tru"), ReadErrorKind::Unexpected { .. }));
+        let e = p("{\"a\":\n  [1, 2,, 3]}").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 9));
+        assert_eq!(
+            e.to_string(),
+            "line 2, column 9: found ',' where a value belongs"
+        );
+    }
+}

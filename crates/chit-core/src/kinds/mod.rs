@@ -1,0 +1,67 @@
+//! The receipt kinds chit knows: one module each, holding that kind's rules
+//! and nothing else.
+
+pub mod run_receipt;
+
+use crate::report::Report;
+use serde_json::Value;
+
+/// A receipt kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Run receipts, version 0.1 (`receiptVersion: "0.1"`).
+    RunReceipt,
+}
+
+impl Kind {
+    pub const ALL: &'static [Kind] = &[Kind::RunReceipt];
+
+    /// The name chit reports and `--kind` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::RunReceipt => run_receipt::KIND,
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// The kind a document declares by its shape, if any.
+    pub fn detect(doc: &Value) -> Option<Kind> {
+        let obj = doc.as_object()?;
+        if obj.contains_key("receiptVersion") {
+            return Some(Kind::RunReceipt);
+        }
+        None
+    }
+
+    /// Checks `doc` under this kind's schema and rules.
+    pub fn check(self, doc: &Value) -> Report {
+        match self {
+            Kind::RunReceipt => run_receipt::check(doc),
+        }
+    }
+
+    /// The digest `doc` should carry, where this kind has one.
+    pub fn digest(self, doc: &Value) -> Option<String> {
+        match self {
+            Kind::RunReceipt => run_receipt::digest(doc),
+        }
+    }
+}
+
+/// The report for a document whose kind cannot be told.
+pub fn unknown_kind() -> Report {
+    let mut r = Report::new("");
+    let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    r.error(
+        "kind",
+        "",
+        format!(
+            "not a receipt chit recognises (a run receipt has receiptVersion); name its kind with --kind ({})",
+            known.join(", ")
+        ),
+    );
+    r
+}

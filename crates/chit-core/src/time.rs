@@ -1,0 +1,95 @@
+//! Calendar checks for timestamps.
+
+/// Whether `s`, of the form `YYYY-MM-DDTHH:MM:SS[.fff]Z` (ASCII digits, as
+/// the schemas' patterns already ensure), names a real instant: a month of
+/// 1-12, a day that month has (leap years by the Gregorian rule), hours
+/// 00-23, minutes and seconds 00-59. Anything else is not a real date.
+pub fn is_real_utc_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = b.get(r)?;
+        part.iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let (Some(year), Some(month), Some(day), Some(hour), Some(minute), Some(second)) = (
+        num(0..4),
+        num(5..7),
+        num(8..10),
+        num(11..13),
+        num(14..16),
+        num(17..19),
+    ) else {
+        return false;
+    };
+    let rest = &b[19..];
+    let tail_ok = match rest {
+        [b'Z'] => true,
+        [b'.', digits @ .., b'Z'] => {
+            (1..=3).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit)
+        }
+        _ => false,
+    };
+    tail_ok
+        && (1..=12).contains(&month)
+        && day >= 1
+        && day <= days_in_month(year, month)
+        && hour < 24
+        && minute < 60
+        && second < 60
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_real_utc_timestamp as ok;
+
+    #[test]
+    fn real_and_unreal_dates() {
+        for good in [
+            "2026-11-10T16:42:07Z",
+            "2024-02-29T00:00:00Z",
+            "2000-02-29T23:59:59.999Z",
+            "0000-01-01T00:00:00Z",
+            "2026-01-31T00:00:00.5Z",
+        ] {
+            assert!(ok(good), "{good}");
+        }
+        for bad in [
+            "2026-02-29T00:00:00Z",
+            "1900-02-29T00:00:00Z",
+            "2026-02-30T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-00-10T00:00:00Z",
+            "2026-01-00T00:00:00Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01T23:60:00Z",
+            "2026-01-01T23:59:60Z",
+            "2026-01-01T00:00:00.Z",
+            "2026-01-01T00:00:00.1234Z",
+            "2026-01-01T00:00:00",
+            "2026-01-01 00:00:00Z",
+            "",
+        ] {
+            assert!(!ok(bad), "{bad}");
+        }
+    }
+}
