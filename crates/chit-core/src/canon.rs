@@ -97,9 +97,10 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 /// Writes a number as ECMAScript's `Number::toString` does (`-0` as `0`).
 pub fn write_number(n: &Number, out: &mut Vec<u8>) {
     if let Some(i) = n.as_i64() {
-        // Every stored integer came from a double; below 1e21 ECMAScript
-        // writes an integral double as its plain digits.
-        if i.unsigned_abs() < 1_000_000_000_000_000_000 {
+        // Up to 2^53 every integer is a double of its own, and ECMAScript
+        // writes it as its plain digits. Above, it writes the shortest digits
+        // that identify the double, padded with zeros: ryu-js's job.
+        if i.unsigned_abs() <= 1 << 53 {
             out.extend_from_slice(i.to_string().as_bytes());
             return;
         }
