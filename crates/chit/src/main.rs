@@ -1,1 +1,203 @@
-fn main() {}
+//! chit: produce, verify and audit receipts of AI work.
+
+mod cli;
+mod inputs;
+mod render;
+mod verify;
+
+use chit_core::canon::{self, Profile};
+use chit_core::{json, Kind, Limits};
+use clap::Parser;
+use cli::{CanonArgs, Cli, ColorWhen, Command, DigestArgs, ProfileArg, SealArgs};
+use inputs::Source;
+use serde_json::Value;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// A failure that ends a command: the message and the exit status.
+struct Fail(i32, String);
+
+type CmdResult = Result<i32, Fail>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let choice = match cli.color {
+        ColorWhen::Always => anstream::ColorChoice::Always,
+        ColorWhen::Never => anstream::ColorChoice::Never,
+        ColorWhen::Auto => anstream::ColorChoice::Auto,
+    };
+    choice.write_global();
+    let stdout = anstream::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = match &cli.command {
+        Command::Verify(a) => {
+            verify::run(a, &mut out).map_err(|e| Fail(2, format!("cannot write output: {e}")))
+        }
+        Command::Digest(a) => digest(a, &mut out),
+        Command::Seal(a) => seal(a, &mut out),
+        Command::Canon(a) => canon_cmd(a, &mut out),
+    };
+    let flushed = out.flush();
+    let code = match result {
+        Ok(code) => code,
+        Err(Fail(code, msg)) => {
+            let mut err = anstream::stderr();
+            let style = anstyle::AnsiColor::Red.on_default().bold();
+            let _ = writeln!(err, "{style}chit:{style:#} {msg}");
+            code
+        }
+    };
+    if let Err(e) = flushed {
+        // A closed pipe (`chit verify ... | head`) is not worth a message.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("chit: cannot write output: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::from(code as u8)
+}
+
+fn source_of(p: &Path) -> Source {
+    if p.as_os_str() == "-" {
+        Source::Stdin
+    } else {
+        Source::File(p.to_path_buf())
+    }
+}
+
+/// Reads and parses one document, or fails with exit 2 and a one-line reason.
+fn read_doc(p: &Path, limits: &Limits) -> Result<Value, Fail> {
+    let source = source_of(p);
+    let bytes = inputs::read(&source, limits.max_size)
+        .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
+    json::parse(&bytes, limits).map_err(|e| Fail(2, format!("cannot read {}: {e}", source.label())))
+}
+
+fn kind_of(doc: &Value, kind: Option<Kind>, p: &Path) -> Result<Kind, Fail> {
+    kind.or_else(|| Kind::detect(doc)).ok_or_else(|| {
+        let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        Fail(
+            2,
+            format!(
+                "{} is not a receipt chit recognises; name its kind with --kind ({})",
+                p.display(),
+                known.join(", ")
+            ),
+        )
+    })
+}
+
+fn digest(a: &DigestArgs, out: &mut dyn Write) -> CmdResult {
+    let doc = read_doc(&a.input, &a.limits.limits())?;
+    let kind = kind_of(&doc, a.kind, &a.input)?;
+    let d = kind.digest(&doc).ok_or_else(|| {
+        Fail(
+            2,
+            format!(
+                "{} is not a {} (not a JSON object)",
+                a.input.display(),
+                kind.name()
+            ),
+        )
+    })?;
+    writeln!(out, "{d}").map_err(write_fail)?;
+    Ok(0)
+}
+
+fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
+    let mut doc = read_doc(&a.input, &a.limits.limits())?;
+    let kind = kind_of(&doc, a.kind, &a.input)?;
+    let report = kind.check(&doc);
+    // A stale digest is what sealing mends; every other error refuses.
+    let broken: Vec<&str> = report
+        .errors
+        .iter()
+        .map(|f| f.rule)
+        .filter(|r| *r != "D1")
+        .collect();
+    if !broken.is_empty() {
+        let mut rules = broken.clone();
+        rules.dedup();
+        return Err(Fail(
+            1,
+            format!(
+                "refusing to seal {}: it breaks {} (run 'chit verify {}' for the details)",
+                a.input.display(),
+                rules.join(", "),
+                a.input.display()
+            ),
+        ));
+    }
+    let d = kind
+        .digest(&doc)
+        .ok_or_else(|| Fail(2, format!("{} has no digest to seal", kind.name())))?;
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("digest".into(), Value::String(d.clone()));
+    }
+    let bytes = canon::to_pretty(&doc);
+    let target: PathBuf = a.out.clone().unwrap_or_else(|| a.input.clone());
+    if target.as_os_str() == "-" {
+        out.write_all(&bytes).map_err(write_fail)?;
+        return Ok(0);
+    }
+    write_atomically(&target, &bytes)
+        .map_err(|e| Fail(2, format!("cannot write {}: {e}", target.display())))?;
+    writeln!(out, "sealed {} {d}", target.display()).map_err(write_fail)?;
+    Ok(0)
+}
+
+/// Replaces `path` with `bytes` so that a crash leaves the old file or the
+/// new one, never a mix: write beside it, sync, rename over it.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".chit-seal-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
+    let profile = match a.profile {
+        ProfileArg::Jcs => Profile::Jcs,
+    };
+    let limits = a.limits.limits();
+    let source = source_of(&a.input);
+    if !a.lines {
+        let doc = read_doc(&a.input, &limits)?;
+        let mut bytes = canon::to_vec(&doc, profile);
+        if std::io::stdout().is_terminal() {
+            bytes.push(b'\n');
+        }
+        out.write_all(&bytes).map_err(write_fail)?;
+        return Ok(0);
+    }
+    let bytes = inputs::read(&source, 1 << 40)
+        .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
+    let mut buf = Vec::with_capacity(bytes.len());
+    for (n, line) in inputs::json_lines(&bytes) {
+        let doc = json::parse(line, &limits)
+            .map_err(|e| Fail(2, format!("cannot read {} line {n}: {e}", source.label())))?;
+        canon::write(&doc, profile, &mut buf);
+        buf.push(b'\n');
+        if buf.len() > 1 << 20 {
+            out.write_all(&buf).map_err(write_fail)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf).map_err(write_fail)?;
+    Ok(0)
+}
+
+fn write_fail(e: std::io::Error) -> Fail {
+    Fail(2, format!("cannot write output: {e}"))
+}

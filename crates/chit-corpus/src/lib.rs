@@ -1,0 +1,1 @@
+//! Generated run receipts for chit's parity tests and benchmarks.

@@ -1,0 +1,249 @@
+//! How an outcome is written: for a person, as JSON, or as Markdown.
+//!
+//! Human output carries ANSI styles; the writer strips them unless colour is
+//! wanted (see `main`), so rendering never has to ask about the terminal.
+
+use crate::cli::Format;
+use crate::verify::Outcome;
+use anstyle::{AnsiColor, Style};
+use chit_core::kinds::run_receipt;
+use chit_core::Finding;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+const GOOD: Style = AnsiColor::Green.on_default().bold();
+const BAD: Style = AnsiColor::Red.on_default().bold();
+const WARN: Style = AnsiColor::Yellow.on_default();
+const RULE: Style = Style::new().bold();
+
+pub fn render(o: &Outcome, format: Format) -> String {
+    match format {
+        Format::Human => human(o),
+        Format::Json => json_line(o),
+        Format::Markdown => markdown(o),
+    }
+}
+
+fn label(o: &Outcome) -> String {
+    match o.line {
+        Some(n) => format!("{}:{n}", o.file),
+        None => o.file.to_string(),
+    }
+}
+
+fn human(o: &Outcome) -> String {
+    let mut s = String::with_capacity(64);
+    let name = label(o);
+    match &o.result {
+        Err(why) => {
+            let _ = writeln!(s, "{BAD}UNREADABLE{BAD:#} {name}");
+            let _ = writeln!(s, "  {BAD}error{BAD:#} {RULE}read{RULE:#}: {why}");
+        }
+        Ok(r) => {
+            if r.valid() {
+                let _ = writeln!(s, "{GOOD}VALID{GOOD:#} {name}");
+            } else {
+                let _ = writeln!(s, "{BAD}INVALID{BAD:#} {name}");
+            }
+            for f in &r.errors {
+                let _ = writeln!(
+                    s,
+                    "  {BAD}error{BAD:#} {RULE}{}{RULE:#}: {}",
+                    f.rule, f.message
+                );
+            }
+            for f in &r.warnings {
+                let _ = writeln!(
+                    s,
+                    "  {WARN}warning{WARN:#} {RULE}{}{RULE:#}: {}",
+                    f.rule, f.message
+                );
+            }
+        }
+    }
+    s
+}
+
+pub fn summary(total: usize, valid: usize, invalid: usize, unreadable: usize) -> String {
+    let noun = if total == 1 { "input" } else { "inputs" };
+    let mut s = format!("{total} {noun}: {GOOD}{valid} valid{GOOD:#}");
+    let part = |n: usize, what: &str| {
+        if n > 0 {
+            format!(", {BAD}{n} {what}{BAD:#}")
+        } else {
+            format!(", {n} {what}")
+        }
+    };
+    s.push_str(&part(invalid, "invalid"));
+    s.push_str(&part(unreadable, "unreadable"));
+    s
+}
+
+fn findings(list: &[Finding]) -> Value {
+    Value::Array(
+        list.iter()
+            .map(|f| json!({"rule": f.rule, "message": f.message, "path": f.path}))
+            .collect(),
+    )
+}
+
+fn json_line(o: &Outcome) -> String {
+    let mut v = serde_json::Map::new();
+    v.insert("file".into(), o.file.into());
+    if let Some(n) = o.line {
+        v.insert("line".into(), n.into());
+    }
+    match &o.result {
+        Err(why) => {
+            v.insert("kind".into(), Value::Null);
+            v.insert("valid".into(), false.into());
+            v.insert(
+                "errors".into(),
+                json!([{"rule": "read", "message": why, "path": ""}]),
+            );
+            v.insert("warnings".into(), json!([]));
+        }
+        Ok(r) => {
+            v.insert(
+                "kind".into(),
+                if r.kind.is_empty() {
+                    Value::Null
+                } else {
+                    r.kind.into()
+                },
+            );
+            v.insert("valid".into(), r.valid().into());
+            v.insert("errors".into(), findings(&r.errors));
+            v.insert("warnings".into(), findings(&r.warnings));
+        }
+    }
+    let mut s = Value::Object(v).to_string();
+    s.push('\n');
+    s
+}
+
+/// Text safe inside a Markdown table cell: one line, pipes escaped.
+fn cell(s: &str) -> String {
+    let one: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    one.replace('\\', "\\\\").replace('|', "\\|")
+}
+
+/// Text as an inline code span, whatever backticks it holds.
+fn code(s: &str) -> String {
+    let body = cell(s);
+    let mut fence = String::from("`");
+    while body.contains(fence.as_str()) {
+        fence.push('`');
+    }
+    let pad = if body.starts_with('`') || body.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+fn markdown(o: &Outcome) -> String {
+    let mut s = String::new();
+    let name = label(o);
+    let report = match &o.result {
+        Err(why) => {
+            let _ = writeln!(s, "### ❌ {} — unreadable\n\n{}\n", code(&name), cell(why));
+            return s;
+        }
+        Ok(r) => r,
+    };
+    let verdict = if report.valid() {
+        "✅ valid"
+    } else {
+        "❌ invalid"
+    };
+    let rc = o
+        .doc
+        .as_ref()
+        .filter(|_| report.kind == run_receipt::KIND && !report.breaks("schema"));
+    match rc.and_then(run_receipt::Receipt::view) {
+        Some(rc) => {
+            let _ = writeln!(
+                s,
+                "### Run receipt {} — grade **{}**, {verdict}\n",
+                code(&name),
+                rc.grade
+            );
+            let outcome = match &rc.verdict {
+                None => "no reviewers".to_string(),
+                Some(v) => format!("{} ({} of {} agreed)", v.outcome, v.agreed, v.reviewers),
+            };
+            let t = &rc.totals;
+            let _ = writeln!(
+                s,
+                "**Verdict:** {outcome} · **Checks:** {} ran, {} passed, {} failing now · **Cost:** ${:.4} · **Time:** {}\n",
+                t.ran,
+                t.passed,
+                t.failing_now,
+                rc.cost_usd,
+                duration(rc.duration_ms)
+            );
+            if !rc.checks.is_empty() {
+                s.push_str("| Command | By | Where | Exit | State |\n|---|---|---|---|---|\n");
+                for c in &rc.checks {
+                    let mut by = c.by.map(cell).unwrap_or_else(|| "unknown".into());
+                    if !c.also_by.is_empty() {
+                        let also: Vec<String> = c.also_by.iter().map(|a| cell(a)).collect();
+                        let _ = write!(by, " (also {})", also.join(", "));
+                    }
+                    let exit = c.exit_code.map_or("—".to_string(), |e| format!("{e}"));
+                    let deployed = if c.deployed { ", deployed" } else { "" };
+                    let _ = writeln!(
+                        s,
+                        "| {} | {by} | {}{deployed} | {exit} | {} |",
+                        code(c.command),
+                        c.where_,
+                        c.state
+                    );
+                }
+                s.push('\n');
+            }
+            if rc.gaps.is_empty() {
+                s.push_str("**Gaps:** none stated.\n\n");
+            } else {
+                s.push_str("**Gaps** (not verified):\n");
+                for g in &rc.gaps {
+                    let _ = writeln!(s, "- {}", cell(g));
+                }
+                s.push('\n');
+            }
+        }
+        None => {
+            let kind = if report.kind.is_empty() {
+                "Document"
+            } else {
+                report.kind
+            };
+            let _ = writeln!(s, "### {kind} {} — {verdict}\n", code(&name));
+        }
+    }
+    if !report.errors.is_empty() || !report.warnings.is_empty() {
+        s.push_str("| | Rule | Finding |\n|---|---|---|\n");
+        for f in &report.errors {
+            let _ = writeln!(s, "| error | {} | {} |", f.rule, cell(&f.message));
+        }
+        for f in &report.warnings {
+            let _ = writeln!(s, "| warning | {} | {} |", f.rule, cell(&f.message));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn duration(ms: i64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..=59 => format!("{:.1} s", ms as f64 / 1000.0),
+        60..=3599 => format!("{} min {} s", secs / 60, secs % 60),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
+}

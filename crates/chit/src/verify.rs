@@ -1,0 +1,200 @@
+//! `chit verify`: read every input, check it on all cores, report in order.
+
+use crate::cli::{Format, VerifyArgs};
+use crate::inputs::{self, Source};
+use crate::render;
+use chit_core::{Kind, Limits, Report};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde_json::Value;
+use std::io::{IsTerminal, Write};
+
+/// What became of one input.
+pub struct Outcome<'a> {
+    pub file: &'a str,
+    /// The line, with --lines.
+    pub line: Option<usize>,
+    /// The report, or why the input could not be read.
+    pub result: Result<Report, String>,
+    /// The document, where it could be read.
+    pub doc: Option<Value>,
+}
+
+impl Outcome<'_> {
+    pub fn status(&self) -> Status {
+        match &self.result {
+            Err(_) => Status::Unreadable,
+            Ok(r) if r.valid() => Status::Valid,
+            Ok(_) => Status::Invalid,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Valid,
+    Invalid,
+    Unreadable,
+}
+
+#[derive(Default)]
+struct Tally {
+    valid: usize,
+    invalid: usize,
+    unreadable: usize,
+}
+
+/// How many inputs are checked between writes: output flows while memory
+/// stays bounded.
+const BATCH: usize = 4096;
+
+pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
+    let format = if args.json {
+        Format::Json
+    } else {
+        args.format.unwrap_or(Format::Human)
+    };
+    let limits = args.limits.limits();
+    let mut notes = Vec::new();
+    let sources = inputs::expand(&args.inputs, &mut notes);
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+    let mut tally = Tally::default();
+    let progress = progress_bar(if args.lines { 0 } else { sources.len() });
+    let labels: Vec<String> = sources.iter().map(Source::label).collect();
+    let mut emit = |o: &Outcome, rendered: &str, out: &mut dyn Write| -> std::io::Result<()> {
+        match o.status() {
+            Status::Valid => tally.valid += 1,
+            Status::Invalid => tally.invalid += 1,
+            Status::Unreadable => tally.unreadable += 1,
+        }
+        if !(args.quiet && o.status() == Status::Valid) {
+            out.write_all(rendered.as_bytes())?;
+        }
+        Ok(())
+    };
+
+    if args.lines {
+        for (source, label) in sources.iter().zip(&labels) {
+            let bytes = match inputs::read(source, usize::MAX.min(1 << 40)) {
+                Ok(b) => b,
+                Err(why) => {
+                    let o = unreadable(label, None, why);
+                    emit(&o, &render::render(&o, format), out)?;
+                    continue;
+                }
+            };
+            let lines = inputs::json_lines(&bytes);
+            progress.set_length(progress.length().unwrap_or(0) + lines.len() as u64);
+            for batch in lines.chunks(BATCH) {
+                let done: Vec<(Outcome, String)> = batch
+                    .par_iter()
+                    .map(|&(n, line)| {
+                        let o = check(label, Some(n), Ok(line.to_vec()), args.kind, &limits);
+                        let s = render::render(&o, format);
+                        (o, s)
+                    })
+                    .collect();
+                for (o, s) in &done {
+                    emit(o, s, out)?;
+                }
+                progress.inc(batch.len() as u64);
+            }
+        }
+    } else {
+        let indexed: Vec<(&Source, &String)> = sources.iter().zip(&labels).collect();
+        for batch in indexed.chunks(BATCH) {
+            let done: Vec<(Outcome, String)> = batch
+                .par_iter()
+                .map(|&(source, label)| {
+                    let bytes = inputs::read(source, limits.max_size);
+                    let o = check(label, None, bytes, args.kind, &limits);
+                    let s = render::render(&o, format);
+                    progress.inc(1);
+                    (o, s)
+                })
+                .collect();
+            for (o, s) in &done {
+                emit(o, s, out)?;
+            }
+        }
+    }
+    progress.finish_and_clear();
+
+    let total = tally.valid + tally.invalid + tally.unreadable;
+    if format == Format::Human && (total > 1 || args.quiet) {
+        writeln!(
+            out,
+            "{}",
+            render::summary(total, tally.valid, tally.invalid, tally.unreadable)
+        )?;
+    }
+    if total == 0 {
+        eprintln!(
+            "chit: no receipts found in the inputs given (folders are searched for *.json files)"
+        );
+        return Ok(2);
+    }
+    out.flush()?;
+    Ok(if tally.unreadable > 0 {
+        2
+    } else if tally.invalid > 0 {
+        1
+    } else {
+        0
+    })
+}
+
+fn unreadable(file: &str, line: Option<usize>, why: String) -> Outcome<'_> {
+    Outcome {
+        file,
+        line,
+        result: Err(why),
+        doc: None,
+    }
+}
+
+/// Reads and checks one document.
+fn check<'a>(
+    file: &'a str,
+    line: Option<usize>,
+    bytes: Result<Vec<u8>, String>,
+    kind: Option<Kind>,
+    limits: &Limits,
+) -> Outcome<'a> {
+    let bytes = match bytes {
+        Ok(b) => b,
+        Err(why) => return unreadable(file, line, why),
+    };
+    match chit_core::json::parse(&bytes, limits) {
+        Err(e) => unreadable(file, line, e.to_string()),
+        Ok(doc) => {
+            let report = chit_core::verify_value(&doc, kind);
+            Outcome {
+                file,
+                line,
+                result: Ok(report),
+                doc: Some(doc),
+            }
+        }
+    }
+}
+
+fn progress_bar(len: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40.cyan/blue} {pos}/{len} receipts  {per_sec}  {eta} left",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    // Only worth drawing when there is real work to watch.
+    if len < 200 && len != 0 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar
+}
