@@ -1,1 +1,41 @@
-fn main() {}
+//! Writes generated run receipts.
+//!
+//!   chit-corpus parity SEED N     N cases as JSON Lines: {"id", "diff", "text"}
+//!   chit-corpus files DIR N SEED  N receipt files DIR/000000.json ... for benchmarks
+
+use std::io::Write;
+
+fn usage() -> ! {
+    eprintln!("usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED");
+    std::process::exit(2)
+}
+
+fn num(s: Option<&String>) -> u64 {
+    s.and_then(|s| s.parse().ok()).unwrap_or_else(|| usage())
+}
+
+fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("parity") => {
+            let (seed, n) = (num(args.get(1)), num(args.get(2)));
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            for (id, case) in chit_corpus::cases(seed, n as usize).into_iter().enumerate() {
+                let line = serde_json::json!({"id": id, "diff": case.diff, "text": case.text});
+                writeln!(out, "{line}")?;
+            }
+            out.flush()
+        }
+        Some("files") => {
+            let dir = std::path::PathBuf::from(args.get(1).unwrap_or_else(|| usage()));
+            let (n, seed) = (num(args.get(2)), num(args.get(3)));
+            std::fs::create_dir_all(&dir)?;
+            for (id, case) in chit_corpus::cases(seed, n as usize).into_iter().enumerate() {
+                std::fs::write(dir.join(format!("{id:06}.json")), case.text)?;
+            }
+            Ok(())
+        }
+        _ => usage(),
+    }
+}
