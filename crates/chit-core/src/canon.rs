@@ -67,21 +67,47 @@ fn write_scalar_or_array(v: &Value, profile: Profile, out: &mut Vec<u8>) {
 }
 
 fn write_object(map: &Map<String, Value>, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>) {
-    let mut members: Vec<(&String, &Value)> = map
-        .iter()
-        .filter(|(k, _)| Some(k.as_str()) != skip)
-        .collect();
-    members.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0));
     out.push(b'{');
-    for (i, (k, v)) in members.into_iter().enumerate() {
-        if i > 0 {
+    let mut first = true;
+    let mut member = |k: &String, v: &Value, out: &mut Vec<u8>| {
+        if Some(k.as_str()) == skip {
+            return;
+        }
+        if !first {
             out.push(b',');
         }
+        first = false;
         write_string(k, out);
         out.push(b':');
         write(v, profile, out);
+    };
+    if in_utf16_order(map) {
+        for (k, v) in map {
+            member(k, v, out);
+        }
+    } else {
+        let mut members: Vec<(&String, &Value)> = map.iter().collect();
+        members.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0));
+        for (k, v) in members {
+            member(k, v, out);
+        }
     }
     out.push(b'}');
+}
+
+/// Whether the map already iterates in UTF-16 code unit order: its keys
+/// ascend byte-wise (a sorted map's do) and none holds a character at or
+/// above U+E000, the only place UTF-8 order and UTF-16 order part.
+fn in_utf16_order(map: &Map<String, Value>) -> bool {
+    let mut prev: Option<&[u8]> = None;
+    for k in map.keys() {
+        let k = k.as_bytes();
+        if k.iter().any(|&b| b >= 0xEE) || prev.is_some_and(|p| p >= k) {
+            return false;
+        }
+        prev = Some(k);
+    }
+    true
 }
 
 /// Orders strings by their UTF-16 code units, as JavaScript's default sort
@@ -148,53 +174,6 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
-}
-
-/// `v` as `JSON.stringify(v, null, 2)` writes it, keys in document order,
-/// with a final newline: how chit writes a document back for a person.
-pub fn to_pretty(v: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(1024);
-    pretty(v, 0, &mut out);
-    out.push(b'\n');
-    out
-}
-
-fn pretty(v: &Value, level: usize, out: &mut Vec<u8>) {
-    let indent = |out: &mut Vec<u8>, n: usize| {
-        out.push(b'\n');
-        out.resize(out.len() + 2 * n, b' ');
-    };
-    match v {
-        Value::Array(items) if !items.is_empty() => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                indent(out, level + 1);
-                pretty(item, level + 1, out);
-            }
-            indent(out, level);
-            out.push(b']');
-        }
-        Value::Object(map) if !map.is_empty() => {
-            out.push(b'{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                indent(out, level + 1);
-                write_string(k, out);
-                out.extend_from_slice(b": ");
-                pretty(item, level + 1, out);
-            }
-            indent(out, level);
-            out.push(b'}');
-        }
-        Value::Array(_) => out.extend_from_slice(b"[]"),
-        Value::Object(_) => out.extend_from_slice(b"{}"),
-        _ => write_scalar_or_array(v, Profile::Jcs, out),
-    }
 }
 
 #[cfg(test)]
@@ -264,14 +243,5 @@ mod tests {
         let mut out = Vec::new();
         write_object_without(v.as_object().unwrap(), "digest", Profile::Jcs, &mut out);
         assert_eq!(out, br#"{"a":2,"b":{"digest":1}}"#);
-    }
-
-    #[test]
-    fn pretty_like_json_stringify() {
-        let v = parse(br#"{"a":[1,{"b":[]}],"c":{},"d":"x"}"#, &Limits::default()).unwrap();
-        assert_eq!(
-            String::from_utf8(to_pretty(&v)).unwrap(),
-            "{\n  \"a\": [\n    1,\n    {\n      \"b\": []\n    }\n  ],\n  \"c\": {},\n  \"d\": \"x\"\n}\n"
-        );
     }
 }

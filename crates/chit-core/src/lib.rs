@@ -11,6 +11,7 @@
 
 pub mod canon;
 pub mod digest;
+pub mod edit;
 pub mod json;
 pub mod kinds;
 pub mod report;

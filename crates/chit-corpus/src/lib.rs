@@ -566,7 +566,7 @@ pub fn mutate(v: &mut Value, rng: &mut Rng) {
             let path = random_path(v, rng);
             if let Some((last, parent)) = path.split_last() {
                 if let Some(Value::Object(o)) = at_path(v, parent) {
-                    o.shift_remove(last);
+                    o.remove(last);
                 }
             }
         }
@@ -639,7 +639,7 @@ pub fn mutate(v: &mut Value, rng: &mut Rng) {
         13 => {
             if let Some(&r) = revs.first() {
                 if let Some(o) = v["seats"][r].as_object_mut() {
-                    o.shift_remove("stance");
+                    o.remove("stance");
                 }
             } else {
                 v["seats"][0]["stance"] = "objected".into();
@@ -789,7 +789,7 @@ pub fn mutate(v: &mut Value, rng: &mut Rng) {
         }
         39 => {
             if let Some(o) = v.as_object_mut() {
-                o.shift_remove("digest");
+                o.remove("digest");
             }
         }
         40 => v["digest"] = (*rng.pick(&["sha256:ABC", "md5:00", "sha256:", ""])).into(),
@@ -923,7 +923,7 @@ fn write_value(v: &Value, rng: &mut Rng, pretty: bool, level: usize, out: &mut S
         }
         Value::Object(o) => {
             let mut keys: Vec<&String> = o.keys().collect();
-            if rng.chance(0.3) {
+            if rng.chance(0.6) {
                 for i in (1..keys.len()).rev() {
                     keys.swap(i, rng.below(i as u64 + 1) as usize);
                 }

@@ -15,6 +15,11 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Checking is allocation-heavy and runs on every core; mimalloc's per-thread
+/// heaps keep the allocator off the critical path.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A failure that ends a command: the message and the exit status.
 struct Fail(i32, String);
 
@@ -106,42 +111,61 @@ fn digest(a: &DigestArgs, out: &mut dyn Write) -> CmdResult {
 }
 
 fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
-    let mut doc = read_doc(&a.input, &a.limits.limits())?;
+    let limits = a.limits.limits();
+    let source = source_of(&a.input);
+    let text = inputs::read(&source, limits.max_size)
+        .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
+    let doc = json::parse(&text, &limits)
+        .map_err(|e| Fail(2, format!("cannot read {}: {e}", source.label())))?;
     let kind = kind_of(&doc, a.kind, &a.input)?;
     let report = kind.check(&doc);
     // A stale digest is what sealing mends; every other error refuses.
-    let broken: Vec<&str> = report
+    let mut broken: Vec<&str> = report
         .errors
         .iter()
         .map(|f| f.rule)
         .filter(|r| *r != "D1")
         .collect();
+    broken.dedup();
     if !broken.is_empty() {
-        let mut rules = broken.clone();
-        rules.dedup();
         return Err(Fail(
             1,
             format!(
                 "refusing to seal {}: it breaks {} (run 'chit verify {}' for the details)",
-                a.input.display(),
-                rules.join(", "),
-                a.input.display()
+                source.label(),
+                broken.join(", "),
+                source.label()
             ),
         ));
     }
     let d = kind
         .digest(&doc)
-        .ok_or_else(|| Fail(2, format!("{} has no digest to seal", kind.name())))?;
-    if let Some(obj) = doc.as_object_mut() {
-        obj.insert("digest".into(), Value::String(d.clone()));
+        .ok_or_else(|| Fail(2, format!("a {} has no digest to seal", kind.name())))?;
+    // Only the digest's bytes change: formatting, key order and number
+    // spellings stay as the user wrote them.
+    let mut value = Vec::new();
+    canon::write_string(&d, &mut value);
+    let sealed = std::str::from_utf8(&value)
+        .ok()
+        .and_then(|v| chit_core::edit::set_top_level_member(&text, "digest", v))
+        .ok_or_else(|| Fail(2, format!("{} is not a JSON object", source.label())))?;
+    // Never write what would not verify.
+    let recheck = json::parse(&sealed, &limits).map(|v| kind.check(&v));
+    if !recheck.as_ref().is_ok_and(|r| r.valid()) {
+        return Err(Fail(
+            2,
+            format!(
+                "internal error: sealing {} did not give a valid receipt; nothing was written",
+                source.label()
+            ),
+        ));
     }
-    let bytes = canon::to_pretty(&doc);
     let target: PathBuf = a.out.clone().unwrap_or_else(|| a.input.clone());
     if target.as_os_str() == "-" {
-        out.write_all(&bytes).map_err(write_fail)?;
+        out.write_all(&sealed).map_err(write_fail)?;
         return Ok(0);
     }
-    write_atomically(&target, &bytes)
+    write_atomically(&target, &sealed)
         .map_err(|e| Fail(2, format!("cannot write {}: {e}", target.display())))?;
     writeln!(out, "sealed {} {d}", target.display()).map_err(write_fail)?;
     Ok(0)

@@ -9,7 +9,8 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 
-/// What became of one input.
+/// What became of one input. The document is kept only while it is being
+/// rendered (the Markdown form reads it); workers drop it, not the writer.
 pub struct Outcome<'a> {
     pub file: &'a str,
     /// The line, with --lines.
@@ -63,16 +64,13 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
     let mut tally = Tally::default();
     let progress = progress_bar(if args.lines { 0 } else { sources.len() });
     let labels: Vec<String> = sources.iter().map(Source::label).collect();
-    let mut emit = |o: &Outcome, rendered: &str, out: &mut dyn Write| -> std::io::Result<()> {
-        match o.status() {
+    let mut emit = |status: Status, rendered: &str, out: &mut dyn Write| -> std::io::Result<()> {
+        match status {
             Status::Valid => tally.valid += 1,
             Status::Invalid => tally.invalid += 1,
             Status::Unreadable => tally.unreadable += 1,
         }
-        if !(args.quiet && o.status() == Status::Valid) {
-            out.write_all(rendered.as_bytes())?;
-        }
-        Ok(())
+        out.write_all(rendered.as_bytes())
     };
 
     if args.lines {
@@ -80,24 +78,33 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
             let bytes = match inputs::read(source, usize::MAX.min(1 << 40)) {
                 Ok(b) => b,
                 Err(why) => {
-                    let o = unreadable(label, None, why);
-                    emit(&o, &render::render(&o, format), out)?;
+                    let (status, s) = finish(unreadable(label, None, why), format, args.quiet);
+                    emit(status, &s, out)?;
                     continue;
                 }
             };
             let lines = inputs::json_lines(&bytes);
             progress.set_length(progress.length().unwrap_or(0) + lines.len() as u64);
             for batch in lines.chunks(BATCH) {
-                let done: Vec<(Outcome, String)> = batch
+                let done: Vec<(Status, String)> = batch
                     .par_iter()
                     .map(|&(n, line)| {
-                        let o = check(label, Some(n), Ok(line.to_vec()), args.kind, &limits);
-                        let s = render::render(&o, format);
-                        (o, s)
+                        finish(
+                            check(
+                                label,
+                                Some(n),
+                                Ok(line.to_vec()),
+                                args.kind,
+                                &limits,
+                                format == Format::Markdown,
+                            ),
+                            format,
+                            args.quiet,
+                        )
                     })
                     .collect();
-                for (o, s) in &done {
-                    emit(o, s, out)?;
+                for (status, s) in &done {
+                    emit(*status, s, out)?;
                 }
                 progress.inc(batch.len() as u64);
             }
@@ -105,18 +112,28 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
     } else {
         let indexed: Vec<(&Source, &String)> = sources.iter().zip(&labels).collect();
         for batch in indexed.chunks(BATCH) {
-            let done: Vec<(Outcome, String)> = batch
+            let done: Vec<(Status, String)> = batch
                 .par_iter()
                 .map(|&(source, label)| {
                     let bytes = inputs::read(source, limits.max_size);
-                    let o = check(label, None, bytes, args.kind, &limits);
-                    let s = render::render(&o, format);
+                    let r = finish(
+                        check(
+                            label,
+                            None,
+                            bytes,
+                            args.kind,
+                            &limits,
+                            format == Format::Markdown,
+                        ),
+                        format,
+                        args.quiet,
+                    );
                     progress.inc(1);
-                    (o, s)
+                    r
                 })
                 .collect();
-            for (o, s) in &done {
-                emit(o, s, out)?;
+            for (status, s) in &done {
+                emit(*status, s, out)?;
             }
         }
     }
@@ -146,6 +163,17 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
     })
 }
 
+/// The outcome's status and its rendering (empty where --quiet hides it).
+fn finish(o: Outcome, format: Format, quiet: bool) -> (Status, String) {
+    let status = o.status();
+    let shown = if quiet && status == Status::Valid {
+        String::new()
+    } else {
+        render::render(&o, format)
+    };
+    (status, shown)
+}
+
 fn unreadable(file: &str, line: Option<usize>, why: String) -> Outcome<'_> {
     Outcome {
         file,
@@ -162,6 +190,7 @@ fn check<'a>(
     bytes: Result<Vec<u8>, String>,
     kind: Option<Kind>,
     limits: &Limits,
+    keep_doc: bool,
 ) -> Outcome<'a> {
     let bytes = match bytes {
         Ok(b) => b,
@@ -175,7 +204,7 @@ fn check<'a>(
                 file,
                 line,
                 result: Ok(report),
-                doc: Some(doc),
+                doc: keep_doc.then_some(doc),
             }
         }
     }
