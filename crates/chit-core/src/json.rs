@@ -216,10 +216,16 @@ fn locate(input: &[u8], offset: usize, kind: ReadErrorKind) -> ReadError {
 
 type PResult<T> = Result<T, (usize, ReadErrorKind)>;
 
+/// An open container. Its members wait on the parser's shared scratch
+/// stacks from `start` on, so no container allocates until it closes.
 enum Frame {
-    Array(Vec<Value>),
-    Object(Map<String, Value>, String),
+    Array { start: usize },
+    Object { start: usize },
 }
+
+/// A member waiting for its object to close: key, byte offset of the key,
+/// value.
+type Pending = (String, usize, Value);
 
 struct Parser<'a> {
     s: &'a [u8],
@@ -267,29 +273,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn expect_byte(&mut self, b: u8, expected: &'static str) -> PResult<()> {
-        self.skip_ws();
-        if self.s.get(self.i) == Some(&b) {
-            self.i += 1;
-            Ok(())
-        } else {
-            Err(self.unexpected(expected))
-        }
-    }
-
-    /// Reads an object key (after `{` or `,`) and its colon; refuses a key
-    /// already in `map`.
-    fn key(&mut self, map: &Map<String, Value>) -> PResult<String> {
+    /// Reads an object key and its colon, refusing one key too many for the
+    /// object whose members so far number `count`.
+    fn key(&mut self, count: usize) -> PResult<(String, usize)> {
         self.skip_ws();
         if self.s.get(self.i) != Some(&b'"') {
             return Err(self.unexpected("a key in double quotes"));
         }
         let at = self.i;
-        let k = self.string()?;
-        if map.contains_key(&k) {
-            return Err((at, ReadErrorKind::DuplicateKey(k)));
-        }
-        if map.len() >= self.limits.max_keys {
+        if count >= self.limits.max_keys {
             return Err((
                 at,
                 ReadErrorKind::TooManyKeys {
@@ -297,12 +289,21 @@ impl<'a> Parser<'a> {
                 },
             ));
         }
-        self.expect_byte(b':', "':' after a key")?;
-        Ok(k)
+        let k = self.string()?;
+        self.skip_ws();
+        if self.s.get(self.i) != Some(&b':') {
+            return Err(self.unexpected("':' after a key"));
+        }
+        self.i += 1;
+        Ok((k, at))
     }
 
     fn value(&mut self) -> PResult<Value> {
         let mut stack: Vec<Frame> = Vec::new();
+        let mut items: Vec<Value> = Vec::new();
+        let mut members: Vec<Pending> = Vec::new();
+        // The key of the member whose value is being read.
+        let mut key: Option<(String, usize)> = None;
         'value: loop {
             self.skip_ws();
             let mut v = match self.s.get(self.i) {
@@ -323,16 +324,19 @@ impl<'a> Parser<'a> {
                             self.i += 1;
                             Value::Object(Map::new())
                         } else {
-                            let map = Map::new();
-                            let k = self.key(&map)?;
-                            stack.push(Frame::Object(map, k));
+                            park(&mut key, &mut members);
+                            stack.push(Frame::Object {
+                                start: members.len(),
+                            });
+                            key = Some(self.key(0)?);
                             continue 'value;
                         }
                     } else if self.s.get(self.i) == Some(&b']') {
                         self.i += 1;
                         Value::Array(Vec::new())
                     } else {
-                        stack.push(Frame::Array(Vec::new()));
+                        park(&mut key, &mut members);
+                        stack.push(Frame::Array { start: items.len() });
                         continue 'value;
                     }
                 }
@@ -346,9 +350,9 @@ impl<'a> Parser<'a> {
             // A complete value: hand it to its container, closing containers
             // as their ends arrive.
             loop {
-                match stack.last_mut() {
+                match stack.last() {
                     None => return Ok(v),
-                    Some(Frame::Array(items)) => {
+                    Some(&Frame::Array { start }) => {
                         items.push(v);
                         self.skip_ws();
                         match self.s.get(self.i) {
@@ -358,30 +362,28 @@ impl<'a> Parser<'a> {
                             }
                             Some(b']') => {
                                 self.i += 1;
-                                let Some(Frame::Array(items)) = stack.pop() else {
-                                    unreachable!("top frame is an array")
-                                };
-                                v = Value::Array(items);
+                                stack.pop();
+                                v = Value::Array(items.drain(start..).collect());
+                                unpark(&stack, &mut key, &mut members);
                             }
                             _ => return Err(self.unexpected("',' or ']'")),
                         }
                     }
-                    Some(Frame::Object(map, key)) => {
-                        map.insert(std::mem::take(key), v);
+                    Some(&Frame::Object { start }) => {
+                        let (k, at) = key.take().unwrap_or_default();
+                        members.push((k, at, v));
                         self.skip_ws();
                         match self.s.get(self.i) {
                             Some(b',') => {
                                 self.i += 1;
-                                let k = self.key(map)?;
-                                *key = k;
+                                key = Some(self.key(members.len() - start)?);
                                 continue 'value;
                             }
                             Some(b'}') => {
                                 self.i += 1;
-                                let Some(Frame::Object(map, _)) = stack.pop() else {
-                                    unreachable!("top frame is an object")
-                                };
-                                v = Value::Object(map);
+                                stack.pop();
+                                v = Value::Object(close_object(&mut members, start)?);
+                                unpark(&stack, &mut key, &mut members);
                             }
                             _ => return Err(self.unexpected("',' or '}'")),
                         }
@@ -543,6 +545,33 @@ impl<'a> Parser<'a> {
             }
         }
     }
+}
+
+/// Before a container opens as a member's value, its key waits on the
+/// members stack (with a null in place of the value) ...
+fn park(key: &mut Option<(String, usize)>, members: &mut Vec<Pending>) {
+    if let Some((k, at)) = key.take() {
+        members.push((k, at, Value::Null));
+    }
+}
+
+/// ... and comes back when the container closes inside an object.
+fn unpark(stack: &[Frame], key: &mut Option<(String, usize)>, members: &mut Vec<Pending>) {
+    if let Some(Frame::Object { .. }) = stack.last() {
+        *key = members.pop().map(|(k, at, _)| (k, at));
+    }
+}
+
+/// Builds the object from its pending members (`members[start..]`),
+/// refusing a duplicate key at the later of its two places.
+fn close_object(members: &mut Vec<Pending>, start: usize) -> PResult<Map<String, Value>> {
+    let pending = &mut members[start..];
+    // Stable: equal keys stay in document order.
+    pending.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(w) = pending.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err((w[1].1, ReadErrorKind::DuplicateKey(w[1].0.clone())));
+    }
+    Ok(members.drain(start..).map(|(k, _, v)| (k, v)).collect())
 }
 
 fn hex4(s: &[u8], at: usize) -> Option<u16> {

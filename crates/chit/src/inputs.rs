@@ -116,7 +116,11 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
             }
         }
     }
-    found.sort();
+    found.sort_unstable_by(|a, b| {
+        a.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.as_os_str().as_encoded_bytes())
+    });
     out.extend(found.into_iter().map(Source::File));
 }
 
@@ -127,16 +131,15 @@ pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
         Source::Stdin => read_bounded(io::stdin().lock(), None, max),
         Source::File(p) => {
             let f = fs::File::open(p).map_err(|e| describe_io(&e))?;
-            let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-            if let Some(len) = len {
-                if len > max as u64 {
-                    return Err(format!(
-                        "the input is {len} bytes, over the limit of {max} (raise it with --max-size)"
-                    ));
-                }
-            }
-            if f.metadata().is_ok_and(|m| m.is_dir()) {
+            let meta = f.metadata().map_err(|e| describe_io(&e))?;
+            if meta.is_dir() {
                 return Err("is a folder".into());
+            }
+            let len = meta.is_file().then(|| meta.len());
+            if let Some(len) = len.filter(|&l| l > max as u64) {
+                return Err(format!(
+                    "the input is {len} bytes, over the limit of {max} (raise it with --max-size)"
+                ));
             }
             read_bounded(f, len, max)
         }
@@ -144,7 +147,9 @@ pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
 }
 
 fn read_bounded(r: impl Read, hint: Option<u64>, max: usize) -> Result<Vec<u8>, String> {
-    let mut buf = Vec::with_capacity(hint.unwrap_or(8192).min(max as u64 + 1) as usize);
+    // One byte more than the file's size, so the read that finds its end
+    // does not grow the buffer.
+    let mut buf = Vec::with_capacity(hint.map_or(8192, |h| h + 1).min(max as u64 + 1) as usize);
     r.take(max as u64 + 1)
         .read_to_end(&mut buf)
         .map_err(|e| describe_io(&e))?;
