@@ -139,6 +139,15 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+impl ReadError {
+    /// The same error for a document that starts on line `first` of a
+    /// larger file (a line of JSON Lines), so positions name the file's lines.
+    pub fn starting_at_line(mut self, first: usize) -> Self {
+        self.line += first.saturating_sub(1);
+        self
+    }
+}
+
 /// A key or string, quoted and cut short enough for a one-line message.
 pub fn short_quoted(s: &str) -> String {
     const MAX: usize = 40;

@@ -63,7 +63,7 @@ fn numbers_match_ecmascript() {
 /// SplitMix64: a fixed, seeded sequence.
 struct Rng(u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -79,7 +79,7 @@ impl Rng {
 fn generated_doubles_round_trip_in_ecmascript_form() {
     let mut rng = Rng(0x8785);
     for _ in 0..1_000_000 {
-        let x = f64::from_bits(rng.next());
+        let x = f64::from_bits(rng.next_u64());
         if !x.is_finite() {
             continue;
         }
@@ -113,7 +113,8 @@ fn generated_doubles_round_trip_in_ecmascript_form() {
 fn integers_and_their_double_spellings_agree() {
     let mut rng = Rng(21);
     for _ in 0..200_000 {
-        let i = (rng.next() >> (rng.next() % 64)) as i64 * if rng.next() % 2 == 0 { 1 } else { -1 };
+        let i = (rng.next_u64() >> (rng.next_u64() % 64)) as i64
+            * if rng.next_u64() % 2 == 0 { 1 } else { -1 };
         let x = i as f64;
         for lit in [i.to_string(), format!("{x:e}"), format!("{x:?}")] {
             let v = parse(lit.as_bytes(), &Limits::default()).unwrap();

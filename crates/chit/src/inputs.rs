@@ -124,6 +124,10 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
     out.extend(found.into_iter().map(Source::File));
 }
 
+/// The most a JSON Lines input may hold; each line is still bounded by
+/// --max-size.
+pub const STREAM_MAX: usize = 1 << 40;
+
 /// Reads a whole source, refusing more than `max` bytes without reading them.
 pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
     match source {
@@ -135,7 +139,7 @@ pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
             if meta.is_dir() {
                 return Err("is a folder".into());
             }
-            let len = meta.is_file().then(|| meta.len());
+            let len = meta.is_file().then_some(meta.len());
             if let Some(len) = len.filter(|&l| l > max as u64) {
                 return Err(format!(
                     "the input is {len} bytes, over the limit of {max} (raise it with --max-size)"

@@ -205,12 +205,16 @@ fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
         out.write_all(&bytes).map_err(write_fail)?;
         return Ok(0);
     }
-    let bytes = inputs::read(&source, 1 << 40)
+    let bytes = inputs::read(&source, inputs::STREAM_MAX)
         .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
     let mut buf = Vec::with_capacity(bytes.len());
     for (n, line) in inputs::json_lines(&bytes) {
-        let doc = json::parse(line, &limits)
-            .map_err(|e| Fail(2, format!("cannot read {} line {n}: {e}", source.label())))?;
+        let doc = json::parse(line, &limits).map_err(|e| {
+            Fail(
+                2,
+                format!("cannot read {}: {}", source.label(), e.starting_at_line(n)),
+            )
+        })?;
         canon::write(&doc, profile, &mut buf);
         buf.push(b'\n');
         if buf.len() > 1 << 20 {

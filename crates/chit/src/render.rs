@@ -8,7 +8,6 @@ use crate::verify::Outcome;
 use anstyle::{AnsiColor, Style};
 use chit_core::kinds::run_receipt;
 use chit_core::Finding;
-use serde_json::{json, Value};
 use std::fmt::Write;
 
 const GOOD: Style = AnsiColor::Green.on_default().bold();
@@ -79,47 +78,63 @@ pub fn summary(total: usize, valid: usize, invalid: usize, unreadable: usize) ->
     s
 }
 
-fn findings(list: &[Finding]) -> Value {
-    Value::Array(
-        list.iter()
-            .map(|f| json!({"rule": f.rule, "message": f.message, "path": f.path}))
-            .collect(),
-    )
+/// A JSON string, as chit writes every string (JSON.stringify's escapes).
+fn js(s: &str, out: &mut Vec<u8>) {
+    chit_core::canon::write_string(s, out);
 }
 
-fn json_line(o: &Outcome) -> String {
-    let mut v = serde_json::Map::new();
-    v.insert("file".into(), o.file.into());
-    if let Some(n) = o.line {
-        v.insert("line".into(), n.into());
+fn findings(list: &[Finding], out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, f) in list.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"rule\":");
+        js(f.rule, out);
+        out.extend_from_slice(b",\"message\":");
+        js(&f.message, out);
+        out.extend_from_slice(b",\"path\":");
+        js(&f.path, out);
+        out.push(b'}');
     }
+    out.push(b']');
+}
+
+/// One line of `--json`, its fields in the documented order:
+/// file, line (with --lines), kind, valid, errors, warnings.
+fn json_line(o: &Outcome) -> String {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"file\":");
+    js(o.file, &mut out);
+    if let Some(n) = o.line {
+        out.extend_from_slice(format!(",\"line\":{n}").as_bytes());
+    }
+    out.extend_from_slice(b",\"kind\":");
     match &o.result {
         Err(why) => {
-            v.insert("kind".into(), Value::Null);
-            v.insert("valid".into(), false.into());
-            v.insert(
-                "errors".into(),
-                json!([{"rule": "read", "message": why, "path": ""}]),
-            );
-            v.insert("warnings".into(), json!([]));
+            out.extend_from_slice(b"null,\"valid\":false,\"errors\":");
+            findings(&[Finding::new("read", "", why.as_str())], &mut out);
+            out.extend_from_slice(b",\"warnings\":[]");
         }
         Ok(r) => {
-            v.insert(
-                "kind".into(),
-                if r.kind.is_empty() {
-                    Value::Null
-                } else {
-                    r.kind.into()
-                },
-            );
-            v.insert("valid".into(), r.valid().into());
-            v.insert("errors".into(), findings(&r.errors));
-            v.insert("warnings".into(), findings(&r.warnings));
+            if r.kind.is_empty() {
+                out.extend_from_slice(b"null");
+            } else {
+                js(r.kind, &mut out);
+            }
+            out.extend_from_slice(if r.valid() {
+                b",\"valid\":true"
+            } else {
+                b",\"valid\":false"
+            });
+            out.extend_from_slice(b",\"errors\":");
+            findings(&r.errors, &mut out);
+            out.extend_from_slice(b",\"warnings\":");
+            findings(&r.warnings, &mut out);
         }
     }
-    let mut s = Value::Object(v).to_string();
-    s.push('\n');
-    s
+    out.extend_from_slice(b"}\n");
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Text safe inside a Markdown table cell: one line, pipes escaped.

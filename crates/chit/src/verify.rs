@@ -75,7 +75,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
 
     if args.lines {
         for (source, label) in sources.iter().zip(&labels) {
-            let bytes = match inputs::read(source, usize::MAX.min(1 << 40)) {
+            let bytes = match inputs::read(source, inputs::STREAM_MAX) {
                 Ok(b) => b,
                 Err(why) => {
                     let (status, s) = finish(unreadable(label, None, why), format, args.quiet);
@@ -197,7 +197,11 @@ fn check<'a>(
         Err(why) => return unreadable(file, line, why),
     };
     match chit_core::json::parse(&bytes, limits) {
-        Err(e) => unreadable(file, line, e.to_string()),
+        Err(e) => unreadable(
+            file,
+            line,
+            e.starting_at_line(line.unwrap_or(1)).to_string(),
+        ),
         Ok(doc) => {
             let report = chit_core::verify_value(&doc, kind);
             Outcome {
