@@ -7,8 +7,7 @@
 //! numbers a double cannot hold, so JCS cannot fail on them; the profile type
 //! leaves room for profiles with rules of their own.
 
-use crate::json::number_as_f64;
-use serde_json::{Map, Number, Value};
+use crate::doc::{Kind, Val};
 use std::cmp::Ordering;
 
 /// Which canonical form to write.
@@ -20,41 +19,49 @@ pub enum Profile {
 }
 
 /// The canonical bytes of `v`.
-pub fn to_vec(v: &Value, profile: Profile) -> Vec<u8> {
+pub fn to_vec(v: Val, profile: Profile) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     write(v, profile, &mut out);
     out
 }
 
 /// Appends the canonical bytes of `v` to `out`.
-pub fn write(v: &Value, profile: Profile, out: &mut Vec<u8>) {
-    match v {
-        Value::Object(map) => write_object(map, None, profile, out),
-        _ => write_scalar_or_array(v, profile, out),
-    }
+pub fn write(v: Val, profile: Profile, out: &mut Vec<u8>) {
+    write_inner(v, None, profile, out)
 }
 
-/// Appends the canonical bytes of the object `map` without its member `skip`
+/// Appends the canonical bytes of the object `v` without its member `skip`
 /// (how a document's own digest field is left out of what it digests).
-pub fn write_object_without(
-    map: &Map<String, Value>,
-    skip: &str,
-    profile: Profile,
-    out: &mut Vec<u8>,
-) {
-    write_object(map, Some(skip), profile, out)
+pub fn write_without(v: Val, skip: &str, profile: Profile, out: &mut Vec<u8>) {
+    write_inner(v, Some(skip), profile, out)
 }
 
-fn write_scalar_or_array(v: &Value, profile: Profile, out: &mut Vec<u8>) {
-    match v {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => write_number(n, out),
-        Value::String(s) => write_string(s, out),
-        Value::Array(items) => {
+fn write_inner(v: Val, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>) {
+    match v.kind() {
+        Kind::Null => out.extend_from_slice(b"null"),
+        Kind::Bool => out.extend_from_slice(if v.as_bool() == Some(true) {
+            b"true"
+        } else {
+            b"false"
+        }),
+        Kind::Number => write_f64(v.as_f64().unwrap_or(0.0), out),
+        Kind::String => {
+            if let Some((s, plain)) = v.str_and_plain() {
+                if plain {
+                    // Written without escapes, the text cannot hold a quote, a
+                    // backslash or a control character: it is already what
+                    // JSON.stringify writes.
+                    out.push(b'"');
+                    out.extend_from_slice(s.as_bytes());
+                    out.push(b'"');
+                } else {
+                    write_string(s, out);
+                }
+            }
+        }
+        Kind::Array => {
             out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
+            for (i, item) in v.items().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
@@ -62,52 +69,45 @@ fn write_scalar_or_array(v: &Value, profile: Profile, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(map) => write_object(map, None, profile, out),
+        Kind::Object => write_object(v, skip, profile, out),
     }
 }
 
-fn write_object(map: &Map<String, Value>, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>) {
+fn write_object(v: Val, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>) {
     out.push(b'{');
     let mut first = true;
-    let mut member = |k: &String, v: &Value, out: &mut Vec<u8>| {
-        if Some(k.as_str()) == skip {
+    let mut member = |k: &str, plain: bool, v: Val, out: &mut Vec<u8>| {
+        if Some(k) == skip {
             return;
         }
         if !first {
             out.push(b',');
         }
         first = false;
-        write_string(k, out);
+        if plain {
+            out.push(b'"');
+            out.extend_from_slice(k.as_bytes());
+            out.push(b'"');
+        } else {
+            write_string(k, out);
+        }
         out.push(b':');
         write(v, profile, out);
     };
-    if in_utf16_order(map) {
-        for (k, v) in map {
-            member(k, v, out);
+    // Members come in key byte order, which is UTF-16 order unless a key
+    // holds a character at or above U+E000 (lead byte 0xEE or more).
+    if v.members().all(|(k, _)| k.bytes().all(|b| b < 0xEE)) {
+        for (k, plain, m) in v.members_plain() {
+            member(k, plain, m, out);
         }
     } else {
-        let mut members: Vec<(&String, &Value)> = map.iter().collect();
+        let mut members: Vec<(&str, bool, Val)> = v.members_plain().collect();
         members.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0));
-        for (k, v) in members {
-            member(k, v, out);
+        for (k, plain, m) in members {
+            member(k, plain, m, out);
         }
     }
     out.push(b'}');
-}
-
-/// Whether the map already iterates in UTF-16 code unit order: its keys
-/// ascend byte-wise (a sorted map's do) and none holds a character at or
-/// above U+E000, the only place UTF-8 order and UTF-16 order part.
-fn in_utf16_order(map: &Map<String, Value>) -> bool {
-    let mut prev: Option<&[u8]> = None;
-    for k in map.keys() {
-        let k = k.as_bytes();
-        if k.iter().any(|&b| b >= 0xEE) || prev.is_some_and(|p| p >= k) {
-            return false;
-        }
-        prev = Some(k);
-    }
-    true
 }
 
 /// Orders strings by their UTF-16 code units, as JavaScript's default sort
@@ -120,24 +120,26 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-/// Writes a number as ECMAScript's `Number::toString` does (`-0` as `0`).
-pub fn write_number(n: &Number, out: &mut Vec<u8>) {
-    if let Some(i) = n.as_i64() {
-        // Up to 2^53 every integer is a double of its own, and ECMAScript
-        // writes it as its plain digits. Above, it writes the shortest digits
-        // that identify the double, padded with zeros: ryu-js's job.
-        if i.unsigned_abs() <= 1 << 53 {
-            out.extend_from_slice(i.to_string().as_bytes());
-            return;
-        }
-    }
-    write_f64(number_as_f64(n), out);
-}
-
 /// Writes a finite double as ECMAScript's `Number::toString` does.
 pub fn write_f64(x: f64, out: &mut Vec<u8>) {
     if x == 0.0 {
         out.push(b'0');
+        return;
+    }
+    // Integers up to 2^53 are written as their plain digits.
+    if x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 {
+        let mut n = x.abs() as u64;
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        while n > 0 {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        if x < 0.0 {
+            out.push(b'-');
+        }
+        out.extend_from_slice(&digits[at..]);
         return;
     }
     let mut buf = ryu_js::Buffer::new();
@@ -183,7 +185,7 @@ mod tests {
 
     fn canon(s: &str) -> String {
         String::from_utf8(to_vec(
-            &parse(s.as_bytes(), &Limits::default()).unwrap(),
+            parse(s.as_bytes(), &Limits::default()).unwrap().root(),
             Profile::Jcs,
         ))
         .unwrap()
@@ -241,7 +243,7 @@ mod tests {
         )
         .unwrap();
         let mut out = Vec::new();
-        write_object_without(v.as_object().unwrap(), "digest", Profile::Jcs, &mut out);
+        write_without(v.root(), "digest", Profile::Jcs, &mut out);
         assert_eq!(out, br#"{"a":2,"b":{"digest":1}}"#);
     }
 }

@@ -8,11 +8,11 @@
 //! program's.
 //!
 //! Numbers are read as IEEE doubles, as JavaScript and RFC 8785 read them.
-//! A double with an integral value that fits `i64` or `u64` is stored as that
-//! integer (so `1.0`, `1e3` and `-0` become `1`, `1000` and `0`), anything
-//! else as `f64`. Canonical forms are written from the double either way.
+//! The result is a [`Doc`]: one arena for the whole document, strings
+//! pointing into the input, so reading allocates a few vectors, not a value
+//! at a time.
 
-use serde_json::{Map, Number, Value};
+use crate::doc::{key_prefix as prefix, Doc, Node, Str};
 use std::fmt;
 
 /// Bounds on what a document may contain. The defaults suit every receipt
@@ -169,15 +169,15 @@ pub fn short_quoted(s: &str) -> String {
 }
 
 /// Reads one JSON document under `limits`.
-pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, ReadError> {
-    if input.len() > limits.max_size {
+pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Doc<'a>, ReadError> {
+    if input.len() > limits.max_size || input.len() > i32::MAX as usize {
         return Err(ReadError {
             line: 1,
             column: 1,
             offset: 0,
             kind: ReadErrorKind::TooLarge {
                 size: input.len(),
-                limit: limits.max_size,
+                limit: limits.max_size.min(i32::MAX as usize),
             },
         });
     }
@@ -198,9 +198,22 @@ pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, ReadError> {
         text,
         i: 0,
         limits,
+        nodes: Vec::with_capacity(text.len() / 8 + 1),
+        kids: Vec::new(),
+        members: Vec::new(),
+        decoded: String::new(),
     };
-    p.document()
-        .map_err(|(at, kind)| locate(input, base + at, kind))
+    match p.document() {
+        Ok(root) => Ok(Doc {
+            text,
+            nodes: p.nodes,
+            kids: p.kids,
+            members: p.members,
+            decoded: p.decoded,
+            root,
+        }),
+        Err((at, kind)) => Err(locate(input, base + at, kind)),
+    }
 }
 
 /// Line and character column of byte `offset`.
@@ -225,26 +238,32 @@ fn locate(input: &[u8], offset: usize, kind: ReadErrorKind) -> ReadError {
 
 type PResult<T> = Result<T, (usize, ReadErrorKind)>;
 
-/// An open container. Its members wait on the parser's shared scratch
-/// stacks from `start` on, so no container allocates until it closes.
+/// An open container. Its contents wait on the parser's scratch stacks
+/// from `start` on, and move into the document when it closes.
 enum Frame {
     Array { start: usize },
     Object { start: usize },
 }
 
-/// A member waiting for its object to close: key, byte offset of the key,
-/// value.
-type Pending = (String, usize, Value);
+/// A member waiting for its object to close: key, the key's first eight
+/// bytes as a big-endian number (to order most keys without comparing
+/// strings), the key's byte offset, and the value's node (`u32::MAX` while a
+/// container value is still open).
+type Pending = (Str, u64, usize, u32);
 
 struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,
     limits: &'a Limits,
+    nodes: Vec<Node>,
+    kids: Vec<u32>,
+    members: Vec<(Str, u64, u32)>,
+    decoded: String,
 }
 
 impl<'a> Parser<'a> {
-    fn document(&mut self) -> PResult<Value> {
+    fn document(&mut self) -> PResult<u32> {
         self.skip_ws();
         if self.i == self.s.len() {
             return Err((0, ReadErrorKind::Empty));
@@ -282,9 +301,14 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Reads an object key and its colon, refusing one key too many for the
+    fn push(&mut self, n: Node) -> u32 {
+        self.nodes.push(n);
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Reads an object key and its colon, refusing one key too many for an
     /// object whose members so far number `count`.
-    fn key(&mut self, count: usize) -> PResult<(String, usize)> {
+    fn key(&mut self, count: usize) -> PResult<(Str, usize)> {
         self.skip_ws();
         if self.s.get(self.i) != Some(&b'"') {
             return Err(self.unexpected("a key in double quotes"));
@@ -307,15 +331,15 @@ impl<'a> Parser<'a> {
         Ok((k, at))
     }
 
-    fn value(&mut self) -> PResult<Value> {
+    fn value(&mut self) -> PResult<u32> {
         let mut stack: Vec<Frame> = Vec::new();
-        let mut items: Vec<Value> = Vec::new();
-        let mut members: Vec<Pending> = Vec::new();
+        let mut items: Vec<u32> = Vec::new();
+        let mut pending: Vec<Pending> = Vec::new();
         // The key of the member whose value is being read.
-        let mut key: Option<(String, usize)> = None;
+        let mut key: Option<(Str, usize)> = None;
         'value: loop {
             self.skip_ws();
-            let mut v = match self.s.get(self.i) {
+            let node = match self.s.get(self.i) {
                 Some(b'{') | Some(b'[') => {
                     if stack.len() + 1 > self.limits.max_depth {
                         return Err((
@@ -331,31 +355,32 @@ impl<'a> Parser<'a> {
                     if open == b'{' {
                         if self.s.get(self.i) == Some(&b'}') {
                             self.i += 1;
-                            Value::Object(Map::new())
+                            Node::Object { start: 0, len: 0 }
                         } else {
-                            park(&mut key, &mut members);
+                            park(&mut key, &mut pending);
                             stack.push(Frame::Object {
-                                start: members.len(),
+                                start: pending.len(),
                             });
                             key = Some(self.key(0)?);
                             continue 'value;
                         }
                     } else if self.s.get(self.i) == Some(&b']') {
                         self.i += 1;
-                        Value::Array(Vec::new())
+                        Node::Array { start: 0, len: 0 }
                     } else {
-                        park(&mut key, &mut members);
+                        park(&mut key, &mut pending);
                         stack.push(Frame::Array { start: items.len() });
                         continue 'value;
                     }
                 }
-                Some(b'"') => Value::String(self.string()?),
-                Some(b't') => self.literal(b"true", Value::Bool(true))?,
-                Some(b'f') => self.literal(b"false", Value::Bool(false))?,
-                Some(b'n') => self.literal(b"null", Value::Null)?,
-                Some(b'-') | Some(b'0'..=b'9') => Value::Number(self.number()?),
+                Some(b'"') => Node::String(self.string()?),
+                Some(b't') => self.literal(b"true", Node::Bool(true))?,
+                Some(b'f') => self.literal(b"false", Node::Bool(false))?,
+                Some(b'n') => self.literal(b"null", Node::Null)?,
+                Some(b'-') | Some(b'0'..=b'9') => Node::Number(self.number()?),
                 _ => return Err(self.unexpected("a value")),
             };
+            let mut v = self.push(node);
             // A complete value: hand it to its container, closing containers
             // as their ends arrive.
             loop {
@@ -372,27 +397,31 @@ impl<'a> Parser<'a> {
                             Some(b']') => {
                                 self.i += 1;
                                 stack.pop();
-                                v = Value::Array(items.drain(start..).collect());
-                                unpark(&stack, &mut key, &mut members);
+                                let first = self.kids.len() as u32;
+                                self.kids.extend(items.drain(start..));
+                                let len = self.kids.len() as u32 - first;
+                                v = self.push(Node::Array { start: first, len });
+                                unpark(&stack, &mut key, &mut pending);
                             }
                             _ => return Err(self.unexpected("',' or ']'")),
                         }
                     }
                     Some(&Frame::Object { start }) => {
-                        let (k, at) = key.take().unwrap_or_default();
-                        members.push((k, at, v));
+                        let (k, at) = key.take().unwrap_or((Str::new(0, 0, false), 0));
+                        let p = prefix(self.key_bytes(k));
+                        pending.push((k, p, at, v));
                         self.skip_ws();
                         match self.s.get(self.i) {
                             Some(b',') => {
                                 self.i += 1;
-                                key = Some(self.key(members.len() - start)?);
+                                key = Some(self.key(pending.len() - start)?);
                                 continue 'value;
                             }
                             Some(b'}') => {
                                 self.i += 1;
                                 stack.pop();
-                                v = Value::Object(close_object(&mut members, start)?);
-                                unpark(&stack, &mut key, &mut members);
+                                v = self.close_object(&mut pending, start)?;
+                                unpark(&stack, &mut key, &mut pending);
                             }
                             _ => return Err(self.unexpected("',' or '}'")),
                         }
@@ -402,7 +431,42 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn literal(&mut self, word: &'static [u8], v: Value) -> PResult<Value> {
+    fn key_bytes(&self, k: Str) -> &[u8] {
+        let base = if k.decoded() {
+            self.decoded.as_bytes()
+        } else {
+            self.s
+        };
+        &base[k.range()]
+    }
+
+    /// Moves an object's pending members into the document, sorted by key
+    /// bytes, refusing a duplicate key at the later of its two places.
+    fn close_object(&mut self, pending: &mut Vec<Pending>, start: usize) -> PResult<u32> {
+        let text = self.s;
+        let decoded = self.decoded.as_bytes();
+        let key_of = |s: &Str| -> &[u8] {
+            let base = if s.decoded() { decoded } else { text };
+            &base[s.range()]
+        };
+        let run = &mut pending[start..];
+        // Stable: equal keys stay in document order.
+        run.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| key_of(&a.0).cmp(key_of(&b.0))));
+        if let Some(w) = run
+            .windows(2)
+            .find(|w| w[0].1 == w[1].1 && key_of(&w[0].0) == key_of(&w[1].0))
+        {
+            let k = String::from_utf8_lossy(key_of(&w[1].0)).into_owned();
+            return Err((w[1].2, ReadErrorKind::DuplicateKey(k)));
+        }
+        let first = self.members.len() as u32;
+        self.members
+            .extend(pending.drain(start..).map(|(k, p, _, v)| (k, p, v)));
+        let len = self.members.len() as u32 - first;
+        Ok(self.push(Node::Object { start: first, len }))
+    }
+
+    fn literal(&mut self, word: &'static [u8], v: Node) -> PResult<Node> {
         if self.s[self.i..].starts_with(word) {
             self.i += word.len();
             Ok(v)
@@ -411,7 +475,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn number(&mut self) -> PResult<Number> {
+    fn number(&mut self) -> PResult<f64> {
         let start = self.i;
         let s = self.s;
         let mut i = self.i;
@@ -455,35 +519,48 @@ impl<'a> Parser<'a> {
         // Plain integers of at most 15 characters are below 2^53: exact in both.
         if int_end == i && lit.len() <= 15 {
             if let Ok(n) = lit.parse::<i64>() {
-                return Ok(Number::from(n));
+                return Ok(if n == 0 && lit.starts_with('-') {
+                    -0.0
+                } else {
+                    n as f64
+                });
             }
         }
         let x: f64 = lit.parse().map_err(|_| bad(start))?;
         if !x.is_finite() {
             return Err((start, ReadErrorKind::NumberOutOfRange));
         }
-        Ok(number_from_f64(x))
+        Ok(x)
     }
 
-    fn string(&mut self) -> PResult<String> {
+    fn string(&mut self) -> PResult<Str> {
         // At the opening quote.
         self.i += 1;
         let s = self.s;
         let start = self.i;
-        // Fast path: no escapes.
+        // Fast path: no escapes, so the text is the string. Eight bytes at a
+        // time while none is a quote, a backslash or a control character.
         let mut i = start;
+        while let Some(chunk) = s.get(i..i + 8) {
+            let v = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            if has_special_byte(v) {
+                break;
+            }
+            i += 8;
+        }
         while let Some(&b) = s.get(i) {
             match b {
                 b'"' => {
                     self.i = i + 1;
-                    return Ok(self.text[start..i].to_owned());
+                    return Ok(Str::new(start, i - start, false));
                 }
                 b'\\' => break,
                 0..=0x1f => return Err((i, ReadErrorKind::ControlCharacter(b))),
                 _ => i += 1,
             }
         }
-        let mut out = String::from(&self.text[start..i]);
+        let out_start = self.decoded.len();
+        self.decoded.push_str(&self.text[start..i]);
         loop {
             let run = i;
             while let Some(&b) = s.get(i) {
@@ -492,7 +569,7 @@ impl<'a> Parser<'a> {
                 }
                 i += 1;
             }
-            out.push_str(&self.text[run..i]);
+            self.decoded.push_str(&self.text[run..i]);
             match s.get(i) {
                 None => {
                     self.i = i;
@@ -500,7 +577,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'"') => {
                     self.i = i + 1;
-                    return Ok(out);
+                    return Ok(Str::new(out_start, self.decoded.len() - out_start, true));
                 }
                 Some(&b) if b < 0x20 => return Err((i, ReadErrorKind::ControlCharacter(b))),
                 Some(_) => {
@@ -548,7 +625,7 @@ impl<'a> Parser<'a> {
                         }
                         _ => return Err((esc, ReadErrorKind::BadEscape)),
                     };
-                    out.push(c);
+                    self.decoded.push(c);
                     i += 1;
                 }
             }
@@ -557,30 +634,28 @@ impl<'a> Parser<'a> {
 }
 
 /// Before a container opens as a member's value, its key waits on the
-/// members stack (with a null in place of the value) ...
-fn park(key: &mut Option<(String, usize)>, members: &mut Vec<Pending>) {
+/// pending stack (with no value yet) ...
+fn park(key: &mut Option<(Str, usize)>, pending: &mut Vec<Pending>) {
     if let Some((k, at)) = key.take() {
-        members.push((k, at, Value::Null));
+        pending.push((k, 0, at, u32::MAX));
     }
 }
 
 /// ... and comes back when the container closes inside an object.
-fn unpark(stack: &[Frame], key: &mut Option<(String, usize)>, members: &mut Vec<Pending>) {
+fn unpark(stack: &[Frame], key: &mut Option<(Str, usize)>, pending: &mut Vec<Pending>) {
     if let Some(Frame::Object { .. }) = stack.last() {
-        *key = members.pop().map(|(k, at, _)| (k, at));
+        *key = pending.pop().map(|(k, _, at, _)| (k, at));
     }
 }
 
-/// Builds the object from its pending members (`members[start..]`),
-/// refusing a duplicate key at the later of its two places.
-fn close_object(members: &mut Vec<Pending>, start: usize) -> PResult<Map<String, Value>> {
-    let pending = &mut members[start..];
-    // Stable: equal keys stay in document order.
-    pending.sort_by(|a, b| a.0.cmp(&b.0));
-    if let Some(w) = pending.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err((w[1].1, ReadErrorKind::DuplicateKey(w[1].0.clone())));
-    }
-    Ok(members.drain(start..).map(|(k, _, v)| (k, v)).collect())
+/// Whether any of the eight bytes in `v` is `"`, `\\` or below 0x20.
+#[inline]
+fn has_special_byte(v: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = v.wrapping_sub(ONES * 0x20) & !v & HIGH;
+    (zero_byte(v ^ (ONES * b'"' as u64)) | zero_byte(v ^ (ONES * b'\\' as u64)) | below_space) != 0
 }
 
 fn hex4(s: &[u8], at: usize) -> Option<u16> {
@@ -593,39 +668,12 @@ fn hex4(s: &[u8], at: usize) -> Option<u16> {
     Some(v)
 }
 
-/// The JSON number chit stores for the double `x` (finite): an integer when
-/// `x` is integral and fits, otherwise the double.
-pub fn number_from_f64(x: f64) -> Number {
-    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
-    if x.fract() == 0.0 {
-        if (-TWO_63..TWO_63).contains(&x) {
-            return Number::from(x as i64);
-        }
-        if (0.0..TWO_64).contains(&x) {
-            return Number::from(x as u64);
-        }
-    }
-    Number::from_f64(x).unwrap_or_else(|| Number::from(0))
-}
-
-/// The double a stored number stands for.
-pub fn number_as_f64(n: &Number) -> f64 {
-    if let Some(i) = n.as_i64() {
-        i as f64
-    } else if let Some(u) = n.as_u64() {
-        u as f64
-    } else {
-        n.as_f64().unwrap_or(f64::NAN)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn p(s: &str) -> Result<Value, ReadError> {
-        parse(s.as_bytes(), &Limits::default())
+    fn p(s: &str) -> Result<serde_json::Value, ReadError> {
+        parse(s.as_bytes(), &Limits::default()).map(|d| d.to_value())
     }
 
     fn kind(s: &str) -> ReadErrorKind {
@@ -638,6 +686,25 @@ mod tests {
             p(r#" {"a": [1, -2.5, true, false, null, "x\u00e9\ud83d\ude02"]} "#).unwrap(),
             serde_json::json!({"a": [1, -2.5, true, false, null, "xé😂"]})
         );
+    }
+
+    #[test]
+    fn nested_members_keep_their_keys() {
+        let text = r#"{"z":{"b":[{"c":1},{"d":[2,{}]}],"a":[],"e":{"f":{}}},"y":[[1],[2,[3]]],"x":"\u0041"}"#;
+        let doc = parse(text.as_bytes(), &Limits::default()).unwrap();
+        assert_eq!(
+            doc.to_value(),
+            serde_json::json!({"z":{"b":[{"c":1},{"d":[2,{}]}],"a":[],"e":{"f":{}}},"y":[[1],[2,[3]]],"x":"A"})
+        );
+        let root = doc.root();
+        assert_eq!(root.get("x").and_then(|v| v.as_str()), Some("A"));
+        assert_eq!(
+            root.get("z").and_then(|z| z.get("b")).map(|b| b.len()),
+            Some(2)
+        );
+        assert!(root.get("w").is_none());
+        let keys: Vec<&str> = root.members().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["x", "y", "z"]);
     }
 
     #[test]
@@ -675,7 +742,9 @@ mod tests {
     #[test]
     fn bom_is_tolerated_and_bad_utf8_is_not() {
         assert_eq!(
-            parse(b"\xEF\xBB\xBF[1]", &Limits::default()).unwrap(),
+            parse(b"\xEF\xBB\xBF[1]", &Limits::default())
+                .unwrap()
+                .to_value(),
             serde_json::json!([1])
         );
         let e = parse(b"[\"a\xff\"]", &Limits::default()).unwrap_err();

@@ -11,6 +11,7 @@
 
 pub mod canon;
 pub mod digest;
+pub mod doc;
 pub mod edit;
 pub mod json;
 pub mod kinds;
@@ -18,11 +19,10 @@ pub mod report;
 pub mod schema;
 pub mod time;
 
+pub use doc::{Doc, Val};
 pub use json::{Limits, ReadError};
 pub use kinds::Kind;
 pub use report::{Finding, Report};
-
-use serde_json::Value;
 
 /// Reads `bytes` strictly and checks the document as `kind`, or as the kind
 /// it declares when `kind` is `None`.
@@ -32,11 +32,11 @@ pub fn verify_bytes(
     kind: Option<Kind>,
 ) -> Result<Report, ReadError> {
     let doc = json::parse(bytes, limits)?;
-    Ok(verify_value(&doc, kind))
+    Ok(verify_doc(&doc, kind))
 }
 
 /// Checks a parsed document as `kind`, or as the kind it declares.
-pub fn verify_value(doc: &Value, kind: Option<Kind>) -> Report {
+pub fn verify_doc(doc: &Doc, kind: Option<Kind>) -> Report {
     match kind.or_else(|| Kind::detect(doc)) {
         Some(k) => k.check(doc),
         None => kinds::unknown_kind(),

@@ -3,9 +3,16 @@
 //!
 //! The `jsonschema` crate gives `pattern` ECMA-262 semantics (`\d` is ASCII
 //! only) and counts string lengths in code points, as JSON Schema defines.
+//! It validates chit's own [`Doc`] in place, through the crate's interface
+//! for custom JSON representations ([`ChitJson`]), so a document is never
+//! copied into a `serde_json::Value` to be checked.
 
+use crate::doc::{self, number_from_f64, Doc, Items, Members, Val};
 use crate::report::Report;
+use jsonschema::json::{Array, Json, JsonNumber, Node, NodeIdentity, Object};
+use jsonschema::JsonType;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// The most schema errors reported for one document; the rest are counted.
@@ -15,7 +22,7 @@ pub const MAX_SCHEMA_ERRORS: usize = 20;
 pub struct Embedded {
     pub name: &'static str,
     pub text: &'static str,
-    compiled: OnceLock<jsonschema::Validator>,
+    compiled: OnceLock<jsonschema::Validator<ChitJson>>,
 }
 
 impl Embedded {
@@ -29,24 +36,27 @@ impl Embedded {
 
     /// The compiled validator. Embedded schemas are tested to compile, so a
     /// failure here is a build defect, not bad input.
-    pub fn validator(&self) -> &jsonschema::Validator {
+    pub fn validator(&self) -> &jsonschema::Validator<ChitJson> {
         self.compiled.get_or_init(|| {
             let schema: Value = serde_json::from_str(self.text)
                 .unwrap_or_else(|e| panic!("embedded schema {} is not JSON: {e}", self.name));
-            jsonschema::draft202012::new(&schema)
+            jsonschema::options_for::<ChitJson>()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .build(&schema)
                 .unwrap_or_else(|e| panic!("embedded schema {} does not compile: {e}", self.name))
         })
     }
 
     /// Checks `doc`, adding each violation to `report` under rule `schema`.
     /// Returns whether `doc` is valid.
-    pub fn check(&self, doc: &Value, report: &mut Report) -> bool {
+    pub fn check(&self, doc: &Doc, report: &mut Report) -> bool {
         let v = self.validator();
-        if v.is_valid(doc) {
+        let root = SchemaNode::Val(doc.root());
+        if v.is_valid(root) {
             return true;
         }
         let mut n = 0usize;
-        for e in v.iter_errors(doc) {
+        for e in v.iter_errors(root) {
             if n < MAX_SCHEMA_ERRORS {
                 let path = e.instance_path().to_string();
                 let shown = if path.is_empty() { "/" } else { path.as_str() };
@@ -96,6 +106,185 @@ pub static RUN_RECEIPT: Embedded = Embedded::new(
 /// Every schema chit embeds.
 pub const ALL: &[&Embedded] = &[&RUN_RECEIPT];
 
+// ── chit's Doc as a jsonschema instance ─────────────────────────────────
+
+/// chit's [`Doc`] as a JSON representation the `jsonschema` crate validates.
+pub struct ChitJson;
+
+/// A value of a [`Doc`], or a bare string (an object key, for `propertyNames`).
+#[derive(Clone, Copy)]
+pub enum SchemaNode<'a> {
+    Val(Val<'a>),
+    Name(&'a str),
+}
+
+/// A number, as the double it was read as.
+#[derive(Clone, Copy)]
+pub struct SchemaNumber(f64);
+
+/// An object or array of a [`Doc`].
+#[derive(Clone, Copy)]
+pub struct Container<'a>(Val<'a>);
+
+impl Json for ChitJson {
+    type Node<'a> = SchemaNode<'a>;
+    type PreparedKey = Box<str>;
+    type StringBuffer = ();
+    // Members are sorted: a lookup is a binary search over a few keys.
+    const KEYS_PER_LOOKUP: usize = 2;
+    const ACYCLIC: bool = true;
+
+    fn prepare_key(key: &str) -> Box<str> {
+        key.into()
+    }
+
+    fn with_string_node<T>((): &mut (), string: &str, f: impl FnOnce(SchemaNode<'_>) -> T) -> T {
+        f(SchemaNode::Name(string))
+    }
+}
+
+impl JsonNumber for SchemaNumber {
+    fn as_u64(&self) -> Option<u64> {
+        number_from_f64(self.0).as_u64()
+    }
+    fn as_i64(&self) -> Option<i64> {
+        number_from_f64(self.0).as_i64()
+    }
+    fn as_f64(&self) -> Option<f64> {
+        Some(self.0)
+    }
+    fn as_str(&self) -> Cow<'_, str> {
+        let mut out = Vec::new();
+        crate::canon::write_f64(self.0, &mut out);
+        Cow::Owned(String::from_utf8(out).unwrap_or_default())
+    }
+    fn to_number(&self) -> Cow<'_, serde_json::Number> {
+        Cow::Owned(number_from_f64(self.0))
+    }
+    fn is_integer(&self) -> bool {
+        self.0.fract() == 0.0
+    }
+    fn is_written_as_integer(&self) -> bool {
+        self.0.fract() == 0.0
+    }
+}
+
+impl<'a> Node<'a, ChitJson> for SchemaNode<'a> {
+    type Object = Container<'a>;
+    type Array = Container<'a>;
+    type Number = SchemaNumber;
+
+    fn as_object(&self) -> Option<Container<'a>> {
+        match self {
+            SchemaNode::Val(v) if v.kind() == doc::Kind::Object => Some(Container(*v)),
+            _ => None,
+        }
+    }
+    fn as_array(&self) -> Option<Container<'a>> {
+        match self {
+            SchemaNode::Val(v) if v.kind() == doc::Kind::Array => Some(Container(*v)),
+            _ => None,
+        }
+    }
+    fn as_string(&self) -> Option<Cow<'a, str>> {
+        match self {
+            SchemaNode::Val(v) => v.as_str().map(Cow::Borrowed),
+            SchemaNode::Name(s) => Some(Cow::Borrowed(s)),
+        }
+    }
+    fn as_number(&self) -> Option<SchemaNumber> {
+        match self {
+            SchemaNode::Val(v) => v.as_f64().map(SchemaNumber),
+            SchemaNode::Name(_) => None,
+        }
+    }
+    fn as_boolean(&self) -> Option<bool> {
+        match self {
+            SchemaNode::Val(v) => v.as_bool(),
+            SchemaNode::Name(_) => None,
+        }
+    }
+    fn is_null(&self) -> bool {
+        matches!(self, SchemaNode::Val(v) if v.is_null())
+    }
+    fn json_type(&self) -> JsonType {
+        match self {
+            SchemaNode::Name(_) => JsonType::String,
+            SchemaNode::Val(v) => match v.kind() {
+                doc::Kind::Null => JsonType::Null,
+                doc::Kind::Bool => JsonType::Boolean,
+                doc::Kind::Number => JsonType::Number,
+                doc::Kind::String => JsonType::String,
+                doc::Kind::Array => JsonType::Array,
+                doc::Kind::Object => JsonType::Object,
+            },
+        }
+    }
+    fn to_value(&self) -> Cow<'a, Value> {
+        match self {
+            SchemaNode::Val(v) => Cow::Owned(v.to_value()),
+            SchemaNode::Name(s) => Cow::Owned(Value::String((*s).to_owned())),
+        }
+    }
+    fn identity(&self) -> Option<NodeIdentity> {
+        match self {
+            SchemaNode::Val(v) => {
+                let (doc, id) = v.address();
+                Some(NodeIdentity::tagged(doc, id))
+            }
+            SchemaNode::Name(_) => None,
+        }
+    }
+}
+
+/// Members of a [`Doc`] object, as the validator walks them.
+pub struct SchemaMembers<'a>(Members<'a>);
+
+impl<'a> Iterator for SchemaMembers<'a> {
+    type Item = (&'a str, SchemaNode<'a>);
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(k, v)| (k, SchemaNode::Val(v)))
+    }
+}
+
+/// Elements of a [`Doc`] array, as the validator walks them.
+pub struct SchemaItems<'a>(Items<'a>);
+
+impl<'a> Iterator for SchemaItems<'a> {
+    type Item = SchemaNode<'a>;
+    fn next(&mut self) -> Option<SchemaNode<'a>> {
+        self.0.next().map(SchemaNode::Val)
+    }
+}
+
+impl<'a> Object<'a, ChitJson> for Container<'a> {
+    type Node = SchemaNode<'a>;
+    type MemberName = &'a str;
+    type MembersIter = SchemaMembers<'a>;
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn get(&self, key: &Box<str>) -> Option<SchemaNode<'a>> {
+        self.0.get(key).map(SchemaNode::Val)
+    }
+    fn members(&self) -> SchemaMembers<'a> {
+        SchemaMembers(self.0.members())
+    }
+}
+
+impl<'a> Array<'a, ChitJson> for Container<'a> {
+    type Node = SchemaNode<'a>;
+    type ElementsIter = SchemaItems<'a>;
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn elements(&self) -> SchemaItems<'a> {
+        SchemaItems(self.0.items())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -107,7 +296,8 @@ mod tests {
 
     #[test]
     fn messages_stay_short() {
-        let doc = serde_json::json!({"id": "x".repeat(5000)});
+        let text = format!("{{\"id\": \"{}\"}}", "x".repeat(5000));
+        let doc = crate::json::parse(text.as_bytes(), &Default::default()).unwrap();
         let mut r = crate::report::Report::new("t");
         assert!(!super::RUN_RECEIPT.check(&doc, &mut r));
         assert!(r.errors.iter().all(|f| f.message.chars().count() < 200));

@@ -6,11 +6,10 @@ mod render;
 mod verify;
 
 use chit_core::canon::{self, Profile};
-use chit_core::{json, Kind, Limits};
+use chit_core::{json, Doc, Kind, Limits};
 use clap::Parser;
 use cli::{CanonArgs, Cli, ColorWhen, Command, DigestArgs, ProfileArg, SealArgs};
 use inputs::Source;
-use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -71,15 +70,20 @@ fn source_of(p: &Path) -> Source {
     }
 }
 
-/// Reads and parses one document, or fails with exit 2 and a one-line reason.
-fn read_doc(p: &Path, limits: &Limits) -> Result<Value, Fail> {
+/// Reads one input whole, or fails with exit 2 and a one-line reason.
+fn read_bytes(p: &Path, limits: &Limits) -> Result<Vec<u8>, Fail> {
     let source = source_of(p);
-    let bytes = inputs::read(&source, limits.max_size)
-        .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
-    json::parse(&bytes, limits).map_err(|e| Fail(2, format!("cannot read {}: {e}", source.label())))
+    inputs::read(&source, limits.max_size)
+        .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))
 }
 
-fn kind_of(doc: &Value, kind: Option<Kind>, p: &Path) -> Result<Kind, Fail> {
+/// Parses a document read by [`read_bytes`], or fails with exit 2.
+fn parse_doc<'a>(p: &Path, bytes: &'a [u8], limits: &Limits) -> Result<Doc<'a>, Fail> {
+    json::parse(bytes, limits)
+        .map_err(|e| Fail(2, format!("cannot read {}: {e}", source_of(p).label())))
+}
+
+fn kind_of(doc: &Doc, kind: Option<Kind>, p: &Path) -> Result<Kind, Fail> {
     kind.or_else(|| Kind::detect(doc)).ok_or_else(|| {
         let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
         Fail(
@@ -94,7 +98,9 @@ fn kind_of(doc: &Value, kind: Option<Kind>, p: &Path) -> Result<Kind, Fail> {
 }
 
 fn digest(a: &DigestArgs, out: &mut dyn Write) -> CmdResult {
-    let doc = read_doc(&a.input, &a.limits.limits())?;
+    let limits = a.limits.limits();
+    let bytes = read_bytes(&a.input, &limits)?;
+    let doc = parse_doc(&a.input, &bytes, &limits)?;
     let kind = kind_of(&doc, a.kind, &a.input)?;
     let d = kind.digest(&doc).ok_or_else(|| {
         Fail(
@@ -150,7 +156,7 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
         .and_then(|v| chit_core::edit::set_top_level_member(&text, "digest", v))
         .ok_or_else(|| Fail(2, format!("{} is not a JSON object", source.label())))?;
     // Never write what would not verify.
-    let recheck = json::parse(&sealed, &limits).map(|v| kind.check(&v));
+    let recheck = json::parse(&sealed, &limits).map(|d| kind.check(&d));
     if !recheck.as_ref().is_ok_and(|r| r.valid()) {
         return Err(Fail(
             2,
@@ -197,8 +203,9 @@ fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
     let limits = a.limits.limits();
     let source = source_of(&a.input);
     if !a.lines {
-        let doc = read_doc(&a.input, &limits)?;
-        let mut bytes = canon::to_vec(&doc, profile);
+        let text = read_bytes(&a.input, &limits)?;
+        let doc = parse_doc(&a.input, &text, &limits)?;
+        let mut bytes = canon::to_vec(doc.root(), profile);
         if std::io::stdout().is_terminal() {
             bytes.push(b'\n');
         }
@@ -215,7 +222,7 @@ fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
                 format!("cannot read {}: {}", source.label(), e.starting_at_line(n)),
             )
         })?;
-        canon::write(&doc, profile, &mut buf);
+        canon::write(doc.root(), profile, &mut buf);
         buf.push(b'\n');
         if buf.len() > 1 << 20 {
             out.write_all(&buf).map_err(write_fail)?;

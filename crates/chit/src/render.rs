@@ -7,7 +7,7 @@ use crate::cli::Format;
 use crate::verify::Outcome;
 use anstyle::{AnsiColor, Style};
 use chit_core::kinds::run_receipt;
-use chit_core::Finding;
+use chit_core::{Doc, Finding};
 use std::fmt::Write;
 
 const GOOD: Style = AnsiColor::Green.on_default().bold();
@@ -15,11 +15,11 @@ const BAD: Style = AnsiColor::Red.on_default().bold();
 const WARN: Style = AnsiColor::Yellow.on_default();
 const RULE: Style = Style::new().bold();
 
-pub fn render(o: &Outcome, format: Format) -> String {
+pub fn render(o: &Outcome, doc: Option<&Doc>, format: Format) -> String {
     match format {
         Format::Human => human(o),
         Format::Json => json_line(o),
-        Format::Markdown => markdown(o),
+        Format::Markdown => markdown(o, doc),
     }
 }
 
@@ -161,7 +161,7 @@ fn code(s: &str) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
-fn markdown(o: &Outcome) -> String {
+fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
     let mut s = String::new();
     let name = label(o);
     let report = match &o.result {
@@ -176,11 +176,8 @@ fn markdown(o: &Outcome) -> String {
     } else {
         "❌ invalid"
     };
-    let rc = o
-        .doc
-        .as_ref()
-        .filter(|_| report.kind == run_receipt::KIND && !report.breaks("schema"));
-    match rc.and_then(run_receipt::Receipt::view) {
+    let rc = doc.filter(|_| report.kind == run_receipt::KIND && !report.breaks("schema"));
+    match rc.and_then(|d| run_receipt::Receipt::view(d.root())) {
         Some(rc) => {
             let _ = writeln!(
                 s,

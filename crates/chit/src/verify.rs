@@ -3,22 +3,18 @@
 use crate::cli::{Format, VerifyArgs};
 use crate::inputs::{self, Source};
 use crate::render;
-use chit_core::{Kind, Limits, Report};
+use chit_core::{Doc, Kind, Limits, Report};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
-use serde_json::Value;
 use std::io::{IsTerminal, Write};
 
-/// What became of one input. The document is kept only while it is being
-/// rendered (the Markdown form reads it); workers drop it, not the writer.
+/// What became of one input.
 pub struct Outcome<'a> {
     pub file: &'a str,
     /// The line, with --lines.
     pub line: Option<usize>,
     /// The report, or why the input could not be read.
     pub result: Result<Report, String>,
-    /// The document, where it could be read.
-    pub doc: Option<Value>,
 }
 
 impl Outcome<'_> {
@@ -78,7 +74,8 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
             let bytes = match inputs::read(source, inputs::STREAM_MAX) {
                 Ok(b) => b,
                 Err(why) => {
-                    let (status, s) = finish(unreadable(label, None, why), format, args.quiet);
+                    let (status, s) =
+                        finish(&unreadable(label, None, why), None, format, args.quiet);
                     emit(status, &s, out)?;
                     continue;
                 }
@@ -89,15 +86,12 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
                 let done: Vec<(Status, String)> = batch
                     .par_iter()
                     .map(|&(n, line)| {
-                        finish(
-                            check(
-                                label,
-                                Some(n),
-                                Ok(line.to_vec()),
-                                args.kind,
-                                &limits,
-                                format == Format::Markdown,
-                            ),
+                        check(
+                            label,
+                            Some(n),
+                            Ok(line),
+                            args.kind,
+                            &limits,
                             format,
                             args.quiet,
                         )
@@ -116,15 +110,12 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
                 .par_iter()
                 .map(|&(source, label)| {
                     let bytes = inputs::read(source, limits.max_size);
-                    let r = finish(
-                        check(
-                            label,
-                            None,
-                            bytes,
-                            args.kind,
-                            &limits,
-                            format == Format::Markdown,
-                        ),
+                    let r = check(
+                        label,
+                        None,
+                        bytes.as_deref(),
+                        args.kind,
+                        &limits,
                         format,
                         args.quiet,
                     );
@@ -164,12 +155,12 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
 }
 
 /// The outcome's status and its rendering (empty where --quiet hides it).
-fn finish(o: Outcome, format: Format, quiet: bool) -> (Status, String) {
+fn finish(o: &Outcome, doc: Option<&Doc>, format: Format, quiet: bool) -> (Status, String) {
     let status = o.status();
     let shown = if quiet && status == Status::Valid {
         String::new()
     } else {
-        render::render(&o, format)
+        render::render(o, doc, format)
     };
     (status, shown)
 }
@@ -179,37 +170,35 @@ fn unreadable(file: &str, line: Option<usize>, why: String) -> Outcome<'_> {
         file,
         line,
         result: Err(why),
-        doc: None,
     }
 }
 
-/// Reads and checks one document.
-fn check<'a>(
-    file: &'a str,
+/// Reads, checks and renders one document; the document lives only here.
+fn check(
+    file: &str,
     line: Option<usize>,
-    bytes: Result<Vec<u8>, String>,
+    bytes: Result<&[u8], &String>,
     kind: Option<Kind>,
     limits: &Limits,
-    keep_doc: bool,
-) -> Outcome<'a> {
+    format: Format,
+    quiet: bool,
+) -> (Status, String) {
     let bytes = match bytes {
         Ok(b) => b,
-        Err(why) => return unreadable(file, line, why),
+        Err(why) => return finish(&unreadable(file, line, why.clone()), None, format, quiet),
     };
-    match chit_core::json::parse(&bytes, limits) {
-        Err(e) => unreadable(
-            file,
-            line,
-            e.starting_at_line(line.unwrap_or(1)).to_string(),
-        ),
+    match chit_core::json::parse(bytes, limits) {
+        Err(e) => {
+            let why = e.starting_at_line(line.unwrap_or(1)).to_string();
+            finish(&unreadable(file, line, why), None, format, quiet)
+        }
         Ok(doc) => {
-            let report = chit_core::verify_value(&doc, kind);
-            Outcome {
+            let o = Outcome {
                 file,
                 line,
-                result: Ok(report),
-                doc: keep_doc.then_some(doc),
-            }
+                result: Ok(chit_core::verify_doc(&doc, kind)),
+            };
+            finish(&o, Some(&doc), format, quiet)
         }
     }
 }

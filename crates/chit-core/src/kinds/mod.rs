@@ -3,8 +3,8 @@
 
 pub mod run_receipt;
 
+use crate::doc::Doc;
 use crate::report::Report;
-use serde_json::Value;
 
 /// A receipt kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,23 +28,22 @@ impl Kind {
     }
 
     /// The kind a document declares by its shape, if any.
-    pub fn detect(doc: &Value) -> Option<Kind> {
-        let obj = doc.as_object()?;
-        if obj.contains_key("receiptVersion") {
+    pub fn detect(doc: &Doc) -> Option<Kind> {
+        if doc.root().get("receiptVersion").is_some() {
             return Some(Kind::RunReceipt);
         }
         None
     }
 
     /// Checks `doc` under this kind's schema and rules.
-    pub fn check(self, doc: &Value) -> Report {
+    pub fn check(self, doc: &Doc) -> Report {
         match self {
             Kind::RunReceipt => run_receipt::check(doc),
         }
     }
 
     /// The digest `doc` should carry, where this kind has one.
-    pub fn digest(self, doc: &Value) -> Option<String> {
+    pub fn digest(self, doc: &Doc) -> Option<String> {
         match self {
             Kind::RunReceipt => run_receipt::digest(doc),
         }

@@ -8,30 +8,32 @@
 
 use crate::canon::{self, Profile};
 use crate::digest::sha256_tagged;
-use crate::json::number_as_f64;
+use crate::doc::{Doc, Val};
 use crate::report::Report;
 use crate::schema;
 use crate::time::is_real_utc_timestamp;
-use serde_json::{Map, Value};
 
 pub const KIND: &str = "run-receipt";
 
 /// The digest a run receipt should carry: SHA-256 over its canonical form
 /// without the top-level `digest`. `None` when `doc` is not an object.
-pub fn digest(doc: &Value) -> Option<String> {
-    let obj = doc.as_object()?;
-    let mut bytes = Vec::with_capacity(2048);
-    canon::write_object_without(obj, "digest", Profile::Jcs, &mut bytes);
+pub fn digest(doc: &Doc) -> Option<String> {
+    let root = doc.root();
+    if !root.is_object() {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(doc.text().len());
+    canon::write_without(root, "digest", Profile::Jcs, &mut bytes);
     Some(sha256_tagged(&bytes))
 }
 
 /// Checks a run receipt: schema first, then every rule.
-pub fn check(doc: &Value) -> Report {
+pub fn check(doc: &Doc) -> Report {
     let mut r = Report::new(KIND);
     if !schema::RUN_RECEIPT.check(doc, &mut r) {
         return r;
     }
-    let Some(rc) = Receipt::view(doc) else {
+    let Some(rc) = Receipt::view(doc.root()) else {
         r.error(
             "schema",
             "",
@@ -172,31 +174,32 @@ pub struct Receipt<'a> {
     pub digest: Option<&'a str>,
 }
 
-fn int(v: Option<&Value>) -> Option<i64> {
-    let n = v?.as_number()?;
-    n.as_i64().or_else(|| Some(number_as_f64(n) as i64))
+/// An integer field (the schema has bounded it, so it fits).
+fn int(v: Option<Val>) -> Option<i64> {
+    let x = v?.as_f64()?;
+    Some(x as i64)
 }
 
-fn num(v: Option<&Value>) -> Option<f64> {
-    v?.as_number().map(number_as_f64)
+fn num(v: Option<Val>) -> Option<f64> {
+    v?.as_f64()
 }
 
-fn text<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+fn text<'a>(o: Val<'a>, k: &str) -> Option<&'a str> {
     o.get(k)?.as_str()
 }
 
 impl<'a> Receipt<'a> {
     /// Reads the fields the rules use. `None` if the receipt lacks the
     /// schema's shape (which the schema check has already ruled out).
-    pub fn view(doc: &'a Value) -> Option<Receipt<'a>> {
-        let o = doc.as_object()?;
+    pub fn view(o: Val<'a>) -> Option<Receipt<'a>> {
+        if !o.is_object() {
+            return None;
+        }
         let seats = o
             .get("seats")?
             .as_array()?
-            .iter()
             .enumerate()
             .map(|(index, s)| {
-                let s = s.as_object()?;
                 Some(Seat {
                     index,
                     name: text(s, "name")?,
@@ -206,38 +209,37 @@ impl<'a> Receipt<'a> {
                     cost_usd: num(s.get("costUsd"))?,
                     cost_basis: text(s, "costBasis"),
                     stance: text(s, "stance"),
-                    commands_visible: s.get("commandsVisible").and_then(Value::as_bool),
+                    commands_visible: s.get("commandsVisible").and_then(|v| v.as_bool()),
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        let verdict = match o.get("verdict")? {
-            Value::Null => None,
-            Value::Object(v) => Some(Verdict {
+        let v = o.get("verdict")?;
+        let verdict = if v.is_null() {
+            None
+        } else if v.is_object() {
+            Some(Verdict {
                 outcome: text(v, "outcome")?,
                 agreed: int(v.get("agreed"))?,
                 reviewers: int(v.get("reviewers"))?,
                 holdouts: v
                     .get("holdouts")?
                     .as_array()?
-                    .iter()
                     .map(|h| {
-                        let h = h.as_object()?;
                         Some(Holdout {
                             name: text(h, "name")?,
                             stance: text(h, "stance")?,
                         })
                     })
                     .collect::<Option<Vec<_>>>()?,
-            }),
-            _ => return None,
+            })
+        } else {
+            return None;
         };
         let checks = o
             .get("checks")?
             .as_array()?
-            .iter()
             .enumerate()
             .map(|(index, c)| {
-                let c = c.as_object()?;
                 Some(Check {
                     index,
                     by: c.get("by")?.as_str(),
@@ -245,8 +247,7 @@ impl<'a> Receipt<'a> {
                         None => Vec::new(),
                         Some(a) => a
                             .as_array()?
-                            .iter()
-                            .map(Value::as_str)
+                            .map(|x| x.as_str())
                             .collect::<Option<Vec<_>>>()?,
                     },
                     command: text(c, "command")?,
@@ -258,7 +259,7 @@ impl<'a> Receipt<'a> {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        let t = o.get("totals")?.as_object()?;
+        let t = o.get("totals")?;
         let totals = Totals {
             reviewers: int(t.get("reviewers"))?,
             verifiers: int(t.get("verifiers"))?,
@@ -285,8 +286,7 @@ impl<'a> Receipt<'a> {
             gaps: o
                 .get("gaps")?
                 .as_array()?
-                .iter()
-                .map(Value::as_str)
+                .map(|g| g.as_str())
                 .collect::<Option<Vec<_>>>()?,
             digest: text(o, "digest"),
         })
@@ -698,7 +698,7 @@ fn m3_real_date(rc: &Receipt, r: &mut Report) {
 
 // ── Digest ───────────────────────────────────────────────────────────────
 
-fn d1_digest_matches(rc: &Receipt, doc: &Value, r: &mut Report) {
+fn d1_digest_matches(rc: &Receipt, doc: &Doc, r: &mut Report) {
     if let Some(claimed) = rc.digest {
         if digest(doc).as_deref() != Some(claimed) {
             r.error(
