@@ -2,11 +2,15 @@
 //!
 //!   chit-corpus parity SEED N     N cases as JSON Lines: {"id", "diff", "text"}
 //!   chit-corpus files DIR N SEED  N receipt files DIR/000000.json ... for benchmarks
+//!   chit-corpus read-floor DIR    how fast the *.json files in DIR can merely be
+//!                                 listed and read, on all cores: a ceiling for
+//!                                 any verifier that reads them
 
+use rayon::prelude::*;
 use std::io::Write;
 
 fn usage() -> ! {
-    eprintln!("usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED");
+    eprintln!("usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED | chit-corpus read-floor DIR");
     std::process::exit(2)
 }
 
@@ -34,6 +38,28 @@ fn main() -> std::io::Result<()> {
             for (id, case) in chit_corpus::cases(seed, n as usize).into_iter().enumerate() {
                 std::fs::write(dir.join(format!("{id:06}.json")), case.text)?;
             }
+            Ok(())
+        }
+        Some("read-floor") => {
+            let dir = std::path::PathBuf::from(args.get(1).unwrap_or_else(|| usage()));
+            let mut best = f64::INFINITY;
+            let mut count = 0;
+            for _ in 0..5 {
+                let t = std::time::Instant::now();
+                let mut files: Vec<_> = std::fs::read_dir(&dir)?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                    .collect();
+                files.sort();
+                let bytes: usize = files
+                    .par_iter()
+                    .map(|f| std::fs::read(f).map_or(0, |b| b.len()))
+                    .sum();
+                best = best.min(t.elapsed().as_secs_f64());
+                count = files.len();
+                std::hint::black_box(bytes);
+            }
+            println!("{count} {best:.4}");
             Ok(())
         }
         _ => usage(),
