@@ -47,16 +47,7 @@ fn write_inner(v: Val, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>) 
         Kind::Number => write_f64(v.as_f64().unwrap_or(0.0), out),
         Kind::String => {
             if let Some((s, plain)) = v.str_and_plain() {
-                if plain {
-                    // Written without escapes, the text cannot hold a quote, a
-                    // backslash or a control character: it is already what
-                    // JSON.stringify writes.
-                    out.push(b'"');
-                    out.extend_from_slice(s.as_bytes());
-                    out.push(b'"');
-                } else {
-                    write_string(s, out);
-                }
+                write_read_string(s, plain, out);
             }
         }
         Kind::Array => {
@@ -84,13 +75,7 @@ fn write_object(v: Val, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>)
             out.push(b',');
         }
         first = false;
-        if plain {
-            out.push(b'"');
-            out.extend_from_slice(k.as_bytes());
-            out.push(b'"');
-        } else {
-            write_string(k, out);
-        }
+        write_read_string(k, plain, out);
         out.push(b':');
         write(v, profile, out);
     };
@@ -108,6 +93,19 @@ fn write_object(v: Val, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>)
         }
     }
     out.push(b'}');
+}
+
+/// Writes a string read from a document. One its source spelled without
+/// escapes (`plain`) cannot hold a quote, a backslash or a control
+/// character, so its text is already what `JSON.stringify` writes.
+fn write_read_string(s: &str, plain: bool, out: &mut Vec<u8>) {
+    if plain {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        write_string(s, out);
+    }
 }
 
 /// Orders strings by their UTF-16 code units, as JavaScript's default sort
