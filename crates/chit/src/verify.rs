@@ -4,7 +4,7 @@ use crate::cli::{Format, VerifyArgs};
 use crate::inputs::{self, Source};
 use crate::render;
 use chit_core::{Doc, Kind, Limits, Report};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
 
@@ -209,10 +209,14 @@ fn progress_bar(len: usize) -> ProgressBar {
     }
     let bar = ProgressBar::new(len as u64);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {pos}/{len} receipts  {per_sec}  {eta} left",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} receipts  {rate}  {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                },
+            ),
     );
     // Only worth drawing when there is real work to watch.
     if len < 200 && len != 0 {
