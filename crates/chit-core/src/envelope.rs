@@ -1,0 +1,232 @@
+//! DSSE envelopes, byte-compatible with Treeship.
+//!
+//! An envelope is `{"payload": <base64>, "payloadType": <string>,
+//! "signatures": [{"keyid"?: <hint>, "sig": <base64>}]}`. What is signed is
+//! the pre-authentication encoding of the *decoded* payload bytes
+//! ([`pae`]), never re-serialised JSON; its SHA-256 names the envelope
+//! ([`Ids`]). Verification is a fixed sequence of named steps, each
+//! reporting under its own rule id:
+//!
+//! 1. `envelope`: the envelope has its shape and its base64 decodes;
+//! 2. `signature`: every signature verifies strictly under some key the
+//!    verifier trusts (the `keyid` is a hint, never trusted);
+//! 3. `trust`: enough distinct trusted keys signed (a threshold counts a key
+//!    once however often it signs), each allowed to sign the statement's kind.
+
+use crate::doc::Doc;
+use crate::keys::{decode_base64, encode_base64url, PublicKey, SecretKey};
+use crate::report::Report;
+
+/// The payload type of a Treeship receipt statement.
+pub const TREESHIP_RECEIPT: &str = "application/vnd.treeship.receipt.v1+json";
+
+/// DSSE's pre-authentication encoding:
+/// `"DSSEv1" SP len(type) SP type SP len(body) SP body`, lengths in bytes.
+pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload_type.len() + body.len() + 32);
+    out.extend_from_slice(b"DSSEv1 ");
+    out.extend_from_slice(payload_type.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload_type.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(body.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(body);
+    out
+}
+
+/// What names an envelope: `art_` and the first 32 hex digits of
+/// SHA-256(PAE), and `sha256:` with all 64.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ids {
+    pub artifact_id: String,
+    pub digest: String,
+}
+
+impl Ids {
+    pub fn of_pae(pae: &[u8]) -> Ids {
+        let digest = crate::digest::sha256_tagged(pae);
+        let artifact_id = format!("art_{}", &digest["sha256:".len().."sha256:".len() + 32]);
+        Ids {
+            artifact_id,
+            digest,
+        }
+    }
+}
+
+/// One signature: the signer's hint and the signature bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sig {
+    pub keyid: Option<String>,
+    pub sig: Vec<u8>,
+}
+
+/// A decoded envelope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    pub payload: Vec<u8>,
+    pub payload_type: String,
+    pub signatures: Vec<Sig>,
+}
+
+/// Whether a document has an envelope's members.
+pub fn looks_like_envelope(doc: &Doc) -> bool {
+    let root = doc.root();
+    root.get("payload").is_some()
+        && root.get("payloadType").is_some()
+        && root.get("signatures").is_some()
+}
+
+impl Envelope {
+    /// Step 1, `envelope`: reads the envelope's members and decodes its base64.
+    pub fn read(doc: &Doc, report: &mut Report) -> Option<Envelope> {
+        let root = doc.root();
+        let mut bad = |path: &str, msg: &str| {
+            report.error("envelope", path, msg);
+        };
+        let payload = match root.get("payload").and_then(|p| p.as_str()) {
+            Some(p) => match decode_base64(p) {
+                Some(b) => Some(b),
+                None => {
+                    bad("/payload", "the payload is not valid base64");
+                    None
+                }
+            },
+            None => {
+                bad("/payload", "the envelope needs a payload string");
+                None
+            }
+        };
+        let payload_type = root
+            .get("payloadType")
+            .and_then(|t| t.as_str())
+            .map(str::to_owned);
+        if payload_type.is_none() {
+            bad("/payloadType", "the envelope needs a payloadType string");
+        }
+        let mut signatures = Vec::new();
+        match root.get("signatures").and_then(|s| s.as_array()) {
+            None => bad("/signatures", "the envelope needs a signatures array"),
+            Some(list) => {
+                if list.len() == 0 {
+                    bad("/signatures", "the envelope carries no signature");
+                }
+                for (i, s) in list.enumerate() {
+                    let at = format!("/signatures/{i}");
+                    let keyid = s.get("keyid").and_then(|k| k.as_str()).map(str::to_owned);
+                    match s.get("sig").and_then(|x| x.as_str()).map(decode_base64) {
+                        Some(Some(sig)) => signatures.push(Sig { keyid, sig }),
+                        Some(None) => bad(&at, &format!("signature {i} is not valid base64")),
+                        None => bad(&at, &format!("signature {i} has no sig string")),
+                    }
+                }
+            }
+        }
+        Some(Envelope {
+            payload: payload?,
+            payload_type: payload_type?,
+            signatures,
+        })
+        .filter(|_| !report.breaks("envelope"))
+    }
+
+    pub fn pae(&self) -> Vec<u8> {
+        pae(&self.payload_type, &self.payload)
+    }
+
+    pub fn ids(&self) -> Ids {
+        Ids::of_pae(&self.pae())
+    }
+
+    /// Signs `payload` as `payload_type` with `key`.
+    pub fn sign(payload_type: &str, payload: Vec<u8>, key: &SecretKey) -> Envelope {
+        let sig = key.sign(&pae(payload_type, &payload));
+        Envelope {
+            payload,
+            payload_type: payload_type.to_owned(),
+            signatures: vec![Sig {
+                keyid: Some(key.public().key_id()),
+                sig: sig.to_vec(),
+            }],
+        }
+    }
+
+    /// The envelope as JSON text, base64 URL-safe without padding, in the
+    /// member order Treeship writes.
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::new();
+        out.extend_from_slice(b"{\n  \"payload\": ");
+        crate::canon::write_string(&encode_base64url(&self.payload), &mut out);
+        out.extend_from_slice(b",\n  \"payloadType\": ");
+        crate::canon::write_string(&self.payload_type, &mut out);
+        out.extend_from_slice(b",\n  \"signatures\": [");
+        for (i, s) in self.signatures.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b"\n    {" } else { b",\n    {" });
+            if let Some(k) = &s.keyid {
+                out.extend_from_slice(b"\n      \"keyid\": ");
+                crate::canon::write_string(k, &mut out);
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\n      \"sig\": ");
+            crate::canon::write_string(&encode_base64url(&s.sig), &mut out);
+            out.extend_from_slice(b"\n    }");
+        }
+        out.extend_from_slice(b"\n  ]\n}\n");
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Step 2, `signature`: which of `trusted` signed, each key once. A
+    /// signature no trusted key verifies is an error naming its hint.
+    pub fn signers<'k>(&self, trusted: &'k [PublicKey], report: &mut Report) -> Vec<&'k PublicKey> {
+        let message = self.pae();
+        let mut signers: Vec<&PublicKey> = Vec::new();
+        for (i, s) in self.signatures.iter().enumerate() {
+            match trusted.iter().find(|k| k.verify_strict(&message, &s.sig)) {
+                Some(k) => {
+                    if !signers.contains(&k) {
+                        signers.push(k);
+                    }
+                }
+                None => report.error(
+                    "signature",
+                    format!("/signatures/{i}"),
+                    format!(
+                        "signature {i} (keyid {}) does not verify under any trusted key",
+                        s.keyid.as_deref().unwrap_or("none")
+                    ),
+                ),
+            }
+        }
+        signers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pae_counts_bytes() {
+        assert_eq!(pae("t", "é".as_bytes()), b"DSSEv1 1 t 2 \xc3\xa9".to_vec());
+        assert_eq!(pae("", b""), b"DSSEv1 0  0 ".to_vec());
+    }
+
+    #[test]
+    fn sign_then_verify() {
+        let key = SecretKey::from_seed(&[9; 32]);
+        let env = Envelope::sign(TREESHIP_RECEIPT, b"{\"a\":1}".to_vec(), &key);
+        let text = env.to_json();
+        let doc = crate::json::parse(text.as_bytes(), &Default::default()).unwrap();
+        assert!(looks_like_envelope(&doc));
+        let mut r = Report::new("t");
+        let back = Envelope::read(&doc, &mut r).unwrap();
+        assert_eq!(back, env);
+        let trusted = [key.public()];
+        assert_eq!(back.signers(&trusted, &mut r).len(), 1);
+        assert!(r.valid(), "{r:?}");
+        // Another key does not verify it.
+        let other = [SecretKey::from_seed(&[8; 32]).public()];
+        assert!(back.signers(&other, &mut r).is_empty());
+        assert!(r.breaks("signature"));
+    }
+}

@@ -1,0 +1,252 @@
+//! Ed25519 keys and the ways they are written.
+//!
+//! A public key is read in either of two forms and written in both:
+//!
+//! - `did:key:z6Mk…`: the W3C did:key method, multibase base58btc (`z`) of
+//!   the multicodec prefix `0xed 0x01` and the 32 key bytes;
+//! - `ed25519:<base64url>`: Treeship's form, the 32 key bytes in URL-safe
+//!   base64 without padding.
+//!
+//! Private keys are PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), the form
+//! OpenSSL and most tools read.
+
+use base64::Engine;
+use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+const MULTICODEC_ED25519: [u8; 2] = [0xed, 0x01];
+
+/// An Ed25519 public key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PublicKey(VerifyingKey);
+
+/// Why a key could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyError(pub String);
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for KeyError {}
+
+fn err(msg: impl Into<String>) -> KeyError {
+    KeyError(msg.into())
+}
+
+impl PublicKey {
+    /// Reads `did:key:z6Mk…` or `ed25519:<base64url>`. Refuses keys of small
+    /// order (weak keys under which forged signatures verify).
+    pub fn parse(s: &str) -> Result<PublicKey, KeyError> {
+        let s = s.trim();
+        let bytes: Vec<u8> = if let Some(mb) = s.strip_prefix("did:key:") {
+            let b58 = mb
+                .strip_prefix('z')
+                .ok_or_else(|| err("a did:key must be multibase base58btc (it starts with z)"))?;
+            let raw = bs58::decode(b58)
+                .into_vec()
+                .map_err(|_| err("the did:key is not valid base58"))?;
+            raw.strip_prefix(&MULTICODEC_ED25519)
+                .ok_or_else(|| err("the did:key is not an Ed25519 key (multicodec 0xed01)"))?
+                .to_vec()
+        } else if let Some(b64) = s.strip_prefix("ed25519:") {
+            decode_base64(b64).ok_or_else(|| err("the ed25519: key is not valid base64"))?
+        } else {
+            return Err(err(
+                "a public key is written did:key:z6Mk… or ed25519:<base64url>",
+            ));
+        };
+        let arr: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| err("an Ed25519 public key is 32 bytes"))?;
+        let key =
+            VerifyingKey::from_bytes(&arr).map_err(|_| err("not a point on the Ed25519 curve"))?;
+        if key.is_weak() {
+            return Err(err(
+                "a weak Ed25519 key (small order): signatures under it prove nothing",
+            ));
+        }
+        Ok(PublicKey(key))
+    }
+
+    pub fn bytes(&self) -> [u8; 32] {
+        self.0.to_bytes()
+    }
+
+    /// `did:key:z6Mk…`
+    pub fn did_key(&self) -> String {
+        let mut raw = MULTICODEC_ED25519.to_vec();
+        raw.extend_from_slice(self.0.as_bytes());
+        format!("did:key:z{}", bs58::encode(raw).into_string())
+    }
+
+    /// `ed25519:<base64url>`, Treeship's form.
+    pub fn treeship(&self) -> String {
+        format!(
+            "ed25519:{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.0.as_bytes())
+        )
+    }
+
+    /// A short id for envelopes' `keyid` hint: `key_` and 16 hex digits of
+    /// the key's SHA-256. A hint only: verifiers pick keys from their trust.
+    pub fn key_id(&self) -> String {
+        let sum = Sha256::digest(self.0.as_bytes());
+        let hex: String = sum[..8].iter().map(|b| format!("{b:02x}")).collect();
+        format!("key_{hex}")
+    }
+
+    /// Strict verification (RFC 8032 with canonical `S` and no small-order
+    /// `R`): a signature that any lax verifier would also accept, and only one.
+    pub fn verify_strict(&self, message: &[u8], sig: &[u8]) -> bool {
+        let Ok(sig) = <[u8; 64]>::try_from(sig) else {
+            return false;
+        };
+        self.0
+            .verify_strict(message, &Signature::from_bytes(&sig))
+            .is_ok()
+    }
+}
+
+impl fmt::Debug for PublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.treeship())
+    }
+}
+
+/// An Ed25519 private key. Its secret never appears in `Debug` output.
+pub struct SecretKey(SigningKey);
+
+impl SecretKey {
+    /// The key whose seed is these 32 bytes.
+    pub fn from_seed(seed: &[u8; 32]) -> SecretKey {
+        SecretKey(SigningKey::from_bytes(seed))
+    }
+
+    /// Reads a PKCS#8 PEM private key.
+    pub fn from_pem(pem: &str) -> Result<SecretKey, KeyError> {
+        SigningKey::from_pkcs8_pem(pem).map(SecretKey).map_err(|_| {
+            err("not an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)")
+        })
+    }
+
+    /// The key as PKCS#8 PEM.
+    pub fn to_pem(&self) -> Result<String, KeyError> {
+        self.0
+            .to_pkcs8_pem(Default::default())
+            .map(|z| z.to_string())
+            .map_err(|e| err(format!("cannot encode the key: {e}")))
+    }
+
+    pub fn public(&self) -> PublicKey {
+        PublicKey(self.0.verifying_key())
+    }
+
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        self.0.sign(message).to_bytes()
+    }
+}
+
+impl fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SecretKey({})", self.public().treeship())
+    }
+}
+
+/// Decodes base64 in either alphabet (standard or URL-safe), padded or not,
+/// as DSSE asks verifiers to accept. `None` for anything else.
+pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let url = s.contains(['-', '_']);
+    let padded = s.ends_with('=');
+    let engine = match (url, padded) {
+        (true, true) => &URL_SAFE,
+        (true, false) => &URL_SAFE_NO_PAD,
+        (false, true) => &STANDARD,
+        (false, false) => &STANDARD_NO_PAD,
+    };
+    engine.decode(s).ok()
+}
+
+/// URL-safe base64 without padding, as chit writes it.
+pub fn encode_base64url(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Treeship's test key (shared/vectors/treeship-envelopes/README.md).
+    const TREESHIP_KEY: &str = "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY";
+
+    #[test]
+    fn both_forms_round_trip() {
+        let k = PublicKey::parse(TREESHIP_KEY).unwrap();
+        assert_eq!(k.treeship(), TREESHIP_KEY);
+        let did = k.did_key();
+        assert!(did.starts_with("did:key:z6Mk"), "{did}");
+        assert_eq!(PublicKey::parse(&did).unwrap(), k);
+    }
+
+    #[test]
+    fn rfc8032_test_1() {
+        // RFC 8032 section 7.1, TEST 1: empty message.
+        let seed: [u8; 32] =
+            hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
+        let k = SecretKey::from_seed(&seed);
+        assert_eq!(
+            k.public().bytes().to_vec(),
+            hex::<32>("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a").to_vec()
+        );
+        let sig = k.sign(b"");
+        assert_eq!(
+            sig.to_vec(),
+            hex::<64>("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b").to_vec()
+        );
+        assert!(k.public().verify_strict(b"", &sig));
+        assert!(!k.public().verify_strict(b"x", &sig));
+        // The key in did:key form, as the did:key spec's test vector writes it.
+        assert_eq!(
+            k.public().did_key(),
+            "did:key:z6MktwupdmLXVVqTzCw4i46r4uGyosGXRnR3XjN4Zq7oMMsw"
+        );
+    }
+
+    #[test]
+    fn pem_round_trip_and_refusals() {
+        let k = SecretKey::from_seed(&[7; 32]);
+        let pem = k.to_pem().unwrap();
+        assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+        assert_eq!(SecretKey::from_pem(&pem).unwrap().public(), k.public());
+        assert!(SecretKey::from_pem("not a key").is_err());
+        assert!(PublicKey::parse("ed25519:AAAA").is_err());
+        assert!(PublicKey::parse("did:key:zQ3s").is_err());
+        assert!(PublicKey::parse("ssh-ed25519 AAAA").is_err());
+        // The identity point: small order, refused.
+        let mut weak = [0u8; 32];
+        weak[0] = 1;
+        assert!(PublicKey::parse(&format!("ed25519:{}", encode_base64url(&weak))).is_err());
+    }
+
+    #[test]
+    fn base64_both_alphabets() {
+        assert_eq!(decode_base64("-_8").unwrap(), vec![0xfb, 0xff]);
+        assert_eq!(decode_base64("+/8=").unwrap(), vec![0xfb, 0xff]);
+        assert_eq!(decode_base64("+/8").unwrap(), vec![0xfb, 0xff]);
+        assert!(decode_base64("+_8").is_none());
+        assert!(decode_base64("a").is_none());
+    }
+
+    fn hex<const N: usize>(s: &str) -> [u8; N] {
+        let mut out = [0u8; N];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap();
+        }
+        out
+    }
+}
