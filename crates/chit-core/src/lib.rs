@@ -19,7 +19,9 @@ pub mod keys;
 pub mod kinds;
 pub mod report;
 pub mod schema;
+pub mod statement;
 pub mod time;
+pub mod trust;
 
 pub use doc::{Doc, Val};
 pub use json::{Limits, ReadError};

@@ -58,6 +58,17 @@ impl Report {
         self.warnings.push(Finding::new(rule, path, message));
     }
 
+    /// Takes in `other`'s findings, their paths under `prefix` (a JSON
+    /// Pointer to where `other`'s document sits in this one).
+    pub fn absorb(&mut self, other: Report, prefix: &str) {
+        let moved = |f: Finding| Finding {
+            path: format!("{prefix}{}", f.path),
+            ..f
+        };
+        self.errors.extend(other.errors.into_iter().map(moved));
+        self.warnings.extend(other.warnings.into_iter().map(moved));
+    }
+
     /// Whether any error carries `rule`.
     pub fn breaks(&self, rule: &str) -> bool {
         self.errors.iter().any(|f| f.rule == rule)

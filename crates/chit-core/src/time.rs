@@ -48,6 +48,41 @@ pub fn is_real_utc_timestamp(s: &str) -> bool {
         && second < 60
 }
 
+/// Whether `s` is an RFC 3339 date-time naming a real instant:
+/// `YYYY-MM-DDTHH:MM:SS`, an optional fraction of any length, then `Z` or an
+/// offset `±HH:MM` (hours 00-23, minutes 00-59). `t` and `z` are accepted in
+/// lower case, as RFC 3339 allows.
+pub fn is_rfc3339(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 20 || !matches!(b[10], b'T' | b't') {
+        return false;
+    }
+    let mut end = 19;
+    if b.get(19) == Some(&b'.') {
+        end = 20;
+        while b.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        if end == 20 {
+            return false;
+        }
+    }
+    let zone = &b[end..];
+    let zone_ok = match zone {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => {
+            let two = |a: u8, b: u8| {
+                (a.is_ascii_digit() && b.is_ascii_digit()).then(|| (a - b'0') * 10 + (b - b'0'))
+            };
+            matches!((two(*h1, *h2), two(*m1, *m2)), (Some(h), Some(m)) if h < 24 && m < 60)
+        }
+        _ => false,
+    };
+    let mut head = s[..19].to_string();
+    head.push('Z');
+    zone_ok && is_real_utc_timestamp(&head.replacen('t', "T", 1))
+}
+
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
         4 | 6 | 9 | 11 => 30,
@@ -60,6 +95,29 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::is_real_utc_timestamp as ok;
+
+    #[test]
+    fn rfc3339_forms() {
+        use super::is_rfc3339;
+        for good in [
+            "2026-11-30T08:58:34Z",
+            "2026-11-30t08:58:34z",
+            "2026-11-30T08:58:34.123456789+05:30",
+            "2026-11-30T08:58:34-00:00",
+        ] {
+            assert!(is_rfc3339(good), "{good}");
+        }
+        for bad in [
+            "2026-11-30T08:58:34",
+            "2026-11-30T08:58:34.Z",
+            "2026-11-30T08:58:34+5:30",
+            "2026-11-30T08:58:34+24:00",
+            "2026-02-30T08:58:34Z",
+            "2026-11-30 08:58:34Z",
+        ] {
+            assert!(!is_rfc3339(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn real_and_unreal_dates() {

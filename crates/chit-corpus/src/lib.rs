@@ -110,7 +110,7 @@ pub fn receipt(rng: &mut Rng) -> Value {
 
 /// Sets the receipt's digest from its current contents.
 pub fn seal(v: &mut Value) {
-    if let Some(d) = run_receipt::digest(&as_doc(v)) {
+    if let Some(d) = run_receipt::digest(as_doc(v).root()) {
         if let Some(o) = v.as_object_mut() {
             o.insert("digest".into(), Value::String(d));
         }

@@ -3,7 +3,7 @@
 
 pub mod run_receipt;
 
-use crate::doc::Doc;
+use crate::doc::{Doc, Val};
 use crate::report::Report;
 
 /// A receipt kind.
@@ -37,15 +37,20 @@ impl Kind {
 
     /// Checks `doc` under this kind's schema and rules.
     pub fn check(self, doc: &Doc) -> Report {
+        self.check_val(doc.root())
+    }
+
+    /// Checks one value (a whole document, or a payload inside one).
+    pub fn check_val(self, v: Val) -> Report {
         match self {
-            Kind::RunReceipt => run_receipt::check(doc),
+            Kind::RunReceipt => run_receipt::check(v),
         }
     }
 
     /// The digest `doc` should carry, where this kind has one.
     pub fn digest(self, doc: &Doc) -> Option<String> {
         match self {
-            Kind::RunReceipt => run_receipt::digest(doc),
+            Kind::RunReceipt => run_receipt::digest(doc.root()),
         }
     }
 }

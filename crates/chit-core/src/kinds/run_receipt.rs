@@ -8,7 +8,7 @@
 
 use crate::canon::{self, Profile};
 use crate::digest::sha256_tagged;
-use crate::doc::{Doc, Val};
+use crate::doc::Val;
 use crate::report::Report;
 use crate::schema;
 use crate::time::is_real_utc_timestamp;
@@ -17,23 +17,22 @@ pub const KIND: &str = "run-receipt";
 
 /// The digest a run receipt should carry: SHA-256 over its canonical form
 /// without the top-level `digest`. `None` when `doc` is not an object.
-pub fn digest(doc: &Doc) -> Option<String> {
-    let root = doc.root();
+pub fn digest(root: Val) -> Option<String> {
     if !root.is_object() {
         return None;
     }
-    let mut bytes = Vec::with_capacity(doc.text().len());
+    let mut bytes = Vec::with_capacity(2048);
     canon::write_without(root, "digest", Profile::Jcs, &mut bytes);
     Some(sha256_tagged(&bytes))
 }
 
 /// Checks a run receipt: schema first, then every rule.
-pub fn check(doc: &Doc) -> Report {
+pub fn check(root: Val) -> Report {
     let mut r = Report::new(KIND);
-    if !schema::RUN_RECEIPT.check(doc, &mut r) {
+    if !schema::RUN_RECEIPT.check(root, &mut r) {
         return r;
     }
-    let Some(rc) = Receipt::view(doc.root()) else {
+    let Some(rc) = Receipt::view(root) else {
         r.error(
             "schema",
             "",
@@ -65,7 +64,7 @@ pub fn check(doc: &Doc) -> Report {
     m1_costs_add_up(&rc, &mut r);
     m2_first_reply_in_run(&rc, &mut r);
     m3_real_date(&rc, &mut r);
-    d1_digest_matches(&rc, doc, &mut r);
+    d1_digest_matches(&rc, root, &mut r);
     d2_digest_present(&rc, &mut r);
     r
 }
@@ -698,9 +697,9 @@ fn m3_real_date(rc: &Receipt, r: &mut Report) {
 
 // ── Digest ───────────────────────────────────────────────────────────────
 
-fn d1_digest_matches(rc: &Receipt, doc: &Doc, r: &mut Report) {
+fn d1_digest_matches(rc: &Receipt, root: Val, r: &mut Report) {
     if let Some(claimed) = rc.digest {
-        if digest(doc).as_deref() != Some(claimed) {
+        if digest(root).as_deref() != Some(claimed) {
             r.error(
                 "D1",
                 "/digest",

@@ -1,0 +1,228 @@
+//! Verifying a signed receipt: a DSSE envelope carrying a Treeship receipt
+//! statement, checked as an explicit sequence of named steps.
+//!
+//! 1. `envelope`: shape and base64 ([`Envelope::read`]);
+//! 2. `signature`: every signature verifies under a trusted key;
+//! 3. `art`: the envelope's art id is the one it was filed under, if any;
+//! 4. `statement`: the decoded payload is a Treeship receipt statement;
+//! 5. `trust`: trusted signers, allowed to sign the statement's kind, and at
+//!    least `threshold` of them (distinct keys);
+//! 6. the payload, under its kind's own schema and rules (paths under
+//!    `/payload`); a kind chit does not know is a warning, never a pass.
+
+use crate::envelope::{Envelope, Ids, TREESHIP_RECEIPT};
+use crate::json::{self, Limits};
+use crate::kinds::Kind;
+use crate::report::Report;
+use crate::time::is_rfc3339;
+use crate::trust::Trust;
+
+/// The statement type Treeship writes.
+pub const STATEMENT_TYPE: &str = "treeship/receipt/v1";
+
+/// What checking an envelope found: the report (its kind is the payload's
+/// where chit knows it) and the envelope's ids where it could be read.
+pub struct Checked {
+    pub report: Report,
+    pub ids: Option<Ids>,
+    /// The statement's kind, as written.
+    pub statement_kind: Option<String>,
+}
+
+/// The options of a check.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy<'a> {
+    pub trust: Option<&'a Trust>,
+    /// Distinct trusted keys required (at least 1).
+    pub threshold: usize,
+    /// The art id the envelope was filed under (from its file name), if any.
+    pub expected_art: Option<&'a str>,
+    pub limits: &'a Limits,
+}
+
+pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
+    let mut report = Report::new("envelope");
+    let Some(env) = Envelope::read(doc, &mut report) else {
+        return Checked {
+            report,
+            ids: None,
+            statement_kind: None,
+        };
+    };
+    let ids = env.ids();
+
+    // 2. Signatures.
+    let keys = policy.trust.map(Trust::public_keys).unwrap_or_default();
+    let signers: Vec<usize> = if policy.trust.is_some() {
+        env.signers(&keys, &mut report)
+            .into_iter()
+            .filter_map(|k| keys.iter().position(|x| x == k))
+            .collect()
+    } else {
+        report.error(
+            "trust",
+            "",
+            "no trusted keys, so no signature can be checked: name the keys you trust with --trust FILE \
+             (a TOML file of [[key]] tables with name and public_key)",
+        );
+        Vec::new()
+    };
+
+    // 3. Art id.
+    if let Some(want) = policy.expected_art {
+        if want != ids.artifact_id {
+            report.error(
+                "art",
+                "",
+                format!(
+                    "filed as {want}, but the envelope's art id is {}",
+                    ids.artifact_id
+                ),
+            );
+        }
+    }
+
+    // 4. Statement.
+    if env.payload_type != TREESHIP_RECEIPT {
+        report.warning(
+            "statement",
+            "/payloadType",
+            format!(
+                "payload type {} is not a Treeship receipt; its payload is not checked",
+                env.payload_type
+            ),
+        );
+        return Checked {
+            report,
+            ids: Some(ids),
+            statement_kind: None,
+        };
+    }
+    let statement = match json::parse(&env.payload, policy.limits) {
+        Ok(s) => s,
+        Err(e) => {
+            report.error(
+                "statement",
+                "/payload",
+                format!("the payload is not JSON: {e}"),
+            );
+            return Checked {
+                report,
+                ids: Some(ids),
+                statement_kind: None,
+            };
+        }
+    };
+    let kind = statement_shape(&statement, &mut report);
+
+    // 5. Trust: who may sign this kind, and how many signed.
+    if let Some(trust) = policy.trust {
+        let mut allowed = 0;
+        for &i in &signers {
+            let k = &trust.keys[i];
+            match &kind {
+                Some(kind) if !k.may_sign(kind) => report.error(
+                    "trust",
+                    "",
+                    format!(
+                        "key {} signed a {kind}, which the trust file does not let it sign",
+                        k.name
+                    ),
+                ),
+                _ => allowed += 1,
+            }
+        }
+        if allowed < policy.threshold {
+            report.error(
+                "threshold",
+                "/signatures",
+                format!(
+                    "{allowed} distinct trusted key(s) signed; {} required",
+                    policy.threshold
+                ),
+            );
+        }
+    }
+
+    // 6. The payload under its kind.
+    let root = statement.root();
+    if let (Some(kind), Some(payload)) = (&kind, root.get("payload")) {
+        match Kind::from_name(kind) {
+            Some(k) => {
+                report.kind = k.name();
+                report.absorb(k.check_val(payload), "/payload");
+            }
+            None => report.warning(
+                "kind",
+                "/payload",
+                format!("payload of kind {kind} not checked: chit does not know this kind"),
+            ),
+        }
+    } else if kind.is_some() {
+        report.warning(
+            "statement",
+            "/payload",
+            "the statement carries no payload to check",
+        );
+    }
+    Checked {
+        report,
+        ids: Some(ids),
+        statement_kind: kind,
+    }
+}
+
+/// Step 4: the statement's members. Returns its kind.
+fn statement_shape(statement: &crate::Doc, report: &mut Report) -> Option<String> {
+    let s = statement.root();
+    if !s.is_object() {
+        report.error("statement", "", "the statement is not a JSON object");
+        return None;
+    }
+    let text = |k: &str| s.get(k).and_then(|v| v.as_str());
+    if text("type") != Some(STATEMENT_TYPE) {
+        report.error(
+            "statement",
+            "/type",
+            format!("the statement type must be {STATEMENT_TYPE}"),
+        );
+    }
+    match text("timestamp") {
+        Some(t) if is_rfc3339(t) => {}
+        _ => report.error(
+            "statement",
+            "/timestamp",
+            "the timestamp must be an RFC 3339 time",
+        ),
+    }
+    if text("system").is_none() {
+        report.error(
+            "statement",
+            "/system",
+            "the statement needs a system (a URI string)",
+        );
+    }
+    if let Some(subject) = s.get("subject") {
+        let ok = subject.is_object()
+            && subject
+                .members()
+                .all(|(k, v)| matches!(k, "digest" | "uri" | "artifactId") && v.as_str().is_some());
+        if !ok {
+            report.error(
+                "statement",
+                "/subject",
+                "the subject holds only digest, uri and artifactId strings",
+            );
+        }
+    }
+    if let Some(p) = s.get("payload") {
+        if !p.is_object() {
+            report.error("statement", "/payload", "the payload must be a JSON object");
+        }
+    }
+    let kind = text("kind").map(str::to_owned);
+    if kind.is_none() {
+        report.error("statement", "/kind", "the statement needs a kind");
+    }
+    kind
+}

@@ -1,0 +1,141 @@
+//! The keys a verifier trusts: a TOML file of `[[key]]` tables.
+//!
+//! ```toml
+//! [[key]]
+//! name = "prover"
+//! public_key = "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY"   # or did:key:z6Mk…
+//! kinds = ["verification.packet.v1"]   # optional: the kinds it may sign
+//! ```
+
+use crate::keys::PublicKey;
+
+/// One trusted key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrustedKey {
+    pub name: String,
+    pub key: PublicKey,
+    /// The statement kinds this key may sign; `None` for any.
+    pub kinds: Option<Vec<String>>,
+}
+
+impl TrustedKey {
+    pub fn may_sign(&self, kind: &str) -> bool {
+        self.kinds
+            .as_ref()
+            .is_none_or(|ks| ks.iter().any(|k| k == kind))
+    }
+}
+
+/// A trust file, read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trust {
+    pub keys: Vec<TrustedKey>,
+}
+
+impl Trust {
+    /// Reads a trust file's text. Every problem is named with the table it
+    /// is in; a file that trusts nothing is refused.
+    pub fn parse(text: &str) -> Result<Trust, String> {
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
+        for k in table.keys() {
+            if k != "key" {
+                return Err(format!(
+                    "unknown entry '{k}' (a trust file holds [[key]] tables)"
+                ));
+            }
+        }
+        let list = match table.get("key") {
+            Some(toml::Value::Array(list)) => list,
+            Some(_) => return Err("'key' must be a list of [[key]] tables".into()),
+            None => return Err("no [[key]] tables: the file trusts nothing".into()),
+        };
+        let mut keys = Vec::new();
+        for (i, entry) in list.iter().enumerate() {
+            let at = format!("[[key]] number {}", i + 1);
+            let t = entry
+                .as_table()
+                .ok_or_else(|| format!("{at} is not a table"))?;
+            for k in t.keys() {
+                if !["name", "public_key", "kinds"].contains(&k.as_str()) {
+                    return Err(format!(
+                        "{at}: unknown field '{k}' (name, public_key, kinds)"
+                    ));
+                }
+            }
+            let name = t
+                .get("name")
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| format!("{at} needs a name"))?
+                .to_owned();
+            let key = t
+                .get("public_key")
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| format!("{at} ({name}) needs a public_key"))
+                .and_then(|s| PublicKey::parse(s).map_err(|e| format!("{at} ({name}): {e}")))?;
+            let kinds = match t.get("kinds") {
+                None => None,
+                Some(toml::Value::Array(a)) => Some(
+                    a.iter()
+                        .map(|v| v.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| format!("{at} ({name}): kinds must be strings"))?,
+                ),
+                Some(_) => return Err(format!("{at} ({name}): kinds must be a list of strings")),
+            };
+            if keys.iter().any(|k: &TrustedKey| k.name == name) {
+                return Err(format!("{at}: the name '{name}' is used twice"));
+            }
+            keys.push(TrustedKey { name, key, kinds });
+        }
+        Ok(Trust { keys })
+    }
+
+    pub fn public_keys(&self) -> Vec<PublicKey> {
+        self.keys.iter().map(|k| k.key).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY";
+
+    #[test]
+    fn reads_keys_in_both_forms() {
+        let did = PublicKey::parse(KEY).unwrap().did_key();
+        let t = Trust::parse(&format!(
+            "[[key]]\nname = \"a\"\npublic_key = \"{KEY}\"\nkinds = [\"x\"]\n\n[[key]]\nname = \"b\"\npublic_key = \"{did}\"\n"
+        ))
+        .unwrap();
+        assert_eq!(t.keys.len(), 2);
+        assert!(t.keys[0].may_sign("x") && !t.keys[0].may_sign("y"));
+        assert!(t.keys[1].may_sign("anything"));
+        assert_eq!(t.keys[0].key, t.keys[1].key);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_use() {
+        for (text, needle) in [
+            ("", "trusts nothing"),
+            ("key = 1", "must be a list"),
+            ("[[key]]\nname = \"a\"", "needs a public_key"),
+            ("[[key]]\npublic_key = \"ed25519:AAAA\"", "needs a name"),
+            (
+                "[[key]]\nname = \"a\"\npublic_key = \"ed25519:AAAA\"",
+                "32 bytes",
+            ),
+            (
+                "[[key]]\nname = \"a\"\npublic_key = \"x\"\nrole = 1",
+                "unknown field 'role'",
+            ),
+            ("[[keys]]\nname = \"a\"", "unknown entry 'keys'"),
+            ("[[key]\n", "not valid TOML"),
+        ] {
+            let e = Trust::parse(text).unwrap_err();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+}
