@@ -83,6 +83,28 @@ pub fn is_rfc3339(s: &str) -> bool {
     zone_ok && is_real_utc_timestamp(&head.replacen('t', "T", 1))
 }
 
+/// `YYYY-MM-DDTHH:MM:SSZ` for a count of seconds since 1970-01-01 UTC.
+pub fn format_unix_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
         4 | 6 | 9 | 11 => 30,
@@ -95,6 +117,15 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::is_real_utc_timestamp as ok;
+
+    #[test]
+    fn unix_times() {
+        use super::format_unix_utc as f;
+        assert_eq!(f(0), "1970-01-01T00:00:00Z");
+        assert_eq!(f(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(f(1_796_025_599), "2026-11-30T07:59:59Z");
+        assert_eq!(f(4_102_444_800), "2100-01-01T00:00:00Z");
+    }
 
     #[test]
     fn rfc3339_forms() {

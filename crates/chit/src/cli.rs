@@ -17,6 +17,10 @@ Receipt kinds:
   run-receipt    Run receipts, version 0.1 (receiptVersion \"0.1\"): rules
                  S1-S5, V1-V5, T1-T5, G1, C1-C5, M1-M3, D1-D2.
 
+Signed receipts are DSSE envelopes carrying a Treeship receipt statement,
+byte-compatible with Treeship. 'chit verify --trust FILE' checks the
+signature, the art id, the statement and then the payload under its kind.
+
 Exit status:
   0  every input is valid (warnings allowed)
   1  some input is not valid
@@ -75,6 +79,25 @@ file or the new one, never half of either. Keys keep their order; the file is wr
 with two-space indentation, as JSON.stringify(receipt, null, 2) writes it."
     )]
     Seal(SealArgs),
+    /// Make a new Ed25519 signing key.
+    #[command(
+        long_about = "Write a new Ed25519 private key to FILE (PKCS#8 PEM, readable by you only; \
+an existing file is never overwritten) and print its public key as did:key:z6Mk... and in \
+Treeship's ed25519:<base64url> form. The private key is never printed."
+    )]
+    Keygen(KeygenArgs),
+    /// Show the public forms of a key.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Sign a payload as a Treeship receipt (a DSSE envelope).
+    #[command(
+        long_about = "Wrap PAYLOAD (a JSON file, or '-') in a Treeship receipt statement \
+(type, timestamp, system, subject, kind, payload) and sign it into a DSSE envelope with the \
+key in --key. A payload of a kind chit knows is checked first, and an invalid one is refused, \
+naming the rules; a payload of another kind is signed as given, with a warning. The envelope \
+is written to --out, or to standard output."
+    )]
+    Sign(SignArgs),
     /// Print a document's canonical JSON bytes (RFC 8785).
     #[command(
         long_about = "Print a JSON document's canonical bytes under RFC 8785: keys sorted by \
@@ -141,6 +164,62 @@ pub struct VerifyArgs {
     /// Check every input as this kind instead of telling it from the document.
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]
     pub kind: Option<Kind>,
+
+    /// The keys whose signatures count: a TOML file of [[key]] tables, each with
+    /// name, public_key (did:key:... or ed25519:...) and optional kinds = [...].
+    #[arg(long, value_name = "FILE")]
+    pub trust: Option<PathBuf>,
+
+    /// Distinct trusted keys an envelope needs (one key signing twice counts once).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threshold: u32,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct KeygenArgs {
+    /// Where to write the private key (refused if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum KeyCommand {
+    /// Print the public forms of the private key in FILE.
+    Show {
+        /// A private key written by 'chit keygen' (PKCS#8 PEM).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct SignArgs {
+    /// The payload, a JSON file or '-'.
+    #[arg(value_name = "PAYLOAD")]
+    pub payload: PathBuf,
+
+    /// The private key to sign with (PKCS#8 PEM, as 'chit keygen' writes).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+
+    /// The statement's kind (run-receipt, or any other kind name).
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+
+    /// The art id of the receipt this one is about (the statement's subject).
+    #[arg(long, value_name = "ART_ID")]
+    pub subject: Option<String>,
+
+    /// The system that makes the statement, a URI.
+    #[arg(long, value_name = "URI", default_value = "chit://sign")]
+    pub system: String,
+
+    /// Where to write the envelope (standard output by default).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 
     #[command(flatten)]
     pub limits: LimitArgs,

@@ -2,13 +2,14 @@
 
 mod cli;
 mod inputs;
+mod keycmd;
 mod render;
 mod verify;
 
 use chit_core::canon::{self, Profile};
 use chit_core::{json, Doc, Kind, Limits};
 use clap::Parser;
-use cli::{CanonArgs, Cli, ColorWhen, Command, DigestArgs, ProfileArg, SealArgs};
+use cli::{CanonArgs, Cli, ColorWhen, Command, DigestArgs, KeyCommand, ProfileArg, SealArgs};
 use inputs::Source;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -19,8 +20,8 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// A failure that ends a command: the message and the exit status.
-struct Fail(i32, String);
+/// A failure that ends a command: the exit status and the message.
+pub struct Fail(pub i32, pub String);
 
 type CmdResult = Result<i32, Fail>;
 
@@ -35,12 +36,13 @@ fn main() -> ExitCode {
     let stdout = anstream::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = match &cli.command {
-        Command::Verify(a) => {
-            verify::run(a, &mut out).map_err(|e| Fail(2, format!("cannot write output: {e}")))
-        }
+        Command::Verify(a) => verify::run(a, &mut out),
         Command::Digest(a) => digest(a, &mut out),
         Command::Seal(a) => seal(a, &mut out),
         Command::Canon(a) => canon_cmd(a, &mut out),
+        Command::Keygen(a) => keycmd::keygen(a, &mut out),
+        Command::Key(KeyCommand::Show { file }) => keycmd::key_show(file, &mut out),
+        Command::Sign(a) => keycmd::sign(a, &mut out),
     };
     let flushed = out.flush();
     let code = match result {
@@ -179,7 +181,7 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
 
 /// Replaces `path` with `bytes` so that a crash leaves the old file or the
 /// new one, never a mix: write beside it, sync, rename over it.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -233,6 +235,6 @@ fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
     Ok(0)
 }
 
-fn write_fail(e: std::io::Error) -> Fail {
+pub fn write_fail(e: std::io::Error) -> Fail {
     Fail(2, format!("cannot write output: {e}"))
 }

@@ -109,6 +109,10 @@ fn json_line(o: &Outcome) -> String {
     if let Some(n) = o.line {
         out.extend_from_slice(format!(",\"line\":{n}").as_bytes());
     }
+    if let Some(art) = &o.artifact_id {
+        out.extend_from_slice(b",\"artifact_id\":");
+        js(art, &mut out);
+    }
     out.extend_from_slice(b",\"kind\":");
     match &o.result {
         Err(why) => {

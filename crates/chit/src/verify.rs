@@ -3,6 +3,7 @@
 use crate::cli::{Format, VerifyArgs};
 use crate::inputs::{self, Source};
 use crate::render;
+use chit_core::trust::Trust;
 use chit_core::{Doc, Kind, Limits, Report};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
@@ -15,6 +16,18 @@ pub struct Outcome<'a> {
     pub line: Option<usize>,
     /// The report, or why the input could not be read.
     pub result: Result<Report, String>,
+    /// A signed receipt's art id.
+    pub artifact_id: Option<String>,
+}
+
+/// What every check in one run shares.
+pub struct Settings<'a> {
+    pub kind: Option<Kind>,
+    pub limits: Limits,
+    pub trust: Option<&'a Trust>,
+    pub threshold: usize,
+    pub format: Format,
+    pub quiet: bool,
 }
 
 impl Outcome<'_> {
@@ -45,13 +58,43 @@ struct Tally {
 /// stays bounded.
 const BATCH: usize = 4096;
 
-pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
+pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<i32, crate::Fail> {
+    let trust = match &args.trust {
+        None => None,
+        Some(path) => {
+            let bytes = inputs::read(&Source::File(path.clone()), 1 << 20).map_err(|why| {
+                crate::Fail(
+                    2,
+                    format!("cannot read trust file {}: {why}", path.display()),
+                )
+            })?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                crate::Fail(2, format!("trust file {} is not UTF-8", path.display()))
+            })?;
+            Some(
+                Trust::parse(&text)
+                    .map_err(|e| crate::Fail(2, format!("trust file {}: {e}", path.display())))?,
+            )
+        }
+    };
+    run_with(args, trust.as_ref(), out).map_err(crate::write_fail)
+}
+
+fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> std::io::Result<i32> {
     let format = if args.json {
         Format::Json
     } else {
         args.format.unwrap_or(Format::Human)
     };
     let limits = args.limits.limits();
+    let settings = Settings {
+        kind: args.kind,
+        limits,
+        trust,
+        threshold: args.threshold as usize,
+        format,
+        quiet: args.quiet,
+    };
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
     for n in &notes {
@@ -74,8 +117,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
             let bytes = match inputs::read(source, inputs::STREAM_MAX) {
                 Ok(b) => b,
                 Err(why) => {
-                    let (status, s) =
-                        finish(&unreadable(label, None, why), None, format, args.quiet);
+                    let (status, s) = finish(&unreadable(label, None, why), None, &settings);
                     emit(status, &s, out)?;
                     continue;
                 }
@@ -85,17 +127,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
             for batch in lines.chunks(BATCH) {
                 let done: Vec<(Status, String)> = batch
                     .par_iter()
-                    .map(|&(n, line)| {
-                        check(
-                            label,
-                            Some(n),
-                            Ok(line),
-                            args.kind,
-                            &limits,
-                            format,
-                            args.quiet,
-                        )
-                    })
+                    .map(|&(n, line)| check(label, Some(n), Ok(line), &settings))
                     .collect();
                 for (status, s) in &done {
                     emit(*status, s, out)?;
@@ -110,15 +142,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
                 .par_iter()
                 .map(|&(source, label)| {
                     let bytes = inputs::read(source, limits.max_size);
-                    let r = check(
-                        label,
-                        None,
-                        bytes.as_deref(),
-                        args.kind,
-                        &limits,
-                        format,
-                        args.quiet,
-                    );
+                    let r = check(label, None, bytes.as_deref(), &settings);
                     progress.inc(1);
                     r
                 })
@@ -155,12 +179,12 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> std::io::Result<i32> {
 }
 
 /// The outcome's status and its rendering (empty where --quiet hides it).
-fn finish(o: &Outcome, doc: Option<&Doc>, format: Format, quiet: bool) -> (Status, String) {
+fn finish(o: &Outcome, doc: Option<&Doc>, settings: &Settings) -> (Status, String) {
     let status = o.status();
-    let shown = if quiet && status == Status::Valid {
+    let shown = if settings.quiet && status == Status::Valid {
         String::new()
     } else {
-        render::render(o, doc, format)
+        render::render(o, doc, settings.format)
     };
     (status, shown)
 }
@@ -170,7 +194,19 @@ fn unreadable(file: &str, line: Option<usize>, why: String) -> Outcome<'_> {
         file,
         line,
         result: Err(why),
+        artifact_id: None,
     }
+}
+
+/// The art id a file name carries (`…art_<32 hex>…`), as Treeship files them.
+fn art_in_name(file: &str) -> Option<&str> {
+    let name = file.rsplit(['/', '\\']).next()?;
+    let at = name.find("art_")?;
+    let id = name.get(at..at + 36)?;
+    id[4..]
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        .then_some(id)
 }
 
 /// Reads, checks and renders one document; the document lives only here.
@@ -178,27 +214,45 @@ fn check(
     file: &str,
     line: Option<usize>,
     bytes: Result<&[u8], &String>,
-    kind: Option<Kind>,
-    limits: &Limits,
-    format: Format,
-    quiet: bool,
+    settings: &Settings,
 ) -> (Status, String) {
     let bytes = match bytes {
         Ok(b) => b,
-        Err(why) => return finish(&unreadable(file, line, why.clone()), None, format, quiet),
+        Err(why) => return finish(&unreadable(file, line, why.clone()), None, settings),
     };
-    match chit_core::json::parse(bytes, limits) {
+    match chit_core::json::parse(bytes, &settings.limits) {
         Err(e) => {
             let why = e.starting_at_line(line.unwrap_or(1)).to_string();
-            finish(&unreadable(file, line, why), None, format, quiet)
+            finish(&unreadable(file, line, why), None, settings)
+        }
+        Ok(doc) if chit_core::envelope::looks_like_envelope(&doc) => {
+            let policy = chit_core::statement::Policy {
+                trust: settings.trust,
+                threshold: settings.threshold,
+                expected_art: if line.is_none() {
+                    art_in_name(file)
+                } else {
+                    None
+                },
+                limits: &settings.limits,
+            };
+            let checked = chit_core::statement::check(&doc, &policy);
+            let o = Outcome {
+                file,
+                line,
+                result: Ok(checked.report),
+                artifact_id: checked.ids.map(|i| i.artifact_id),
+            };
+            finish(&o, None, settings)
         }
         Ok(doc) => {
             let o = Outcome {
                 file,
                 line,
-                result: Ok(chit_core::verify_doc(&doc, kind)),
+                result: Ok(chit_core::verify_doc(&doc, settings.kind)),
+                artifact_id: None,
             };
-            finish(&o, Some(&doc), format, quiet)
+            finish(&o, Some(&doc), settings)
         }
     }
 }
