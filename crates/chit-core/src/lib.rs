@@ -20,6 +20,7 @@ pub mod kinds;
 pub mod report;
 pub mod schema;
 pub mod statement;
+pub mod streams;
 pub mod time;
 pub mod trust;
 

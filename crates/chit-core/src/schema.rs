@@ -103,8 +103,18 @@ pub static RUN_RECEIPT: Embedded = Embedded::new(
     include_str!("../../../schemas/run-receipt-0.1.schema.json"),
 );
 
+pub static PACKET: Embedded = Embedded::new(
+    "verification.packet.v1",
+    include_str!("../../../schemas/verification.packet.v1.schema.json"),
+);
+
+pub static RECOMPUTE: Embedded = Embedded::new(
+    "verification.recompute.v1",
+    include_str!("../../../schemas/verification.recompute.v1.schema.json"),
+);
+
 /// Every schema chit embeds.
-pub const ALL: &[&Embedded] = &[&RUN_RECEIPT];
+pub const ALL: &[&Embedded] = &[&RUN_RECEIPT, &PACKET, &RECOMPUTE];
 
 // ── chit's Doc as a jsonschema instance ─────────────────────────────────
 

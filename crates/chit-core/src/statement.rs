@@ -15,6 +15,7 @@ use crate::json::{self, Limits};
 use crate::kinds::Kind;
 use crate::report::Report;
 use crate::time::is_rfc3339;
+use crate::streams::Facts;
 use crate::trust::Trust;
 
 /// The statement type Treeship writes.
@@ -27,6 +28,8 @@ pub struct Checked {
     pub ids: Option<Ids>,
     /// The statement's kind, as written.
     pub statement_kind: Option<String>,
+    /// A packet's or recompute result's facts, for the checks across documents.
+    pub facts: Option<Facts>,
 }
 
 /// The options of a check.
@@ -38,6 +41,8 @@ pub struct Policy<'a> {
     /// The art id the envelope was filed under (from its file name), if any.
     pub expected_art: Option<&'a str>,
     pub limits: &'a Limits,
+    /// Where the envelope came from, for findings across documents.
+    pub source: &'a str,
 }
 
 pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
@@ -47,6 +52,7 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
             report,
             ids: None,
             statement_kind: None,
+            facts: None,
         };
     };
     let ids = env.ids();
@@ -96,6 +102,7 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
             report,
             ids: Some(ids),
             statement_kind: None,
+            facts: None,
         };
     }
     let statement = match json::parse(&env.payload, policy.limits) {
@@ -110,12 +117,14 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
                 report,
                 ids: Some(ids),
                 statement_kind: None,
+                facts: None,
             };
         }
     };
     let kind = statement_shape(&statement, &mut report);
 
     // 5. Trust: who may sign this kind, and how many signed.
+    let signer = policy.trust.and_then(|t| signers.first().map(|&i| t.keys[i].name.clone()));
     if let Some(trust) = policy.trust {
         let mut allowed = 0;
         for &i in &signers {
@@ -146,11 +155,17 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
 
     // 6. The payload under its kind.
     let root = statement.root();
+    let mut facts = None;
     if let (Some(kind), Some(payload)) = (&kind, root.get("payload")) {
         match Kind::from_name(kind) {
             Some(k) => {
                 report.kind = k.name();
-                report.absorb(k.check_val(payload), "/payload");
+                let inner = k.check_val(payload);
+                facts = Facts::of(k, payload, &inner, policy.source.to_owned(), signer, Some(ids.artifact_id.clone()));
+                report.absorb(inner, "/payload");
+                if k == Kind::Recompute {
+                    r1_subject_is_the_packet(root, payload, &mut report);
+                }
             }
             None => report.warning(
                 "kind",
@@ -169,6 +184,27 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
         report,
         ids: Some(ids),
         statement_kind: kind,
+        facts,
+    }
+}
+
+/// R1, in the envelope: a recompute result's `packet` is the art id its
+/// statement names as subject.
+fn r1_subject_is_the_packet(statement: crate::Val, payload: crate::Val, report: &mut Report) {
+    let packet = payload.get("packet").and_then(|p| p.as_str());
+    let subject = statement.get("subject").and_then(|s| s.get("artifactId")).and_then(|a| a.as_str());
+    match (packet, subject) {
+        (Some(p), Some(s)) if p != s => report.error(
+            "R1",
+            "/payload/packet",
+            format!("the result checks {p}, but its statement's subject is {s}"),
+        ),
+        (Some(_), None) => report.error(
+            "R1",
+            "/subject",
+            "a recompute result's statement names the packet receipt as subject.artifactId; this one names none",
+        ),
+        _ => {}
     }
 }
 

@@ -83,6 +83,42 @@ pub fn is_rfc3339(s: &str) -> bool {
     zone_ok && is_real_utc_timestamp(&head.replacen('t', "T", 1))
 }
 
+/// The instant an RFC 3339 time names, in nanoseconds since 1970-01-01
+/// UTC; `None` if [`is_rfc3339`] refuses it. For ordering times.
+pub fn rfc3339_nanos(s: &str) -> Option<i128> {
+    if !is_rfc3339(s) {
+        return None;
+    }
+    let b = s.as_bytes();
+    let n = |r: std::ops::Range<usize>| -> i64 { s[r].parse().unwrap_or(0) };
+    let (y, mo, d) = (n(0..4), n(5..7), n(8..10));
+    let secs_of_day = n(11..13) * 3600 + n(14..16) * 60 + n(17..19);
+    // Days from civil (Howard Hinnant).
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2.rem_euclid(400);
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let mut nanos = i128::from(days * 86_400 + secs_of_day) * 1_000_000_000;
+    let mut i = 19;
+    if b[19] == b'.' {
+        let mut scale = 100_000_000i128;
+        i = 20;
+        while i < b.len() && b[i].is_ascii_digit() {
+            nanos += i128::from(b[i] - b'0') * scale;
+            scale /= 10;
+            i += 1;
+        }
+    }
+    if matches!(b[i], b'+' | b'-') {
+        let offset = i128::from((n(i + 1..i + 3) * 60 + n(i + 4..i + 6)) * 60) * 1_000_000_000;
+        nanos += if b[i] == b'+' { -offset } else { offset };
+    }
+    Some(nanos)
+}
+
 /// `YYYY-MM-DDTHH:MM:SSZ` for a count of seconds since 1970-01-01 UTC.
 pub fn format_unix_utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
@@ -117,6 +153,16 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::is_real_utc_timestamp as ok;
+
+    #[test]
+    fn instants_order() {
+        use super::rfc3339_nanos as n;
+        assert_eq!(n("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(n("2026-11-30T07:59:59Z"), Some(1_796_025_599 * 1_000_000_000));
+        assert_eq!(n("2026-11-30T09:59:59+02:00"), n("2026-11-30T07:59:59Z"));
+        assert!(n("2026-11-30T07:59:59.5Z") > n("2026-11-30T07:59:59.499999Z"));
+        assert_eq!(n("2026-02-30T00:00:00Z"), None);
+    }
 
     #[test]
     fn unix_times() {

@@ -1,6 +1,8 @@
 //! The receipt kinds chit knows: one module each, holding that kind's rules
 //! and nothing else.
 
+pub mod packet;
+pub mod recompute;
 pub mod run_receipt;
 
 use crate::doc::{Doc, Val};
@@ -11,15 +13,21 @@ use crate::report::Report;
 pub enum Kind {
     /// Run receipts, version 0.1 (`receiptVersion: "0.1"`).
     RunReceipt,
+    /// Treeship's `verification.packet.v1` (`schema` names it).
+    Packet,
+    /// Treeship's `verification.recompute.v1` (`schema` names it).
+    Recompute,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::RunReceipt];
+    pub const ALL: &'static [Kind] = &[Kind::RunReceipt, Kind::Packet, Kind::Recompute];
 
     /// The name chit reports and `--kind` takes.
     pub fn name(self) -> &'static str {
         match self {
             Kind::RunReceipt => run_receipt::KIND,
+            Kind::Packet => packet::KIND,
+            Kind::Recompute => recompute::KIND,
         }
     }
 
@@ -29,10 +37,19 @@ impl Kind {
 
     /// The kind a document declares by its shape, if any.
     pub fn detect(doc: &Doc) -> Option<Kind> {
-        if doc.root().get("receiptVersion").is_some() {
+        Kind::detect_val(doc.root())
+    }
+
+    /// The kind a value declares by its shape, if any.
+    pub fn detect_val(v: Val) -> Option<Kind> {
+        if v.get("receiptVersion").is_some() {
             return Some(Kind::RunReceipt);
         }
-        None
+        match v.get("schema").and_then(|s| s.as_str()) {
+            Some(packet::KIND) => Some(Kind::Packet),
+            Some(recompute::KIND) => Some(Kind::Recompute),
+            _ => None,
+        }
     }
 
     /// Checks `doc` under this kind's schema and rules.
@@ -44,6 +61,8 @@ impl Kind {
     pub fn check_val(self, v: Val) -> Report {
         match self {
             Kind::RunReceipt => run_receipt::check(v),
+            Kind::Packet => packet::check(v),
+            Kind::Recompute => recompute::check(v),
         }
     }
 
@@ -51,6 +70,7 @@ impl Kind {
     pub fn digest(self, doc: &Doc) -> Option<String> {
         match self {
             Kind::RunReceipt => run_receipt::digest(doc.root()),
+            Kind::Packet | Kind::Recompute => None,
         }
     }
 }
@@ -63,7 +83,7 @@ pub fn unknown_kind() -> Report {
         "kind",
         "",
         format!(
-            "not a receipt chit recognises (a run receipt has receiptVersion); name its kind with --kind ({})",
+            "not a receipt chit recognises (a run receipt has receiptVersion, a packet or recompute result its schema); name its kind with --kind ({})",
             known.join(", ")
         ),
     );

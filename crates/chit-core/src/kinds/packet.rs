@@ -1,0 +1,53 @@
+//! `verification.packet.v1`: one packet of a prover's stream. The rules a
+//! packet meets alone are here (schema, P5, P6's time check); the rules of
+//! a stream (P1-P4, P6's order, P7, P8) are in [`crate::streams`].
+
+use crate::doc::Val;
+use crate::report::Report;
+use crate::schema;
+use crate::time::is_rfc3339;
+
+pub const KIND: &str = "verification.packet.v1";
+
+/// The digest fields a packet may carry.
+pub const DIGESTS: [&str; 5] = ["model_digest", "input_digest", "output_digest", "sampler_digest", "runtime_digest"];
+
+pub fn check(v: Val) -> Report {
+    let mut r = Report::new(KIND);
+    if !schema::PACKET.check(v, &mut r) {
+        return r;
+    }
+    for field in DIGESTS {
+        if let Some(d) = v.get(field).and_then(|d| d.as_str()) {
+            p5_digest_form(field, d, &mut r);
+        }
+    }
+    if let Some(t) = v.get("produced_at").and_then(|t| t.as_str()) {
+        if !is_rfc3339(t) {
+            r.warning("P6", "/produced_at", format!("produced_at is not an RFC 3339 time: {t}"));
+        }
+    }
+    r
+}
+
+/// P5: `<alg>:<hex>` with as many lower-case hex digits as the algorithm
+/// gives; an algorithm chit does not know is a warning.
+fn p5_digest_form(field: &str, d: &str, r: &mut Report) {
+    let path = format!("/{field}");
+    let Some((alg, hex)) = d.split_once(':') else {
+        r.error("P5", path, format!("{field} is not of the form <alg>:<hex>"));
+        return;
+    };
+    let want = match alg {
+        "sha256" | "blake3" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => {
+            r.warning("P5", path, format!("{field} uses the algorithm {alg}, which chit does not know"));
+            return;
+        }
+    };
+    if hex.len() != want || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        r.error("P5", path, format!("{field} must be {alg}: and {want} lower-case hex digits"));
+    }
+}

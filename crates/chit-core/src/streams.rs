@@ -1,0 +1,313 @@
+//! Packet streams (`verification.packet.v1`), checked across packets: rules
+//! P1-P4, P6's order, P7, P8 and one signer per stream, plus recompute
+//! results checked against the packet they name (R1, R2).
+//!
+//! A stream's bookkeeping is a few fields per packet, so a million packets
+//! are checked in one pass after sorting by sequence.
+
+use crate::doc::Val;
+use crate::report::Report;
+use crate::time::rfc3339_nanos;
+use std::collections::{BTreeMap, HashMap};
+
+/// What the stream rules need of one (schema-valid) packet.
+#[derive(Clone, Debug)]
+pub struct PacketFacts {
+    /// Where it came from: a file, or file:line.
+    pub source: String,
+    pub stream_id: String,
+    pub packet_id: String,
+    pub sequence: i64,
+    pub prev_packet_id: Option<String>,
+    pub produced_at: Option<i128>,
+    pub model_digest: String,
+    pub runtime_digest: Option<String>,
+    pub output_digest: String,
+    pub reproducibility: Option<String>,
+    /// The name of the trusted key that signed its envelope, if any.
+    pub signer: Option<String>,
+    /// The art id of its envelope, if it came in one.
+    pub art_id: Option<String>,
+}
+
+impl PacketFacts {
+    /// Reads the facts of a packet that passed its schema.
+    pub fn read(v: Val, source: String, signer: Option<String>, art_id: Option<String>) -> Option<PacketFacts> {
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+        Some(PacketFacts {
+            source,
+            stream_id: s("stream_id")?,
+            packet_id: s("packet_id")?,
+            sequence: v.get("sequence")?.as_i64()?,
+            prev_packet_id: s("prev_packet_id"),
+            produced_at: s("produced_at").as_deref().and_then(rfc3339_nanos),
+            model_digest: s("model_digest")?,
+            runtime_digest: s("runtime_digest"),
+            output_digest: s("output_digest")?,
+            reproducibility: s("reproducibility"),
+            signer,
+            art_id,
+        })
+    }
+}
+
+/// What the cross-checks need of one (schema-valid) recompute result.
+#[derive(Clone, Debug)]
+pub struct RecomputeFacts {
+    pub source: String,
+    /// The art id of the packet receipt it checks (`packet`).
+    pub packet: String,
+    pub packet_id: String,
+    pub verdict: String,
+    pub output_digest_recomputed: Option<String>,
+}
+
+impl RecomputeFacts {
+    pub fn read(v: Val, source: String) -> Option<RecomputeFacts> {
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+        Some(RecomputeFacts {
+            source,
+            packet: s("packet")?,
+            packet_id: s("packet_id")?,
+            verdict: s("verdict")?,
+            output_digest_recomputed: s("output_digest_recomputed"),
+        })
+    }
+}
+
+/// The cross-document facts of a packet or a recompute result.
+#[derive(Clone, Debug)]
+pub enum Facts {
+    Packet(PacketFacts),
+    Recompute(RecomputeFacts),
+}
+
+impl Facts {
+    /// The facts of `v`, checked as `kind` and found `report`: only for a
+    /// packet or recompute result that passed its schema.
+    pub fn of(kind: crate::Kind, v: Val, report: &Report, source: String, signer: Option<String>, art_id: Option<String>) -> Option<Facts> {
+        if report.breaks("schema") {
+            return None;
+        }
+        match kind {
+            crate::Kind::Packet => PacketFacts::read(v, source, signer, art_id).map(Facts::Packet),
+            crate::Kind::Recompute => RecomputeFacts::read(v, source).map(Facts::Recompute),
+            crate::Kind::RunReceipt => None,
+        }
+    }
+}
+
+/// One stream's findings.
+pub struct StreamReport {
+    pub stream: String,
+    pub packets: usize,
+    pub report: Report,
+}
+
+/// Groups packets by stream and checks each stream. With `expect_count`,
+/// every stream must hold exactly that many packets (P8).
+pub fn check_streams(packets: Vec<PacketFacts>, expect_count: Option<usize>) -> Vec<StreamReport> {
+    let mut streams: BTreeMap<String, Vec<PacketFacts>> = BTreeMap::new();
+    for p in packets {
+        streams.entry(p.stream_id.clone()).or_default().push(p);
+    }
+    streams
+        .into_iter()
+        .map(|(stream, mut ps)| {
+            ps.sort_by(|a, b| a.sequence.cmp(&b.sequence).then_with(|| a.source.cmp(&b.source)));
+            let mut r = Report::new(crate::kinds::packet::KIND);
+            p1_ids_unique(&ps, &mut r);
+            p2_p3_sequences(&ps, &mut r);
+            p4_chain(&ps, &mut r);
+            p6_time_order(&ps, &mut r);
+            p7_same_model_and_runtime(&ps, &mut r);
+            p8_expected_count(&ps, expect_count, &mut r);
+            one_signer(&ps, &mut r);
+            StreamReport {
+                stream,
+                packets: ps.len(),
+                report: r,
+            }
+        })
+        .collect()
+}
+
+/// Names a few items, and how many more there are.
+fn some<T: std::fmt::Display>(items: &[T]) -> String {
+    const SHOWN: usize = 5;
+    let mut s: Vec<String> = items.iter().take(SHOWN).map(|x| x.to_string()).collect();
+    if items.len() > SHOWN {
+        s.push(format!("and {} more", items.len() - SHOWN));
+    }
+    s.join(", ")
+}
+
+fn p1_ids_unique(ps: &[PacketFacts], r: &mut Report) {
+    let mut seen: HashMap<&str, &PacketFacts> = HashMap::with_capacity(ps.len());
+    let mut dups = Vec::new();
+    for p in ps {
+        if let Some(first) = seen.insert(&p.packet_id, p) {
+            dups.push(format!("{} ({} and {})", p.packet_id, first.source, p.source));
+        }
+    }
+    if !dups.is_empty() {
+        r.error("P1", "/packet_id", format!("packet ids used twice: {}", some(&dups)));
+    }
+}
+
+fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
+    // Sorted by sequence: duplicates are neighbours, gaps are jumps.
+    let dups: Vec<String> = ps
+        .windows(2)
+        .filter(|w| w[0].sequence == w[1].sequence)
+        .map(|w| format!("{} ({} and {})", w[1].sequence, w[0].source, w[1].source))
+        .collect();
+    if !dups.is_empty() {
+        r.error("P2", "/sequence", format!("sequence numbers used twice: {}", some(&dups)));
+    }
+    let Some(first) = ps.first() else { return };
+    if first.sequence != 0 {
+        if first.sequence < 0 {
+            r.error("P3", "/sequence", format!("a negative sequence number: {} ({})", first.sequence, first.source));
+        } else {
+            r.error("P3", "/sequence", format!("the stream starts at sequence {}, not 0: {} packet(s) missing before it", first.sequence, first.sequence));
+        }
+    }
+    let mut missing: Vec<String> = Vec::new();
+    let mut count: i64 = 0;
+    for w in ps.windows(2) {
+        let (a, b) = (w[0].sequence, w[1].sequence);
+        if b > a + 1 {
+            count += b - a - 1;
+            missing.push(if b == a + 2 { (a + 1).to_string() } else { format!("{}-{}", a + 1, b - 1) });
+        }
+    }
+    if count > 0 {
+        r.error(
+            "P3",
+            "/sequence",
+            format!("{count} packet(s) dropped: sequence {} missing", some(&missing)),
+        );
+    }
+}
+
+fn p4_chain(ps: &[PacketFacts], r: &mut Report) {
+    let mut bad = Vec::new();
+    for (i, p) in ps.iter().enumerate() {
+        match (p.sequence, &p.prev_packet_id) {
+            (0, Some(prev)) => bad.push(format!("{} (sequence 0) names a previous packet {prev}", p.packet_id)),
+            (0, None) => {}
+            (_, None) => bad.push(format!("{} (sequence {}) names no previous packet", p.packet_id, p.sequence)),
+            (s, Some(prev)) => {
+                // The packet before, if present (a gap is P3's to report).
+                let before = ps[..i].iter().rev().find(|q| q.sequence == s - 1);
+                if let Some(q) = before {
+                    if &q.packet_id != prev {
+                        bad.push(format!(
+                            "{} (sequence {s}) names {prev} before it, but sequence {} is {}",
+                            p.packet_id,
+                            s - 1,
+                            q.packet_id
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if !bad.is_empty() {
+        r.error("P4", "/prev_packet_id", format!("the chain is broken (a packet replaced or reordered): {}", some(&bad)));
+    }
+}
+
+fn p6_time_order(ps: &[PacketFacts], r: &mut Report) {
+    let mut last: Option<(i128, &PacketFacts)> = None;
+    let mut back = Vec::new();
+    for p in ps {
+        if let Some(t) = p.produced_at {
+            if let Some((lt, lp)) = last {
+                if t < lt {
+                    back.push(format!("sequence {} ({}) before sequence {}", p.sequence, p.packet_id, lp.sequence));
+                }
+            }
+            last = Some((t, p));
+        }
+    }
+    if !back.is_empty() {
+        r.warning("P6", "/produced_at", format!("produced_at goes back in time: {}", some(&back)));
+    }
+}
+
+fn p7_same_model_and_runtime(ps: &[PacketFacts], r: &mut Report) {
+    for (field, get) in [
+        ("model_digest", (|p: &PacketFacts| Some(p.model_digest.as_str())) as fn(&PacketFacts) -> Option<&str>),
+        ("runtime_digest", |p: &PacketFacts| p.runtime_digest.as_deref()),
+    ] {
+        let changes: Vec<String> = ps
+            .windows(2)
+            .filter(|w| get(&w[0]).is_some() && get(&w[1]).is_some() && get(&w[0]) != get(&w[1]))
+            .map(|w| format!("at sequence {}", w[1].sequence))
+            .collect();
+        if !changes.is_empty() {
+            r.warning("P7", format!("/{field}"), format!("{field} changes within the stream {}", some(&changes)));
+        }
+    }
+}
+
+fn p8_expected_count(ps: &[PacketFacts], expect: Option<usize>, r: &mut Report) {
+    let Some(n) = expect else { return };
+    if ps.len() < n {
+        let last = ps.last().map_or(-1, |p| p.sequence);
+        r.error(
+            "P8",
+            "/sequence",
+            format!("{} of {n} expected packets: the tail after sequence {last} is cut off", ps.len()),
+        );
+    } else if ps.len() > n {
+        r.error("P8", "/sequence", format!("{} packets, more than the {n} expected", ps.len()));
+    }
+}
+
+fn one_signer(ps: &[PacketFacts], r: &mut Report) {
+    let mut signers: Vec<&str> = ps.iter().filter_map(|p| p.signer.as_deref()).collect();
+    signers.sort_unstable();
+    signers.dedup();
+    if signers.len() > 1 {
+        let first = ps.iter().find_map(|p| p.signer.as_deref()).unwrap_or("");
+        let others: Vec<String> = ps
+            .iter()
+            .filter(|p| p.signer.as_deref().is_some_and(|s| s != first))
+            .map(|p| format!("{} by {}", p.packet_id, p.signer.as_deref().unwrap_or("")))
+            .collect();
+        r.warning(
+            "signer",
+            "",
+            format!("the stream is signed by {} keys ({}); first {first}, then {}", signers.len(), signers.join(", "), some(&others)),
+        );
+    }
+}
+
+/// R1 and R2 of a recompute result against the packet receipt it names.
+pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> Report {
+    let mut r = Report::new(crate::kinds::recompute::KIND);
+    if rec.packet_id != packet.packet_id {
+        r.error(
+            "R1",
+            "/payload/packet_id",
+            format!("packet_id {} differs from the packet's {}", rec.packet_id, packet.packet_id),
+        );
+    }
+    if packet.reproducibility.as_deref() == Some("bit_exact") && rec.verdict != "inconclusive" {
+        if let Some(out) = &rec.output_digest_recomputed {
+            let want = if out == &packet.output_digest { "match" } else { "mismatch" };
+            if rec.verdict != want {
+                r.error(
+                    "R2",
+                    "/payload/verdict",
+                    format!("the recomputed output digest {} the packet's, so the verdict is {want}, not {}",
+                        if want == "match" { "equals" } else { "differs from" }, rec.verdict),
+                );
+            }
+        }
+    }
+    r
+}
