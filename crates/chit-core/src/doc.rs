@@ -123,6 +123,11 @@ impl<'d> Val<'d> {
         self.doc.nodes[self.id as usize]
     }
 
+    /// How many values the whole document holds.
+    pub fn doc_values(&self) -> usize {
+        self.doc.nodes.len()
+    }
+
     /// Identifies this value within its document (for cycle checks).
     pub fn address(&self) -> (usize, u32) {
         (self.doc as *const Doc as usize, self.id)

@@ -15,8 +15,11 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-/// The most schema errors reported for one document; the rest are counted.
+/// The most schema errors reported for one document.
 pub const MAX_SCHEMA_ERRORS: usize = 20;
+
+/// Past this many values, only a document's first schema error is listed.
+const LARGE: usize = 100_000;
 
 /// An embedded schema: its text and, once first used, its compiled validator.
 pub struct Embedded {
@@ -55,8 +58,29 @@ impl Embedded {
         if v.is_valid(root) {
             return true;
         }
+        // Only the first few errors are built: a document with ten million
+        // bad items must not cost ten million messages. Past LARGE values
+        // the validator is asked for its first error alone, which it can
+        // find without walking the rest.
+        if value.doc_values() > LARGE {
+            if let Err(e) = v.validate(root) {
+                let path = e.instance_path().to_string();
+                let shown = if path.is_empty() { "/" } else { path.as_str() };
+                report.error(
+                    "schema",
+                    path.clone(),
+                    format!("{shown}: {}", one_line(&e.to_string())),
+                );
+                report.error(
+                    "schema",
+                    "",
+                    format!("further schema errors are not listed for a document of over {LARGE} values"),
+                );
+                return false;
+            }
+        }
         let mut n = 0usize;
-        for e in v.iter_errors(root) {
+        for e in v.iter_errors(root).take(MAX_SCHEMA_ERRORS + 1) {
             if n < MAX_SCHEMA_ERRORS {
                 let path = e.instance_path().to_string();
                 let shown = if path.is_empty() { "/" } else { path.as_str() };
@@ -65,15 +89,14 @@ impl Embedded {
                     path.clone(),
                     format!("{shown}: {}", one_line(&e.to_string())),
                 );
+            } else {
+                report.error(
+                    "schema",
+                    "",
+                    format!("and more schema errors (the first {MAX_SCHEMA_ERRORS} are shown)"),
+                );
             }
             n += 1;
-        }
-        if n > MAX_SCHEMA_ERRORS {
-            report.error(
-                "schema",
-                "",
-                format!("and {} more schema errors", n - MAX_SCHEMA_ERRORS),
-            );
         }
         if n == 0 {
             // is_valid and iter_errors disagree: never let that pass.
@@ -230,10 +253,19 @@ impl<'a> Node<'a, ChitJson> for SchemaNode<'a> {
             },
         }
     }
+    /// For messages only: a summary of at most a few kilobytes, so that an
+    /// error about a huge value costs little. Equality, which the default
+    /// methods would derive from this, is overridden below to stay exact.
     fn to_value(&self) -> Cow<'a, Value> {
         match self {
-            SchemaNode::Val(v) => Cow::Owned(v.to_value()),
+            SchemaNode::Val(v) => Cow::Owned(summary(*v, 3)),
             SchemaNode::Name(s) => Cow::Owned(Value::String((*s).to_owned())),
+        }
+    }
+    fn equals_value(&self, expected: &Value) -> bool {
+        match self {
+            SchemaNode::Val(v) => equal(*v, expected),
+            SchemaNode::Name(s) => expected.as_str() == Some(s),
         }
     }
     fn identity(&self) -> Option<NodeIdentity> {
@@ -292,6 +324,86 @@ impl<'a> Array<'a, ChitJson> for Container<'a> {
     }
     fn elements(&self) -> SchemaItems<'a> {
         SchemaItems(self.0.items())
+    }
+    fn is_unique(&self) -> bool {
+        let values: Vec<Value> = self.0.items().map(|v| v.to_value()).collect();
+        let cows: Vec<Cow<Value>> = values.iter().map(Cow::Borrowed).collect();
+        jsonschema::json::unique::is_unique(&cows)
+    }
+}
+
+/// JSON equality between a document value and a schema's value: numbers
+/// compare by value (`1.0` equals `1`), objects regardless of order.
+fn equal(v: Val, expected: &Value) -> bool {
+    match expected {
+        Value::Null => v.is_null(),
+        Value::Bool(b) => v.as_bool() == Some(*b),
+        Value::Number(n) => v.as_f64().is_some_and(|x| {
+            // Exactly: an integer in the schema equals only the double that
+            // is that integer, however large.
+            if let Some(i) = n.as_i64() {
+                x == i as f64 && number_from_f64(x).as_i64() == Some(i)
+            } else if let Some(u) = n.as_u64() {
+                x == u as f64 && number_from_f64(x).as_u64() == Some(u)
+            } else {
+                n.as_f64() == Some(x)
+            }
+        }),
+        Value::String(s) => v.as_str() == Some(s.as_str()),
+        Value::Array(items) => v.as_array().is_some_and(|got| {
+            got.len() == items.len() && got.zip(items).all(|(g, e)| equal(g, e))
+        }),
+        Value::Object(members) => {
+            v.is_object()
+                && v.len() == members.len()
+                && members
+                    .iter()
+                    .all(|(k, e)| v.get(k).is_some_and(|g| equal(g, e)))
+        }
+    }
+}
+
+/// A bounded picture of `v` for messages: strings cut at 100 characters,
+/// containers at 10 entries, nesting at `depth`.
+fn summary(v: Val, depth: usize) -> Value {
+    const ENTRIES: usize = 10;
+    const CHARS: usize = 100;
+    match v.kind() {
+        doc::Kind::String => {
+            let s = v.as_str().unwrap_or("");
+            if s.chars().count() > CHARS {
+                Value::String(s.chars().take(CHARS).chain(['…']).collect())
+            } else {
+                Value::String(s.to_owned())
+            }
+        }
+        doc::Kind::Array if depth == 0 => Value::String(format!("[… {} items]", v.len())),
+        doc::Kind::Object if depth == 0 => Value::String(format!("{{… {} members}}", v.len())),
+        doc::Kind::Array => {
+            let mut items: Vec<Value> = v
+                .items()
+                .take(ENTRIES)
+                .map(|x| summary(x, depth - 1))
+                .collect();
+            if v.len() > ENTRIES {
+                items.push(Value::String(format!("… {} more", v.len() - ENTRIES)));
+            }
+            Value::Array(items)
+        }
+        doc::Kind::Object => {
+            let mut m = serde_json::Map::new();
+            for (k, x) in v.members().take(ENTRIES) {
+                m.insert(k.to_owned(), summary(x, depth - 1));
+            }
+            if v.len() > ENTRIES {
+                m.insert(
+                    "…".into(),
+                    Value::String(format!("{} more members", v.len() - ENTRIES)),
+                );
+            }
+            Value::Object(m)
+        }
+        _ => v.to_value(),
     }
 }
 

@@ -14,8 +14,8 @@ use crate::envelope::{Envelope, Ids, TREESHIP_RECEIPT};
 use crate::json::{self, Limits};
 use crate::kinds::Kind;
 use crate::report::Report;
-use crate::time::is_rfc3339;
 use crate::streams::Facts;
+use crate::time::is_rfc3339;
 use crate::trust::Trust;
 
 /// The statement type Treeship writes.
@@ -124,7 +124,9 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
     let kind = statement_shape(&statement, &mut report);
 
     // 5. Trust: who may sign this kind, and how many signed.
-    let signer = policy.trust.and_then(|t| signers.first().map(|&i| t.keys[i].name.clone()));
+    let signer = policy
+        .trust
+        .and_then(|t| signers.first().map(|&i| t.keys[i].name.clone()));
     if let Some(trust) = policy.trust {
         let mut allowed = 0;
         for &i in &signers {
@@ -161,7 +163,14 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
             Some(k) => {
                 report.kind = k.name();
                 let inner = k.check_val(payload);
-                facts = Facts::of(k, payload, &inner, policy.source.to_owned(), signer, Some(ids.artifact_id.clone()));
+                facts = Facts::of(
+                    k,
+                    payload,
+                    &inner,
+                    policy.source.to_owned(),
+                    signer,
+                    Some(ids.artifact_id.clone()),
+                );
                 report.absorb(inner, "/payload");
                 if k == Kind::Recompute {
                     r1_subject_is_the_packet(root, payload, &mut report);
@@ -192,7 +201,10 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
 /// statement names as subject.
 fn r1_subject_is_the_packet(statement: crate::Val, payload: crate::Val, report: &mut Report) {
     let packet = payload.get("packet").and_then(|p| p.as_str());
-    let subject = statement.get("subject").and_then(|s| s.get("artifactId")).and_then(|a| a.as_str());
+    let subject = statement
+        .get("subject")
+        .and_then(|s| s.get("artifactId"))
+        .and_then(|a| a.as_str());
     match (packet, subject) {
         (Some(p), Some(s)) if p != s => report.error(
             "R1",

@@ -32,7 +32,12 @@ pub struct PacketFacts {
 
 impl PacketFacts {
     /// Reads the facts of a packet that passed its schema.
-    pub fn read(v: Val, source: String, signer: Option<String>, art_id: Option<String>) -> Option<PacketFacts> {
+    pub fn read(
+        v: Val,
+        source: String,
+        signer: Option<String>,
+        art_id: Option<String>,
+    ) -> Option<PacketFacts> {
         let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
         Some(PacketFacts {
             source,
@@ -85,7 +90,14 @@ pub enum Facts {
 impl Facts {
     /// The facts of `v`, checked as `kind` and found `report`: only for a
     /// packet or recompute result that passed its schema.
-    pub fn of(kind: crate::Kind, v: Val, report: &Report, source: String, signer: Option<String>, art_id: Option<String>) -> Option<Facts> {
+    pub fn of(
+        kind: crate::Kind,
+        v: Val,
+        report: &Report,
+        source: String,
+        signer: Option<String>,
+        art_id: Option<String>,
+    ) -> Option<Facts> {
         if report.breaks("schema") {
             return None;
         }
@@ -114,7 +126,11 @@ pub fn check_streams(packets: Vec<PacketFacts>, expect_count: Option<usize>) -> 
     streams
         .into_iter()
         .map(|(stream, mut ps)| {
-            ps.sort_by(|a, b| a.sequence.cmp(&b.sequence).then_with(|| a.source.cmp(&b.source)));
+            ps.sort_by(|a, b| {
+                a.sequence
+                    .cmp(&b.sequence)
+                    .then_with(|| a.source.cmp(&b.source))
+            });
             let mut r = Report::new(crate::kinds::packet::KIND);
             p1_ids_unique(&ps, &mut r);
             p2_p3_sequences(&ps, &mut r);
@@ -147,11 +163,18 @@ fn p1_ids_unique(ps: &[PacketFacts], r: &mut Report) {
     let mut dups = Vec::new();
     for p in ps {
         if let Some(first) = seen.insert(&p.packet_id, p) {
-            dups.push(format!("{} ({} and {})", p.packet_id, first.source, p.source));
+            dups.push(format!(
+                "{} ({} and {})",
+                p.packet_id, first.source, p.source
+            ));
         }
     }
     if !dups.is_empty() {
-        r.error("P1", "/packet_id", format!("packet ids used twice: {}", some(&dups)));
+        r.error(
+            "P1",
+            "/packet_id",
+            format!("packet ids used twice: {}", some(&dups)),
+        );
     }
 }
 
@@ -163,14 +186,32 @@ fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
         .map(|w| format!("{} ({} and {})", w[1].sequence, w[0].source, w[1].source))
         .collect();
     if !dups.is_empty() {
-        r.error("P2", "/sequence", format!("sequence numbers used twice: {}", some(&dups)));
+        r.error(
+            "P2",
+            "/sequence",
+            format!("sequence numbers used twice: {}", some(&dups)),
+        );
     }
     let Some(first) = ps.first() else { return };
     if first.sequence != 0 {
         if first.sequence < 0 {
-            r.error("P3", "/sequence", format!("a negative sequence number: {} ({})", first.sequence, first.source));
+            r.error(
+                "P3",
+                "/sequence",
+                format!(
+                    "a negative sequence number: {} ({})",
+                    first.sequence, first.source
+                ),
+            );
         } else {
-            r.error("P3", "/sequence", format!("the stream starts at sequence {}, not 0: {} packet(s) missing before it", first.sequence, first.sequence));
+            r.error(
+                "P3",
+                "/sequence",
+                format!(
+                    "the stream starts at sequence {}, not 0: {} packet(s) missing before it",
+                    first.sequence, first.sequence
+                ),
+            );
         }
     }
     let mut missing: Vec<String> = Vec::new();
@@ -179,14 +220,21 @@ fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
         let (a, b) = (w[0].sequence, w[1].sequence);
         if b > a + 1 {
             count += b - a - 1;
-            missing.push(if b == a + 2 { (a + 1).to_string() } else { format!("{}-{}", a + 1, b - 1) });
+            missing.push(if b == a + 2 {
+                (a + 1).to_string()
+            } else {
+                format!("{}-{}", a + 1, b - 1)
+            });
         }
     }
     if count > 0 {
         r.error(
             "P3",
             "/sequence",
-            format!("{count} packet(s) dropped: sequence {} missing", some(&missing)),
+            format!(
+                "{count} packet(s) dropped: sequence {} missing",
+                some(&missing)
+            ),
         );
     }
 }
@@ -195,9 +243,15 @@ fn p4_chain(ps: &[PacketFacts], r: &mut Report) {
     let mut bad = Vec::new();
     for (i, p) in ps.iter().enumerate() {
         match (p.sequence, &p.prev_packet_id) {
-            (0, Some(prev)) => bad.push(format!("{} (sequence 0) names a previous packet {prev}", p.packet_id)),
+            (0, Some(prev)) => bad.push(format!(
+                "{} (sequence 0) names a previous packet {prev}",
+                p.packet_id
+            )),
             (0, None) => {}
-            (_, None) => bad.push(format!("{} (sequence {}) names no previous packet", p.packet_id, p.sequence)),
+            (_, None) => bad.push(format!(
+                "{} (sequence {}) names no previous packet",
+                p.packet_id, p.sequence
+            )),
             (s, Some(prev)) => {
                 // The packet before, if present (a gap is P3's to report).
                 let before = ps[..i].iter().rev().find(|q| q.sequence == s - 1);
@@ -215,7 +269,14 @@ fn p4_chain(ps: &[PacketFacts], r: &mut Report) {
         }
     }
     if !bad.is_empty() {
-        r.error("P4", "/prev_packet_id", format!("the chain is broken (a packet replaced or reordered): {}", some(&bad)));
+        r.error(
+            "P4",
+            "/prev_packet_id",
+            format!(
+                "the chain is broken (a packet replaced or reordered): {}",
+                some(&bad)
+            ),
+        );
     }
 }
 
@@ -226,21 +287,33 @@ fn p6_time_order(ps: &[PacketFacts], r: &mut Report) {
         if let Some(t) = p.produced_at {
             if let Some((lt, lp)) = last {
                 if t < lt {
-                    back.push(format!("sequence {} ({}) before sequence {}", p.sequence, p.packet_id, lp.sequence));
+                    back.push(format!(
+                        "sequence {} ({}) before sequence {}",
+                        p.sequence, p.packet_id, lp.sequence
+                    ));
                 }
             }
             last = Some((t, p));
         }
     }
     if !back.is_empty() {
-        r.warning("P6", "/produced_at", format!("produced_at goes back in time: {}", some(&back)));
+        r.warning(
+            "P6",
+            "/produced_at",
+            format!("produced_at goes back in time: {}", some(&back)),
+        );
     }
 }
 
 fn p7_same_model_and_runtime(ps: &[PacketFacts], r: &mut Report) {
     for (field, get) in [
-        ("model_digest", (|p: &PacketFacts| Some(p.model_digest.as_str())) as fn(&PacketFacts) -> Option<&str>),
-        ("runtime_digest", |p: &PacketFacts| p.runtime_digest.as_deref()),
+        (
+            "model_digest",
+            (|p: &PacketFacts| Some(p.model_digest.as_str())) as fn(&PacketFacts) -> Option<&str>,
+        ),
+        ("runtime_digest", |p: &PacketFacts| {
+            p.runtime_digest.as_deref()
+        }),
     ] {
         let changes: Vec<String> = ps
             .windows(2)
@@ -248,7 +321,11 @@ fn p7_same_model_and_runtime(ps: &[PacketFacts], r: &mut Report) {
             .map(|w| format!("at sequence {}", w[1].sequence))
             .collect();
         if !changes.is_empty() {
-            r.warning("P7", format!("/{field}"), format!("{field} changes within the stream {}", some(&changes)));
+            r.warning(
+                "P7",
+                format!("/{field}"),
+                format!("{field} changes within the stream {}", some(&changes)),
+            );
         }
     }
 }
@@ -260,10 +337,17 @@ fn p8_expected_count(ps: &[PacketFacts], expect: Option<usize>, r: &mut Report) 
         r.error(
             "P8",
             "/sequence",
-            format!("{} of {n} expected packets: the tail after sequence {last} is cut off", ps.len()),
+            format!(
+                "{} of {n} expected packets: the tail after sequence {last} is cut off",
+                ps.len()
+            ),
         );
     } else if ps.len() > n {
-        r.error("P8", "/sequence", format!("{} packets, more than the {n} expected", ps.len()));
+        r.error(
+            "P8",
+            "/sequence",
+            format!("{} packets, more than the {n} expected", ps.len()),
+        );
     }
 }
 
@@ -281,7 +365,12 @@ fn one_signer(ps: &[PacketFacts], r: &mut Report) {
         r.warning(
             "signer",
             "",
-            format!("the stream is signed by {} keys ({}); first {first}, then {}", signers.len(), signers.join(", "), some(&others)),
+            format!(
+                "the stream is signed by {} keys ({}); first {first}, then {}",
+                signers.len(),
+                signers.join(", "),
+                some(&others)
+            ),
         );
     }
 }
@@ -293,12 +382,19 @@ pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> R
         r.error(
             "R1",
             "/payload/packet_id",
-            format!("packet_id {} differs from the packet's {}", rec.packet_id, packet.packet_id),
+            format!(
+                "packet_id {} differs from the packet's {}",
+                rec.packet_id, packet.packet_id
+            ),
         );
     }
     if packet.reproducibility.as_deref() == Some("bit_exact") && rec.verdict != "inconclusive" {
         if let Some(out) = &rec.output_digest_recomputed {
-            let want = if out == &packet.output_digest { "match" } else { "mismatch" };
+            let want = if out == &packet.output_digest {
+                "match"
+            } else {
+                "mismatch"
+            };
             if rec.verdict != want {
                 r.error(
                     "R2",

@@ -124,10 +124,6 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
     out.extend(found.into_iter().map(Source::File));
 }
 
-/// The most a JSON Lines input may hold; each line is still bounded by
-/// --max-size.
-pub const STREAM_MAX: usize = 1 << 40;
-
 /// Reads a whole source, refusing more than `max` bytes without reading them.
 pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
     match source {
@@ -153,8 +149,13 @@ pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
 fn read_bounded(r: impl Read, hint: Option<u64>, max: usize) -> Result<Vec<u8>, String> {
     // One byte more than the file's size, so the read that finds its end
     // does not grow the buffer.
-    let mut buf = Vec::with_capacity(hint.map_or(8192, |h| h + 1).min(max as u64 + 1) as usize);
-    r.take(max as u64 + 1)
+    let cap = (max as u64).saturating_add(1);
+    let mut buf = Vec::with_capacity(
+        hint.map_or(8192, |h| h.saturating_add(1))
+            .min(cap)
+            .min(1 << 30) as usize,
+    );
+    r.take(cap)
         .read_to_end(&mut buf)
         .map_err(|e| describe_io(&e))?;
     if buf.len() > max {
@@ -180,13 +181,98 @@ pub fn describe_io(e: &io::Error) -> String {
     }
 }
 
-/// The non-empty lines of a JSON Lines document: (1-based line number, bytes).
-/// A line may end in CR LF.
-pub fn json_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
-    bytes
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.strip_suffix(b"\r").unwrap_or(l)))
-        .filter(|(_, l)| l.iter().any(|b| !b.is_ascii_whitespace()))
-        .collect()
+/// Opens a source for reading as a stream.
+pub fn open(source: &Source) -> Result<Box<dyn Read>, String> {
+    match source {
+        Source::Broken(_, why) => Err(why.clone()),
+        Source::Stdin => Ok(Box::new(io::stdin())),
+        Source::File(p) => {
+            let f = fs::File::open(p).map_err(|e| describe_io(&e))?;
+            if f.metadata().is_ok_and(|m| m.is_dir()) {
+                return Err("is a folder".into());
+            }
+            Ok(Box::new(f))
+        }
+    }
+}
+
+/// One line of JSON Lines: its number, and its bytes or why they were not kept.
+pub type Line = (usize, Result<Vec<u8>, String>);
+
+/// The non-empty lines of a JSON Lines stream, read as they come, each
+/// bounded by `max` bytes (a longer line is reported, not kept), so memory
+/// does not grow with the stream. A line may end in CR LF.
+pub struct Lines<R: Read> {
+    r: io::BufReader<R>,
+    max: usize,
+    number: usize,
+    done: bool,
+}
+
+impl<R: Read> Lines<R> {
+    pub fn new(r: R, max: usize) -> Self {
+        Lines {
+            r: io::BufReader::with_capacity(1 << 16, r),
+            max,
+            number: 0,
+            done: false,
+        }
+    }
+}
+
+impl<R: Read> Iterator for Lines<R> {
+    type Item = Line;
+
+    fn next(&mut self) -> Option<Line> {
+        use io::BufRead;
+        while !self.done {
+            self.number += 1;
+            let mut line = Vec::new();
+            let mut too_long = false;
+            loop {
+                let buf = match self.r.fill_buf() {
+                    Ok(b) => b,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        self.done = true;
+                        return Some((self.number, Err(describe_io(&e))));
+                    }
+                };
+                if buf.is_empty() {
+                    self.done = true;
+                    break;
+                }
+                let (take, end) = match buf.iter().position(|&b| b == b'\n') {
+                    Some(i) => (i, true),
+                    None => (buf.len(), false),
+                };
+                if !too_long && line.len() + take <= self.max {
+                    line.extend_from_slice(&buf[..take]);
+                } else {
+                    too_long = true;
+                    line.clear();
+                }
+                self.r.consume(take + usize::from(end));
+                if end {
+                    break;
+                }
+            }
+            if too_long {
+                return Some((
+                    self.number,
+                    Err(format!(
+                        "the line is over the limit of {} bytes (raise it with --max-size)",
+                        self.max
+                    )),
+                ));
+            }
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            if line.iter().any(|b| !b.is_ascii_whitespace()) {
+                return Some((self.number, Ok(line)));
+            }
+        }
+        None
+    }
 }

@@ -100,6 +100,7 @@ pub fn sign(a: &SignArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         Some(kind) => {
             let report = kind.check(&doc);
             let mut broken: Vec<&str> = report.errors.iter().map(|f| f.rule).collect();
+            broken.sort_unstable();
             broken.dedup();
             if !broken.is_empty() {
                 return Err(Fail(

@@ -134,6 +134,7 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
         .map(|f| f.rule)
         .filter(|r| *r != "D1")
         .collect();
+    broken.sort_unstable();
     broken.dedup();
     if !broken.is_empty() {
         return Err(Fail(
@@ -173,10 +174,48 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
         out.write_all(&sealed).map_err(write_fail)?;
         return Ok(0);
     }
+    let target = replaceable(&target)?;
     write_atomically(&target, &sealed)
         .map_err(|e| Fail(2, format!("cannot write {}: {e}", target.display())))?;
     writeln!(out, "sealed {} {d}", target.display()).map_err(write_fail)?;
     Ok(0)
+}
+
+/// The file to replace when writing to `path`: a link's target (so the link
+/// stays a link), refusing a file with several hard links (replacing it
+/// would split them).
+fn replaceable(path: &Path) -> Result<PathBuf, Fail> {
+    let real = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
+            Fail(
+                2,
+                format!(
+                    "cannot follow the link {}: {}",
+                    path.display(),
+                    inputs::describe_io(&e)
+                ),
+            )
+        })?,
+        _ => path.to_path_buf(),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(&real) {
+            if m.nlink() > 1 {
+                return Err(Fail(
+                    2,
+                    format!(
+                        "{} has {} hard links; replacing it would split them, so it is left as it was \
+                         (write elsewhere with --out)",
+                        path.display(),
+                        m.nlink()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(real)
 }
 
 /// Replaces `path` with `bytes` so that a crash leaves the old file or the
@@ -214,17 +253,22 @@ fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
         out.write_all(&bytes).map_err(write_fail)?;
         return Ok(0);
     }
-    let bytes = inputs::read(&source, inputs::STREAM_MAX)
+    let reader = inputs::open(&source)
         .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
-    let mut buf = Vec::with_capacity(bytes.len());
-    for (n, line) in inputs::json_lines(&bytes) {
-        let doc = json::parse(line, &limits).map_err(|e| {
-            Fail(
-                2,
-                format!("cannot read {}: {}", source.label(), e.starting_at_line(n)),
-            )
-        })?;
-        canon::write(doc.root(), profile, &mut buf);
+    let mut buf = Vec::with_capacity(1 << 16);
+    for (n, line) in inputs::Lines::new(reader, limits.max_size) {
+        let parsed = line
+            .map_err(|why| format!("line {n}: {why}"))
+            .and_then(|l| {
+                json::parse(&l, &limits)
+                    .map(|doc| canon::write(doc.root(), profile, &mut buf))
+                    .map_err(|e| e.starting_at_line(n).to_string())
+            });
+        if let Err(why) = parsed {
+            // What was converted before the bad line is still written.
+            out.write_all(&buf).map_err(write_fail)?;
+            return Err(Fail(2, format!("cannot read {}: {why}", source.label())));
+        }
         buf.push(b'\n');
         if buf.len() > 1 << 20 {
             out.write_all(&buf).map_err(write_fail)?;

@@ -141,18 +141,37 @@ fn json_line(o: &Outcome) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Text safe inside a Markdown table cell: one line, pipes escaped.
+/// Text from a receipt, made inert in Markdown: one line, HTML and
+/// mentions as entities, Markdown punctuation escaped. A receipt cannot put
+/// a tag, a link, an image or an @mention into a pull-request comment.
 fn cell(s: &str) -> String {
-    let one: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    one.replace('\\', "\\\\").replace('|', "\\|")
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if c.is_control() => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '@' => out.push_str("&#64;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '|' | '!' | '#' | '~' | ':' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-/// Text as an inline code span, whatever backticks it holds.
+/// Text as an inline code span, whatever backticks it holds. Inside a span
+/// nothing is Markdown or HTML; only pipes (which end a table cell) and line
+/// breaks are changed.
 fn code(s: &str) -> String {
-    let body = cell(s);
+    let body: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .replace('|', "\\|");
     let mut fence = String::from("`");
     while body.contains(fence.as_str()) {
         fence.push('`');

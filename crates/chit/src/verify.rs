@@ -101,7 +101,11 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
         eprintln!("note: {n}");
     }
     let mut tally = Tally::default();
-    let progress = progress_bar(if args.lines { 0 } else { sources.len() });
+    let progress = progress_bar(if args.lines {
+        None
+    } else {
+        Some(sources.len())
+    });
     let labels: Vec<String> = sources.iter().map(Source::label).collect();
     let mut emit = |status: Status, rendered: &str, out: &mut dyn Write| -> std::io::Result<()> {
         match status {
@@ -114,20 +118,23 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
 
     if args.lines {
         for (source, label) in sources.iter().zip(&labels) {
-            let bytes = match inputs::read(source, inputs::STREAM_MAX) {
-                Ok(b) => b,
+            let reader = match inputs::open(source) {
+                Ok(r) => r,
                 Err(why) => {
                     let (status, s) = finish(&unreadable(label, None, why), None, &settings);
                     emit(status, &s, out)?;
                     continue;
                 }
             };
-            let lines = inputs::json_lines(&bytes);
-            progress.set_length(progress.length().unwrap_or(0) + lines.len() as u64);
-            for batch in lines.chunks(BATCH) {
+            let mut lines = inputs::Lines::new(reader, limits.max_size);
+            loop {
+                let batch: Vec<inputs::Line> = lines.by_ref().take(BATCH).collect();
+                if batch.is_empty() {
+                    break;
+                }
                 let done: Vec<(Status, String)> = batch
                     .par_iter()
-                    .map(|&(n, line)| check(label, Some(n), Ok(line), &settings))
+                    .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
                     .collect();
                 for (status, s) in &done {
                     emit(*status, s, out)?;
@@ -235,6 +242,7 @@ fn check(
                     None
                 },
                 limits: &settings.limits,
+                source: file,
             };
             let checked = chit_core::statement::check(&doc, &policy);
             let o = Outcome {
@@ -257,24 +265,26 @@ fn check(
     }
 }
 
-fn progress_bar(len: usize) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+/// A progress bar on a terminal, for work worth watching: a bar when the
+/// number of inputs is known, a running count when it is not (JSON Lines).
+fn progress_bar(len: Option<usize>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || len.is_some_and(|n| n < 200) {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(len as u64);
+    let rate = |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = write!(w, "{:.0}/s", state.per_sec());
+    };
+    let (bar, template) = match len {
+        Some(n) => (
+            ProgressBar::new(n as u64),
+            "{bar:40.cyan/blue} {pos}/{len} receipts  {rate}  {eta} left",
+        ),
+        None => (ProgressBar::new_spinner(), "{spinner} {pos} lines  {rate}"),
+    };
     bar.set_style(
-        ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} receipts  {rate}  {eta} left")
+        ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key(
-                "rate",
-                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.0}/s", state.per_sec());
-                },
-            ),
+            .with_key("rate", rate),
     );
-    // Only worth drawing when there is real work to watch.
-    if len < 200 && len != 0 {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
     bar
 }

@@ -289,6 +289,74 @@ fn seal_writes_only_the_digest_and_refuses_invalid_receipts() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn seal_keeps_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let changed = example_text(GOOD).replacen("\"tokens\": 61240", "\"tokens\": 61241", 1);
+    std::fs::write(d.join("real.json"), &changed).unwrap();
+    std::os::unix::fs::symlink("real.json", d.join("link.json")).unwrap();
+    let run = chit_in(d, &["seal", "link.json"], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(std::fs::symlink_metadata(d.join("link.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(chit_in(d, &["verify", "real.json"], None).code, 0);
+    // Hard links: refused, both names left as they were.
+    std::fs::write(d.join("h1.json"), &changed).unwrap();
+    std::fs::hard_link(d.join("h1.json"), d.join("h2.json")).unwrap();
+    let run = chit_in(d, &["seal", "h1.json"], None);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("has 2 hard links"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(d.join("h2.json")).unwrap(), changed);
+}
+
+#[test]
+fn refusals_name_each_rule_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = example_text(GOOD)
+        .replace(
+            "\"errors\": 0,\n      \"timeouts\": 0",
+            "\"errors\": 0,\n      \"timeouts\": 1",
+        )
+        .replacen("\"grade\": \"verified\"", "\"grade\": \"failed\"", 1);
+    std::fs::write(dir.path().join("bad.json"), text).unwrap();
+    let run = chit_in(dir.path(), &["seal", "bad.json"], None);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("it breaks G1, S3 (run"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn markdown_keeps_receipt_text_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = example_text(GOOD).replacen(
+        "Behaviour under production load",
+        "<img src=https://evil.example/x> @octocat [click](https://evil.example) **bold**",
+        1,
+    );
+    std::fs::write(dir.path().join("r.json"), text).unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--format", "markdown", "r.json"],
+        None,
+    );
+    let md = run.stdout;
+    assert!(
+        !md.contains("<img") && !md.contains("@octocat") && !md.contains("](https"),
+        "{md}"
+    );
+    assert!(
+        md.contains("&lt;img src=https\\://evil.example/x&gt; &#64;octocat \\[click\\]"),
+        "{md}"
+    );
+}
+
 #[test]
 fn canon_prints_rfc8785_bytes() {
     let run = chit_in(

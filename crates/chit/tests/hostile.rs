@@ -243,3 +243,69 @@ fn symlink_loops() {
         run.stderr
     );
 }
+
+#[test]
+fn millions_of_schema_errors_cost_little() {
+    // Two million wrongly typed gaps: only the first error is worked out.
+    let doc = format!(
+        "{{\"receiptVersion\":\"0.1\",\"gaps\":[{}{{}}]}}",
+        "{},".repeat(2_000_000)
+    );
+    let start = std::time::Instant::now();
+    refused(doc.as_bytes(), 1, "further schema errors are not listed");
+    assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
+}
+
+#[test]
+fn a_huge_value_is_summarised_in_messages() {
+    let doc = format!("[{}1]", "1,".repeat(1_000_000));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.json"), doc).unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--kind", "run-receipt", "r.json"],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("\"… 999991 more\"] is not of type \"object\""),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_largest_size_limit_does_not_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.json"),
+        example_text("agreed-verified.json"),
+    )
+    .unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--max-size", "18446744073709551615", "r.json"],
+        None,
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (0, "VALID r.json\n"));
+}
+
+#[test]
+fn an_overlong_line_is_reported_and_the_stream_goes_on() {
+    let good = serde_json::to_string(
+        &serde_json::from_str::<serde_json::Value>(&example_text("agreed-verified.json")).unwrap(),
+    )
+    .unwrap();
+    let stream = format!("{good}\n[\"{}\"]\n{good}\n", "x".repeat(10_000));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.jsonl"), stream).unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--lines", "--max-size", "5000", "s.jsonl"],
+        None,
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.starts_with("VALID s.jsonl:1\nUNREADABLE s.jsonl:2\n  error read: the line is over the limit of 5000 bytes"), "{}", run.stdout);
+    assert!(run.stdout.contains("VALID s.jsonl:3\n"), "{}", run.stdout);
+}

@@ -10,7 +10,13 @@ use crate::time::is_rfc3339;
 pub const KIND: &str = "verification.packet.v1";
 
 /// The digest fields a packet may carry.
-pub const DIGESTS: [&str; 5] = ["model_digest", "input_digest", "output_digest", "sampler_digest", "runtime_digest"];
+pub const DIGESTS: [&str; 5] = [
+    "model_digest",
+    "input_digest",
+    "output_digest",
+    "sampler_digest",
+    "runtime_digest",
+];
 
 pub fn check(v: Val) -> Report {
     let mut r = Report::new(KIND);
@@ -24,7 +30,11 @@ pub fn check(v: Val) -> Report {
     }
     if let Some(t) = v.get("produced_at").and_then(|t| t.as_str()) {
         if !is_rfc3339(t) {
-            r.warning("P6", "/produced_at", format!("produced_at is not an RFC 3339 time: {t}"));
+            r.warning(
+                "P6",
+                "/produced_at",
+                format!("produced_at is not an RFC 3339 time: {t}"),
+            );
         }
     }
     r
@@ -35,7 +45,11 @@ pub fn check(v: Val) -> Report {
 fn p5_digest_form(field: &str, d: &str, r: &mut Report) {
     let path = format!("/{field}");
     let Some((alg, hex)) = d.split_once(':') else {
-        r.error("P5", path, format!("{field} is not of the form <alg>:<hex>"));
+        r.error(
+            "P5",
+            path,
+            format!("{field} is not of the form <alg>:<hex>"),
+        );
         return;
     };
     let want = match alg {
@@ -43,11 +57,23 @@ fn p5_digest_form(field: &str, d: &str, r: &mut Report) {
         "sha384" => 96,
         "sha512" => 128,
         _ => {
-            r.warning("P5", path, format!("{field} uses the algorithm {alg}, which chit does not know"));
+            r.warning(
+                "P5",
+                path,
+                format!("{field} uses the algorithm {alg}, which chit does not know"),
+            );
             return;
         }
     };
-    if hex.len() != want || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        r.error("P5", path, format!("{field} must be {alg}: and {want} lower-case hex digits"));
+    if hex.len() != want
+        || !hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        r.error(
+            "P5",
+            path,
+            format!("{field} must be {alg}: and {want} lower-case hex digits"),
+        );
     }
 }
