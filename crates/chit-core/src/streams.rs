@@ -407,3 +407,131 @@ pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> R
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(seq: i64, id: &str, prev: Option<&str>) -> PacketFacts {
+        PacketFacts {
+            source: format!("p{seq}.json"),
+            stream_id: "s".into(),
+            packet_id: id.into(),
+            sequence: seq,
+            prev_packet_id: prev.map(str::to_owned),
+            produced_at: Some(i128::from(seq) * 1_000_000_000),
+            model_digest: "sha256:aa".into(),
+            runtime_digest: None,
+            output_digest: format!("sha256:{seq}"),
+            reproducibility: Some("bit_exact".into()),
+            signer: None,
+            art_id: None,
+        }
+    }
+
+    fn chain(n: i64) -> Vec<PacketFacts> {
+        (0..n)
+            .map(|i| {
+                let prev = (i > 0).then(|| format!("p{}", i - 1));
+                packet(i, &format!("p{i}"), prev.as_deref())
+            })
+            .collect()
+    }
+
+    fn rules(
+        ps: Vec<PacketFacts>,
+        expect: Option<usize>,
+    ) -> (Vec<&'static str>, Vec<&'static str>) {
+        let mut out = check_streams(ps, expect);
+        assert_eq!(out.len(), 1);
+        let r = out.remove(0).report;
+        (
+            r.errors.iter().map(|f| f.rule).collect(),
+            r.warnings.iter().map(|f| f.rule).collect(),
+        )
+    }
+
+    #[test]
+    fn a_whole_chain_is_valid() {
+        assert_eq!(rules(chain(5), None), (vec![], vec![]));
+        assert_eq!(rules(chain(5), Some(5)), (vec![], vec![]));
+    }
+
+    #[test]
+    fn each_rule_fires() {
+        let mut ps = chain(5);
+        ps[3].packet_id = "p1".into();
+        assert!(rules(ps, None).0.contains(&"P1"));
+
+        let mut ps = chain(5);
+        ps[3].sequence = 2;
+        let (e, _) = rules(ps, None);
+        assert!(e.contains(&"P2") && e.contains(&"P3"), "{e:?}");
+
+        let mut ps = chain(6);
+        ps.remove(2);
+        assert_eq!(rules(ps, None).0, vec!["P3"]);
+
+        let mut ps = chain(5);
+        ps.remove(0);
+        assert!(rules(ps, None).0.contains(&"P3"));
+
+        let mut ps = chain(5);
+        ps[3].prev_packet_id = Some("p0".into());
+        assert_eq!(rules(ps, None).0, vec!["P4"]);
+
+        let mut ps = chain(5);
+        ps[0].prev_packet_id = Some("x".into());
+        assert_eq!(rules(ps, None).0, vec!["P4"]);
+
+        let mut ps = chain(5);
+        ps[4].produced_at = Some(0);
+        assert_eq!(rules(ps, None), (vec![], vec!["P6"]));
+
+        let mut ps = chain(5);
+        ps[3].model_digest = "sha256:bb".into();
+        assert_eq!(rules(ps, None), (vec![], vec!["P7"]));
+
+        assert_eq!(rules(chain(3), Some(5)).0, vec!["P8"]);
+
+        let mut ps = chain(4);
+        ps[0].signer = Some("a".into());
+        ps[1].signer = Some("b".into());
+        assert_eq!(rules(ps, None).1, vec!["signer"]);
+    }
+
+    #[test]
+    fn a_million_packets_with_one_missing() {
+        let mut ps = chain(1_000_000);
+        ps.remove(500_000);
+        let start = std::time::Instant::now();
+        let mut out = check_streams(ps, Some(1_000_000));
+        let r = out.remove(0).report;
+        let msgs: Vec<&str> = r.errors.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(r.errors.len(), 2, "{msgs:?}");
+        assert_eq!(msgs[0], "1 packet(s) dropped: sequence 500000 missing");
+        assert!(
+            msgs[1].starts_with("999999 of 1000000 expected packets"),
+            "{msgs:?}"
+        );
+        assert!(start.elapsed().as_secs() < 20);
+    }
+
+    #[test]
+    fn recompute_results_against_their_packet() {
+        let p = packet(2, "p2", Some("p1"));
+        let rec = |id: &str, verdict: &str, out: &str| RecomputeFacts {
+            source: "r.json".into(),
+            packet: "art_x".into(),
+            packet_id: id.into(),
+            verdict: verdict.into(),
+            output_digest_recomputed: Some(out.into()),
+        };
+        assert!(recompute_against_packet(&rec("p2", "match", "sha256:2"), &p).valid());
+        assert!(recompute_against_packet(&rec("p2", "mismatch", "sha256:9"), &p).valid());
+        assert!(recompute_against_packet(&rec("p3", "match", "sha256:2"), &p).breaks("R1"));
+        assert!(recompute_against_packet(&rec("p2", "match", "sha256:9"), &p).breaks("R2"));
+        assert!(recompute_against_packet(&rec("p2", "mismatch", "sha256:2"), &p).breaks("R2"));
+        assert!(recompute_against_packet(&rec("p2", "inconclusive", "sha256:9"), &p).valid());
+    }
+}

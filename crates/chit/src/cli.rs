@@ -174,6 +174,10 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threshold: u32,
 
+    /// Packets each stream must hold: fewer means its tail was cut off (P8).
+    #[arg(long, value_name = "N")]
+    pub expect_count: Option<usize>,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 }

@@ -63,6 +63,63 @@ fn human(o: &Outcome) -> String {
     s
 }
 
+/// A check across documents (a packet stream, a recompute result against
+/// its packet): `VALID stream NAME (detail)` and findings, or one JSON line
+/// `{"stream"|"recompute": NAME, "valid", "errors", "warnings"}`.
+pub fn cross(
+    out: &mut dyn std::io::Write,
+    format: Format,
+    what: &str,
+    name: &str,
+    detail: &str,
+    r: &chit_core::Report,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => {
+            let mut line = Vec::with_capacity(128);
+            line.extend_from_slice(b"{\"");
+            line.extend_from_slice(what.as_bytes());
+            line.extend_from_slice(b"\":");
+            js(name, &mut line);
+            line.extend_from_slice(if r.valid() {
+                b",\"valid\":true"
+            } else {
+                b",\"valid\":false"
+            });
+            line.extend_from_slice(b",\"errors\":");
+            findings(&r.errors, &mut line);
+            line.extend_from_slice(b",\"warnings\":");
+            findings(&r.warnings, &mut line);
+            line.extend_from_slice(b"}\n");
+            out.write_all(&line)
+        }
+        _ => {
+            let mut s = String::new();
+            let verdict = if r.valid() {
+                format!("{GOOD}VALID{GOOD:#}")
+            } else {
+                format!("{BAD}INVALID{BAD:#}")
+            };
+            let _ = writeln!(s, "{verdict} {what} {name} ({detail})");
+            for f in &r.errors {
+                let _ = writeln!(
+                    s,
+                    "  {BAD}error{BAD:#} {RULE}{}{RULE:#}: {}",
+                    f.rule, f.message
+                );
+            }
+            for f in &r.warnings {
+                let _ = writeln!(
+                    s,
+                    "  {WARN}warning{WARN:#} {RULE}{}{RULE:#}: {}",
+                    f.rule, f.message
+                );
+            }
+            out.write_all(s.as_bytes())
+        }
+    }
+}
+
 pub fn summary(total: usize, valid: usize, invalid: usize, unreadable: usize) -> String {
     let noun = if total == 1 { "input" } else { "inputs" };
     let mut s = format!("{total} {noun}: {GOOD}{valid} valid{GOOD:#}");

@@ -3,6 +3,7 @@
 use crate::cli::{Format, VerifyArgs};
 use crate::inputs::{self, Source};
 use crate::render;
+use chit_core::streams::{self, Facts};
 use chit_core::trust::Trust;
 use chit_core::{Doc, Kind, Limits, Report};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
@@ -107,12 +108,18 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
         Some(sources.len())
     });
     let labels: Vec<String> = sources.iter().map(Source::label).collect();
-    let mut emit = |status: Status, rendered: &str, out: &mut dyn Write| -> std::io::Result<()> {
+    let mut facts: Vec<Facts> = Vec::new();
+    let mut emit = |status: Status,
+                    rendered: &str,
+                    f: Option<Facts>,
+                    out: &mut dyn Write|
+     -> std::io::Result<()> {
         match status {
             Status::Valid => tally.valid += 1,
             Status::Invalid => tally.invalid += 1,
             Status::Unreadable => tally.unreadable += 1,
         }
+        facts.extend(f);
         out.write_all(rendered.as_bytes())
     };
 
@@ -122,7 +129,7 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
                 Ok(r) => r,
                 Err(why) => {
                     let (status, s) = finish(&unreadable(label, None, why), None, &settings);
-                    emit(status, &s, out)?;
+                    emit(status, &s, None, out)?;
                     continue;
                 }
             };
@@ -132,12 +139,12 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
                 if batch.is_empty() {
                     break;
                 }
-                let done: Vec<(Status, String)> = batch
+                let done: Vec<Done> = batch
                     .par_iter()
                     .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
                     .collect();
-                for (status, s) in &done {
-                    emit(*status, s, out)?;
+                for (status, s, f) in done {
+                    emit(status, &s, f, out)?;
                 }
                 progress.inc(batch.len() as u64);
             }
@@ -145,7 +152,7 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
     } else {
         let indexed: Vec<(&Source, &String)> = sources.iter().zip(&labels).collect();
         for batch in indexed.chunks(BATCH) {
-            let done: Vec<(Status, String)> = batch
+            let done: Vec<Done> = batch
                 .par_iter()
                 .map(|&(source, label)| {
                     let bytes = inputs::read(source, limits.max_size);
@@ -154,12 +161,13 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
                     r
                 })
                 .collect();
-            for (status, s) in &done {
-                emit(*status, s, out)?;
+            for (status, s, f) in done {
+                emit(status, &s, f, out)?;
             }
         }
     }
     progress.finish_and_clear();
+    let failed_across = cross_checks(facts, args.expect_count, format, out)?;
 
     let total = tally.valid + tally.invalid + tally.unreadable;
     if format == Format::Human && (total > 1 || args.quiet) {
@@ -178,7 +186,7 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
     out.flush()?;
     Ok(if tally.unreadable > 0 {
         2
-    } else if tally.invalid > 0 {
+    } else if tally.invalid > 0 || failed_across > 0 {
         1
     } else {
         0
@@ -222,15 +230,19 @@ fn check(
     line: Option<usize>,
     bytes: Result<&[u8], &String>,
     settings: &Settings,
-) -> (Status, String) {
+) -> Done {
     let bytes = match bytes {
         Ok(b) => b,
-        Err(why) => return finish(&unreadable(file, line, why.clone()), None, settings),
+        Err(why) => return no_facts(finish(&unreadable(file, line, why.clone()), None, settings)),
+    };
+    let source = || match line {
+        Some(n) => format!("{file}:{n}"),
+        None => file.to_owned(),
     };
     match chit_core::json::parse(bytes, &settings.limits) {
         Err(e) => {
             let why = e.starting_at_line(line.unwrap_or(1)).to_string();
-            finish(&unreadable(file, line, why), None, settings)
+            no_facts(finish(&unreadable(file, line, why), None, settings))
         }
         Ok(doc) if chit_core::envelope::looks_like_envelope(&doc) => {
             let policy = chit_core::statement::Policy {
@@ -242,7 +254,7 @@ fn check(
                     None
                 },
                 limits: &settings.limits,
-                source: file,
+                source: &source(),
             };
             let checked = chit_core::statement::check(&doc, &policy);
             let o = Outcome {
@@ -251,18 +263,104 @@ fn check(
                 result: Ok(checked.report),
                 artifact_id: checked.ids.map(|i| i.artifact_id),
             };
-            finish(&o, None, settings)
+            let (status, shown) = finish(&o, None, settings);
+            (status, shown, checked.facts)
         }
         Ok(doc) => {
+            let kind = settings.kind.or_else(|| Kind::detect(&doc));
+            let report = chit_core::verify_doc(&doc, kind);
+            let facts = kind.and_then(|k| Facts::of(k, doc.root(), &report, source(), None, None));
             let o = Outcome {
                 file,
                 line,
-                result: Ok(chit_core::verify_doc(&doc, settings.kind)),
+                result: Ok(report),
                 artifact_id: None,
             };
-            finish(&o, Some(&doc), settings)
+            let (status, shown) = finish(&o, Some(&doc), settings);
+            (status, shown, facts)
         }
     }
+}
+
+/// One input's status, rendering and cross-document facts.
+type Done = (Status, String, Option<Facts>);
+
+fn no_facts((status, shown): (Status, String)) -> Done {
+    (status, shown, None)
+}
+
+/// The checks across documents: each packet stream (P1-P8), and each
+/// recompute result against its packet where that is among the inputs.
+/// Returns how many of them failed.
+fn cross_checks(
+    facts: Vec<Facts>,
+    expect_count: Option<usize>,
+    format: Format,
+    out: &mut dyn Write,
+) -> std::io::Result<usize> {
+    let mut packets = Vec::new();
+    let mut results = Vec::new();
+    for f in facts {
+        match f {
+            Facts::Packet(p) => packets.push(p),
+            Facts::Recompute(r) => results.push(r),
+        }
+    }
+    let mut failed = 0;
+    let by_art: std::collections::HashMap<&str, &streams::PacketFacts> = packets
+        .iter()
+        .filter_map(|p| p.art_id.as_deref().map(|a| (a, p)))
+        .collect();
+    let mut pairs = Vec::new();
+    for r in &results {
+        if let Some(p) = by_art.get(r.packet.as_str()) {
+            pairs.push((
+                r.source.clone(),
+                r.packet.clone(),
+                streams::recompute_against_packet(r, p),
+            ));
+        }
+    }
+    if expect_count.is_some() && packets.is_empty() {
+        failed += 1;
+        render::cross(
+            out,
+            format,
+            "stream",
+            "(none)",
+            "",
+            &chit_core::Report {
+                kind: chit_core::kinds::packet::KIND,
+                errors: vec![chit_core::Finding::new(
+                    "P8",
+                    "",
+                    "--expect-count was given, but no packet was found",
+                )],
+                warnings: Vec::new(),
+            },
+        )?;
+    }
+    for s in streams::check_streams(packets, expect_count) {
+        failed += usize::from(!s.report.valid());
+        let detail = format!(
+            "{} packet{}",
+            s.packets,
+            if s.packets == 1 { "" } else { "s" }
+        );
+        render::cross(out, format, "stream", &s.stream, &detail, &s.report)?;
+    }
+    for (source, packet, report) in pairs {
+        failed += usize::from(!report.valid());
+        render::cross(
+            out,
+            format,
+            "recompute",
+            &source,
+            &format!("against {packet}"),
+            &report,
+        )?;
+    }
+    Ok(failed)
 }
 
 /// A progress bar on a terminal, for work worth watching: a bar when the

@@ -1,0 +1,432 @@
+//! Keys, signing and signed receipts through the command line, with
+//! Treeship's own envelopes (chit-core/tests/data/treeship, Apache-2.0).
+
+mod common;
+use common::{chit_in, example_text};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const TREESHIP_KEY: &str = "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY";
+
+fn vectors() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../chit-core/tests/data/treeship")
+}
+
+fn trust(dir: &Path, name: &str, key: &str, kinds: Option<&str>) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    let kinds = kinds
+        .map(|k| format!("kinds = [\"{k}\"]\n"))
+        .unwrap_or_default();
+    std::fs::write(
+        &path,
+        format!("[[key]]\nname = \"{name}\"\npublic_key = \"{key}\"\n{kinds}"),
+    )
+    .unwrap();
+    path
+}
+
+fn public_key(dir: &Path, key: &str) -> String {
+    let run = chit_in(dir, &["key", "show", key], None);
+    run.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("treeship    "))
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn keygen_writes_a_private_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = chit_in(dir.path(), &["keygen", "--out", "k.pem"], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("did:key     did:key:z6Mk"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("PRIVATE"),
+        "the private key is never printed"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("k.pem"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let before = std::fs::read(dir.path().join("k.pem")).unwrap();
+    let again = chit_in(dir.path(), &["keygen", "--out", "k.pem"], None);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("never overwrites"));
+    assert_eq!(std::fs::read(dir.path().join("k.pem")).unwrap(), before);
+    let show = chit_in(dir.path(), &["key", "show", "k.pem"], None);
+    assert_eq!(
+        show.stdout,
+        run.stdout
+            .lines()
+            .skip(1)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+}
+
+#[test]
+fn sign_then_verify_under_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chit_in(d, &["keygen", "--out", "k.pem"], None);
+    chit_in(d, &["keygen", "--out", "other.pem"], None);
+    std::fs::write(d.join("r.json"), example_text("agreed-verified.json")).unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--key",
+            "k.pem",
+            "--kind",
+            "run-receipt",
+            "--out",
+            "r.env.json",
+            "r.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("signed r.env.json art_"),
+        "{}",
+        run.stdout
+    );
+
+    // Without trust: never valid, and the message says how to fix it.
+    let run = chit_in(d, &["verify", "r.env.json"], None);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("error trust: no trusted keys") && run.stdout.contains("--trust FILE"),
+        "{}",
+        run.stdout
+    );
+
+    let me = public_key(d, "k.pem");
+    let t = trust(d, "me", &me, None);
+    let run = chit_in(
+        d,
+        &[
+            "verify",
+            "--json",
+            "--trust",
+            t.to_str().unwrap(),
+            "r.env.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["kind"], "run-receipt");
+    assert!(v["artifact_id"].as_str().unwrap().starts_with("art_"));
+
+    // Another key's trust: the signature names its keyid.
+    let other = trust(d, "other", &public_key(d, "other.pem"), None);
+    let run = chit_in(
+        d,
+        &["verify", "--trust", other.to_str().unwrap(), "r.env.json"],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("error signature: signature 0 (keyid key_"),
+        "{}",
+        run.stdout
+    );
+
+    // A key allowed other kinds only.
+    let narrow = trust(d, "narrow", &me, Some("verification.packet.v1"));
+    let run = chit_in(
+        d,
+        &["verify", "--trust", narrow.to_str().unwrap(), "r.env.json"],
+        None,
+    );
+    assert!(
+        run.stdout
+            .contains("key narrow signed a run-receipt, which the trust file does not let it sign"),
+        "{}",
+        run.stdout
+    );
+
+    // A threshold of two distinct keys: one key is not enough.
+    let run = chit_in(
+        d,
+        &[
+            "verify",
+            "--threshold",
+            "2",
+            "--trust",
+            t.to_str().unwrap(),
+            "r.env.json",
+        ],
+        None,
+    );
+    assert!(
+        run.stdout
+            .contains("error threshold: 1 distinct trusted key(s) signed; 2 required"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_invalid_payload_is_not_signed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chit_in(d, &["keygen", "--out", "k.pem"], None);
+    let bad = example_text("agreed-verified.json").replacen(
+        "\"grade\": \"verified\"",
+        "\"grade\": \"failed\"",
+        1,
+    );
+    std::fs::write(d.join("bad.json"), bad).unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--key",
+            "k.pem",
+            "--kind",
+            "run-receipt",
+            "bad.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("refusing to sign bad.json: as a run-receipt it breaks D1, G1"),
+        "{}",
+        run.stderr
+    );
+    // An unknown kind is signed as given, with a warning; verify warns too.
+    std::fs::write(d.join("x.json"), "{\"anything\": 1}").unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--key",
+            "k.pem",
+            "--kind",
+            "example.unknown.v1",
+            "--out",
+            "x.env.json",
+            "x.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stderr.contains("signed as given, unchecked"),
+        "{}",
+        run.stderr
+    );
+    let t = trust(d, "me", &public_key(d, "k.pem"), None);
+    let run = chit_in(
+        d,
+        &["verify", "--trust", t.to_str().unwrap(), "x.env.json"],
+        None,
+    );
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout
+            .contains("warning kind: payload of kind example.unknown.v1 not checked"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn treeship_envelopes_verify_as_a_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = trust(d, "treeship", TREESHIP_KEY, None);
+    let run = chit_in(
+        d,
+        &[
+            "verify",
+            "--trust",
+            t.to_str().unwrap(),
+            "--expect-count",
+            "5",
+            vectors().to_str().unwrap(),
+        ],
+        None,
+    );
+    // artifact-ids.json in the same folder is no receipt: rule kind.
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        run.stdout.matches("\nVALID ").count() + usize::from(run.stdout.starts_with("VALID ")),
+        8,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("VALID stream stream-α (5 packets)\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("VALID recompute "), "{}", run.stdout);
+}
+
+/// Copies the Treeship packets into `d`, leaving out those named.
+fn packets_without(d: &Path, skip: &[&str]) {
+    for e in std::fs::read_dir(vectors()).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".envelope.json") && !skip.iter().any(|s| name.starts_with(s)) {
+            std::fs::copy(&p, d.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_dropped_packet_and_a_forged_one_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("in");
+    std::fs::create_dir(&d).unwrap();
+    packets_without(&d, &["pkt-2", "recompute"]);
+    let t = trust(dir.path(), "treeship", TREESHIP_KEY, None);
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--trust", t.to_str().unwrap(), "in"],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("INVALID stream stream-α (4 packets)\n  error P3: 1 packet(s) dropped: sequence 2 missing"), "{}", run.stdout);
+
+    // Forge pkt-3's signature, and file pkt-4 under another art id.
+    let p3 = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("pkt-3"))
+        .unwrap();
+    let mut env: Value = serde_json::from_str(&std::fs::read_to_string(&p3).unwrap()).unwrap();
+    let sig = env["signatures"][0]["sig"].as_str().unwrap().to_string();
+    let flipped = if sig.starts_with('A') {
+        format!("B{}", &sig[1..])
+    } else {
+        format!("A{}", &sig[1..])
+    };
+    env["signatures"][0]["sig"] = flipped.into();
+    std::fs::write(&p3, serde_json::to_string(&env).unwrap()).unwrap();
+    let p4 = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("pkt-4"))
+        .unwrap();
+    std::fs::rename(
+        &p4,
+        d.join("pkt-4__art_00000000000000000000000000000000.envelope.json"),
+    )
+    .unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--trust", t.to_str().unwrap(), "in"],
+        None,
+    );
+    assert!(
+        run.stdout.contains("pkt-3__")
+            && run.stdout.contains(
+                "error signature: signature 0 (keyid key_0392421668c57f3a) does not verify"
+            ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("error art: filed as art_00000000000000000000000000000000, but the envelope's art id is art_f7a0db9b6724bb95402a7cac6020064d"), "{}", run.stdout);
+}
+
+#[test]
+fn broken_envelopes_are_unreadable_or_invalid_never_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = trust(d, "treeship", TREESHIP_KEY, None);
+    for (i, (text, needle)) in [
+        (r#"{"payload":"","payloadType":"application/vnd.treeship.receipt.v1+json","signatures":[{"sig":"AAAA"}]}"#, "error signature"),
+        (r#"{"payload":"%%","payloadType":"t","signatures":[{"sig":"AA"}]}"#, "error envelope: the payload is not valid base64"),
+        (r#"{"payload":"bm90IGpzb24","payloadType":"application/vnd.treeship.receipt.v1+json","signatures":[{"sig":"AA"}]}"#, "error statement: the payload is not JSON"),
+        (r#"{"payload":"e30","payloadType":"t","signatures":[{"sig":"c2hvcnQ"}]}"#, "error signature"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let name = format!("e{i}.json");
+        std::fs::write(d.join(&name), text).unwrap();
+        let run = chit_in(d, &["verify", "--trust", t.to_str().unwrap(), &name], None);
+        assert_eq!(run.code, 1, "{text}: {}", run.stdout);
+        assert!(run.stdout.contains(needle), "{text}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn bare_packets_in_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |seq: u32, prev: &str| {
+        format!(
+            "{{\"schema\":\"verification.packet.v1\",\"packet_id\":\"p{seq}\",\"stream_id\":\"s\",\"sequence\":{seq},\"prev_packet_id\":{prev},\"model_digest\":\"sha256:{m}\",\"input_digest\":\"sha256:{m}\",\"output_digest\":\"md5:00\",\"produced_at\":\"2026-11-30T09:00:0{seq}Z\"}}\n",
+            m = "a".repeat(64)
+        )
+    };
+    let stream = line(0, "null") + &line(1, "\"p0\"") + &line(1, "\"p0\"") + &line(3, "\"p2\"");
+    std::fs::write(dir.path().join("s.jsonl"), stream).unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--json", "--lines", "s.jsonl"],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    let last: Value = serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["stream"], "s");
+    let rules: Vec<&str> = last["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["P1", "P2", "P3"], "{last}");
+    let first: Value = serde_json::from_str(run.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first["warnings"][0]["rule"], "P5",
+        "md5 is not an algorithm chit knows: {first}"
+    );
+}
+
+#[test]
+fn recompute_results_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = |verdict: &str, extra: &str| {
+        format!("{{\"schema\":\"verification.recompute.v1\",\"packet\":\"art_x\",\"packet_id\":\"p\",\"method\":\"difr\",\"verdict\":\"{verdict}\",\"recomputed_at\":\"2026-11-30T09:00:00Z\"{extra}}}")
+    };
+    for (text, code, needle) in [
+        (
+            r("match", ",\"distance\":0.5,\"threshold\":0.1"),
+            1,
+            "error R3: distance 0.5 against threshold 0.1 is a mismatch, not a match",
+        ),
+        (
+            r("match", ",\"distance\":0.5"),
+            1,
+            "error R3: distance and threshold go together",
+        ),
+        (r("inconclusive", ""), 0, "warning R4"),
+        (
+            r("match", ",\"distance\":0.1,\"threshold\":0.1"),
+            0,
+            "VALID",
+        ),
+    ] {
+        std::fs::write(dir.path().join("r.json"), &text).unwrap();
+        let run = chit_in(dir.path(), &["verify", "r.json"], None);
+        assert_eq!(run.code, code, "{text}: {}", run.stdout);
+        assert!(run.stdout.contains(needle), "{text}: {}", run.stdout);
+    }
+}
