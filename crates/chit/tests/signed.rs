@@ -312,10 +312,9 @@ fn a_dropped_packet_and_a_forged_one_are_named() {
         .unwrap();
     let mut env: Value = serde_json::from_str(&std::fs::read_to_string(&p3).unwrap()).unwrap();
     let sig = env["signatures"][0]["sig"].as_str().unwrap().to_string();
-    let flipped = if sig.starts_with('A') {
-        format!("B{}", &sig[1..])
-    } else {
-        format!("A{}", &sig[1..])
+    let flipped = match sig.strip_prefix('A') {
+        Some(rest) => format!("B{rest}"),
+        None => format!("A{}", &sig[1..]),
     };
     env["signatures"][0]["sig"] = flipped.into();
     std::fs::write(&p3, serde_json::to_string(&env).unwrap()).unwrap();
