@@ -2,6 +2,9 @@
 //!
 //!   chit-corpus parity SEED N     N cases as JSON Lines: {"id", "diff", "text"}
 //!   chit-corpus files DIR N SEED  N receipt files DIR/000000.json ... for benchmarks
+//!   chit-corpus packets DIR N     one stream of N signed verification.packet.v1
+//!                                 envelopes, DIR/packets.jsonl, and DIR/trust.toml
+//!                                 trusting the (fixed, test-only) key
 //!   chit-corpus read-floor DIR    how fast the *.json files in DIR can merely be
 //!                                 listed and read, on all cores: a ceiling for
 //!                                 any verifier that reads them
@@ -39,6 +42,30 @@ fn main() -> std::io::Result<()> {
                 std::fs::write(dir.join(format!("{id:06}.json")), case.text)?;
             }
             Ok(())
+        }
+        Some("packets") => {
+            let dir = std::path::PathBuf::from(args.get(1).unwrap_or_else(|| usage()));
+            let n = num(args.get(2));
+            std::fs::create_dir_all(&dir)?;
+            // A fixed key: these envelopes are benchmark data, not secrets.
+            let key = chit_core::keys::SecretKey::from_seed(&[42; 32]);
+            std::fs::write(
+                dir.join("trust.toml"),
+                format!(
+                    "[[key]]\nname = \"bench\"\npublic_key = \"{}\"\n",
+                    key.public().treeship()
+                ),
+            )?;
+            let lines: Vec<String> = (0..n)
+                .into_par_iter()
+                .map(|i| chit_corpus::signed_packet(&key, "bench-stream", i))
+                .collect();
+            let mut out =
+                std::io::BufWriter::new(std::fs::File::create(dir.join("packets.jsonl"))?);
+            for l in lines {
+                writeln!(out, "{l}")?;
+            }
+            out.flush()
         }
         Some("read-floor") => {
             let dir = std::path::PathBuf::from(args.get(1).unwrap_or_else(|| usage()));

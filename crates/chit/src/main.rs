@@ -104,15 +104,15 @@ fn digest(a: &DigestArgs, out: &mut dyn Write) -> CmdResult {
     let bytes = read_bytes(&a.input, &limits)?;
     let doc = parse_doc(&a.input, &bytes, &limits)?;
     let kind = kind_of(&doc, a.kind, &a.input)?;
-    let d = kind.digest(&doc).ok_or_else(|| {
-        Fail(
+    let d = kind.digest(&doc).ok_or_else(|| match kind {
+        Kind::RunReceipt => Fail(2, format!("{} is not a JSON object", a.input.display())),
+        _ => Fail(
             2,
             format!(
-                "{} is not a {} (not a JSON object)",
-                a.input.display(),
+                "a {} carries no digest of its own (its envelope's art id names it)",
                 kind.name()
             ),
-        )
+        ),
     })?;
     writeln!(out, "{d}").map_err(write_fail)?;
     Ok(0)
