@@ -98,6 +98,9 @@ naming the rules; a payload of another kind is signed as given, with a warning. 
 is written to --out, or to standard output."
     )]
     Sign(SignArgs),
+    /// Work with verification packets.
+    #[command(subcommand)]
+    Packets(PacketsCommand),
     /// Print a document's canonical JSON bytes (RFC 8785).
     #[command(
         long_about = "Print a JSON document's canonical bytes under RFC 8785: keys sorted by \
@@ -197,6 +200,58 @@ pub enum KeyCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PacketsCommand {
+    /// Re-run a packet's workload and sign the result (verification.recompute.v1).
+    #[command(
+        long_about = "Re-run the workload of a signed verification.packet.v1 and sign what was found. \
+chit checks INPUT against the packet's input_digest, runs COMMAND with INPUT on its standard input, \
+digests what it writes with the packet's algorithm and decides the verdict under the packet's \
+reproducibility claim: bit_exact compares digests; bounded asks --distance-cmd for a distance (it \
+reads the recomputed output on standard input and prints one number) and compares it with \
+--max-distance, and is inconclusive without them; none is inconclusive, with a note. The result is \
+signed with --key, its subject the packet's art id, and written to --out or standard output.",
+        after_help = "Example:\n  chit packets recompute --key me.pem --packet pkt-2.envelope.json --input in.bin -- ./model --greedy"
+    )]
+    Recompute(RecomputeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RecomputeArgs {
+    /// The key to sign the result with (PKCS#8 PEM).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+
+    /// The packet, as a signed envelope.
+    #[arg(long, value_name = "ENVELOPE")]
+    pub packet: PathBuf,
+
+    /// The packet's input, as the workload reads it.
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+
+    /// Check the packet's signature under these keys first (see 'chit help verify').
+    #[arg(long, value_name = "FILE")]
+    pub trust: Option<PathBuf>,
+
+    /// For a bounded claim: a shell command that reads the recomputed output
+    /// on standard input and prints its distance from the packet's output.
+    #[arg(long, value_name = "CMD", requires = "max_distance")]
+    pub distance_cmd: Option<String>,
+
+    /// For a bounded claim: the largest distance that counts as a match.
+    #[arg(long, value_name = "X")]
+    pub max_distance: Option<f64>,
+
+    /// Where to write the signed result (standard output by default).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// The workload: a program and its arguments, after '--'.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -134,8 +134,13 @@ pub fn sign(a: &SignArgs, out: &mut dyn Write) -> Result<i32, Fail> {
             ));
         }
     }
-    let statement = statement_bytes(a, &doc)?;
-    let env = Envelope::sign(TREESHIP_RECEIPT, statement, &key);
+    let env = sign_statement(
+        &key,
+        &a.kind,
+        &a.system,
+        a.subject.as_deref(),
+        doc.to_value(),
+    )?;
     let text = env.to_json();
     match &a.out {
         None => out.write_all(text.as_bytes()).map_err(crate::write_fail)?,
@@ -155,9 +160,16 @@ pub fn sign(a: &SignArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     Ok(0)
 }
 
-/// The statement, written as RFC 8785 canonical JSON: the same payload and
-/// options always give the same bytes, whatever their spelling.
-fn statement_bytes(a: &SignArgs, payload: &chit_core::Doc) -> Result<Vec<u8>, Fail> {
+/// Signs a Treeship receipt statement around `payload`. The statement is
+/// written as RFC 8785 canonical JSON: the same payload and options always
+/// give the same bytes, whatever their spelling.
+pub fn sign_statement(
+    key: &SecretKey,
+    kind: &str,
+    system: &str,
+    subject: Option<&str>,
+    payload: serde_json::Value,
+) -> Result<Envelope, Fail> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -168,12 +180,12 @@ fn statement_bytes(a: &SignArgs, payload: &chit_core::Doc) -> Result<Vec<u8>, Fa
         "timestamp".into(),
         chit_core::time::format_unix_utc(now).into(),
     );
-    st.insert("system".into(), a.system.clone().into());
-    if let Some(s) = &a.subject {
+    st.insert("system".into(), system.into());
+    if let Some(s) = subject {
         st.insert("subject".into(), serde_json::json!({ "artifactId": s }));
     }
-    st.insert("kind".into(), a.kind.clone().into());
-    st.insert("payload".into(), payload.to_value());
+    st.insert("kind".into(), kind.into());
+    st.insert("payload".into(), payload);
     let text =
         serde_json::to_vec(&serde_json::Value::Object(st)).map_err(|e| Fail(2, e.to_string()))?;
     let doc = json::parse(&text, &chit_core::Limits::default()).map_err(|e| {
@@ -182,5 +194,9 @@ fn statement_bytes(a: &SignArgs, payload: &chit_core::Doc) -> Result<Vec<u8>, Fa
             format!("internal error: the statement does not read back: {e}"),
         )
     })?;
-    Ok(canon::to_vec(doc.root(), canon::Profile::Jcs))
+    Ok(Envelope::sign(
+        TREESHIP_RECEIPT,
+        canon::to_vec(doc.root(), canon::Profile::Jcs),
+        key,
+    ))
 }

@@ -3,13 +3,17 @@
 mod cli;
 mod inputs;
 mod keycmd;
+mod recompute;
 mod render;
 mod verify;
 
 use chit_core::canon::{self, Profile};
 use chit_core::{json, Doc, Kind, Limits};
 use clap::Parser;
-use cli::{CanonArgs, Cli, ColorWhen, Command, DigestArgs, KeyCommand, ProfileArg, SealArgs};
+use cli::{
+    CanonArgs, Cli, ColorWhen, Command, DigestArgs, KeyCommand, PacketsCommand, ProfileArg,
+    SealArgs,
+};
 use inputs::Source;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         Command::Keygen(a) => keycmd::keygen(a, &mut out),
         Command::Key(KeyCommand::Show { file }) => keycmd::key_show(file, &mut out),
         Command::Sign(a) => keycmd::sign(a, &mut out),
+        Command::Packets(PacketsCommand::Recompute(a)) => recompute::run(a, &mut out),
     };
     let flushed = out.flush();
     let code = match result {

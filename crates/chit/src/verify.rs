@@ -62,23 +62,22 @@ const BATCH: usize = 4096;
 pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<i32, crate::Fail> {
     let trust = match &args.trust {
         None => None,
-        Some(path) => {
-            let bytes = inputs::read(&Source::File(path.clone()), 1 << 20).map_err(|why| {
-                crate::Fail(
-                    2,
-                    format!("cannot read trust file {}: {why}", path.display()),
-                )
-            })?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                crate::Fail(2, format!("trust file {} is not UTF-8", path.display()))
-            })?;
-            Some(
-                Trust::parse(&text)
-                    .map_err(|e| crate::Fail(2, format!("trust file {}: {e}", path.display())))?,
-            )
-        }
+        Some(path) => Some(read_trust(path)?),
     };
     run_with(args, trust.as_ref(), out).map_err(crate::write_fail)
+}
+
+/// Reads a trust file, or fails with exit 2 naming what is wrong.
+pub fn read_trust(path: &std::path::Path) -> Result<Trust, crate::Fail> {
+    let bytes = inputs::read(&Source::File(path.to_path_buf()), 1 << 20).map_err(|why| {
+        crate::Fail(
+            2,
+            format!("cannot read trust file {}: {why}", path.display()),
+        )
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| crate::Fail(2, format!("trust file {} is not UTF-8", path.display())))?;
+    Trust::parse(&text).map_err(|e| crate::Fail(2, format!("trust file {}: {e}", path.display())))
 }
 
 fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> std::io::Result<i32> {

@@ -429,3 +429,181 @@ fn recompute_results_alone() {
         assert!(run.stdout.contains(needle), "{text}: {}", run.stdout);
     }
 }
+
+/// A signed packet whose workload is `cat` (output = input), with `claim`.
+fn cat_packet(d: &Path, claim: &str) {
+    std::fs::write(d.join("in.bin"), "hello workload\n").unwrap();
+    let digest = chit_core::digest::sha256_tagged(b"hello workload\n");
+    let packet = format!(
+        "{{\"schema\":\"verification.packet.v1\",\"packet_id\":\"p0\",\"stream_id\":\"s\",\"sequence\":0,\"prev_packet_id\":null,\
+         \"model_digest\":\"sha256:{m}\",\"input_digest\":\"{digest}\",\"output_digest\":\"{digest}\",\
+         \"reproducibility\":\"{claim}\",\"produced_at\":\"2026-11-30T09:00:00Z\"}}",
+        m = "a".repeat(64)
+    );
+    std::fs::write(d.join("pkt.json"), packet).unwrap();
+    if !d.join("k.pem").exists() {
+        chit_in(d, &["keygen", "--out", "k.pem"], None);
+    }
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--key",
+            "k.pem",
+            "--kind",
+            "verification.packet.v1",
+            "--out",
+            "pkt.env.json",
+            "pkt.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+fn recompute(d: &Path, extra: &[&str], command: &[&str]) -> (common::Run, Value) {
+    let t = trust(d, "me", &public_key(d, "k.pem"), None);
+    let mut args = vec![
+        "packets",
+        "recompute",
+        "--key",
+        "k.pem",
+        "--packet",
+        "pkt.env.json",
+        "--input",
+        "in.bin",
+        "--trust",
+    ];
+    args.push(t.to_str().unwrap());
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--out", "rec.env.json", "--"]);
+    args.extend_from_slice(command);
+    let run = chit_in(d, &args, None);
+    let verified = chit_in(
+        d,
+        &[
+            "verify",
+            "--json",
+            "--trust",
+            t.to_str().unwrap(),
+            "pkt.env.json",
+            "rec.env.json",
+        ],
+        None,
+    );
+    assert_eq!(verified.code, 0, "{}", verified.stdout);
+    // The result, decoded from its envelope.
+    let env: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("rec.env.json")).unwrap_or_default())
+            .unwrap_or(Value::Null);
+    let payload = env["payload"]
+        .as_str()
+        .map(|p| chit_core::keys::decode_base64(p).unwrap())
+        .unwrap_or_default();
+    let statement: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
+    (run, statement)
+}
+
+#[cfg(unix)]
+#[test]
+fn recompute_decides_under_the_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cat_packet(d, "bit_exact");
+    let (run, st) = recompute(d, &[], &["cat"]);
+    assert!(
+        run.stdout.starts_with("match: wrote rec.env.json"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(st["kind"], "verification.recompute.v1");
+    assert_eq!(st["subject"]["artifactId"], st["payload"]["packet"]);
+    assert_eq!(st["payload"]["packet_id"], "p0");
+
+    let (run, st) = recompute(d, &[], &["tr", "a-z", "A-Z"]);
+    assert!(run.stdout.starts_with("mismatch:"), "{}", run.stdout);
+    assert_eq!(st["payload"]["verdict"], "mismatch");
+
+    let (run, st) = recompute(d, &[], &["false"]);
+    assert!(run.stdout.starts_with("inconclusive:"), "{}", run.stdout);
+    assert!(
+        st["payload"]["notes"].as_str().unwrap().contains("exited"),
+        "{st}"
+    );
+
+    cat_packet(d, "bounded");
+    let (run, st) = recompute(
+        d,
+        &["--distance-cmd", "echo 0.05", "--max-distance", "0.1"],
+        &["cat"],
+    );
+    assert!(
+        run.stdout.starts_with("match:"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(
+        (
+            st["payload"]["distance"].as_f64(),
+            st["payload"]["threshold"].as_f64()
+        ),
+        (Some(0.05), Some(0.1))
+    );
+    let (run, _) = recompute(
+        d,
+        &["--distance-cmd", "echo 0.5", "--max-distance", "0.1"],
+        &["cat"],
+    );
+    assert!(run.stdout.starts_with("mismatch:"), "{}", run.stdout);
+    let (run, _) = recompute(d, &[], &["cat"]);
+    assert!(run.stdout.starts_with("inconclusive:"), "{}", run.stdout);
+
+    cat_packet(d, "none");
+    let (run, st) = recompute(d, &[], &["cat"]);
+    assert!(run.stdout.starts_with("inconclusive:"), "{}", run.stdout);
+    assert!(
+        st["payload"]["notes"]
+            .as_str()
+            .unwrap()
+            .contains("no reproducibility"),
+        "{st}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn recompute_refuses_the_wrong_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cat_packet(d, "bit_exact");
+    std::fs::write(d.join("in.bin"), "something else").unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "packets",
+            "recompute",
+            "--key",
+            "k.pem",
+            "--packet",
+            "pkt.env.json",
+            "--input",
+            "in.bin",
+            "--",
+            "cat",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("in.bin is not the packet's input"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("signature was not checked"),
+        "{}",
+        run.stderr
+    );
+}
