@@ -21,15 +21,16 @@ enum Hasher {
 impl Hasher {
     fn for_digest(d: &str) -> Result<(&str, Hasher), String> {
         let alg = d.split_once(':').map(|(a, _)| a).unwrap_or("");
-        let h =
-            match alg {
-                "sha256" => Hasher::Sha256(sha2::Sha256::new()),
-                "sha384" => Hasher::Sha384(sha2::Sha384::new()),
-                "sha512" => Hasher::Sha512(sha2::Sha512::new()),
-                _ => return Err(format!(
+        let h = match alg {
+            "sha256" => Hasher::Sha256(sha2::Sha256::new()),
+            "sha384" => Hasher::Sha384(sha2::Sha384::new()),
+            "sha512" => Hasher::Sha512(sha2::Sha512::new()),
+            _ => {
+                return Err(format!(
                     "chit cannot compute {alg:?} digests (it computes sha256, sha384 and sha512)"
-                )),
-            };
+                ))
+            }
+        };
         Ok((alg, h))
     }
     fn update(&mut self, b: &[u8]) {
