@@ -64,13 +64,7 @@ impl Embedded {
         // find without walking the rest.
         if value.doc_values() > LARGE {
             if let Err(e) = v.validate(root) {
-                let path = e.instance_path().to_string();
-                let shown = if path.is_empty() { "/" } else { path.as_str() };
-                report.error(
-                    "schema",
-                    path.clone(),
-                    format!("{shown}: {}", one_line(&e.to_string())),
-                );
+                schema_finding(&e, report);
                 report.error(
                     "schema",
                     "",
@@ -82,13 +76,7 @@ impl Embedded {
         let mut n = 0usize;
         for e in v.iter_errors(root).take(MAX_SCHEMA_ERRORS + 1) {
             if n < MAX_SCHEMA_ERRORS {
-                let path = e.instance_path().to_string();
-                let shown = if path.is_empty() { "/" } else { path.as_str() };
-                report.error(
-                    "schema",
-                    path.clone(),
-                    format!("{shown}: {}", one_line(&e.to_string())),
-                );
+                schema_finding(&e, report);
             } else {
                 report.error(
                     "schema",
@@ -104,6 +92,17 @@ impl Embedded {
         }
         false
     }
+}
+
+/// One validator error as a finding of rule `schema`, at the instance's path.
+fn schema_finding(e: &jsonschema::ValidationError, report: &mut Report) {
+    let path = e.instance_path().to_string();
+    let shown = if path.is_empty() { "/" } else { path.as_str() };
+    report.error(
+        "schema",
+        path.clone(),
+        format!("{shown}: {}", one_line(&e.to_string())),
+    );
 }
 
 /// A validator message cut to one short line (messages quote the offending

@@ -44,20 +44,7 @@ fn human(o: &Outcome) -> String {
             } else {
                 let _ = writeln!(s, "{BAD}INVALID{BAD:#} {name}");
             }
-            for f in &r.errors {
-                let _ = writeln!(
-                    s,
-                    "  {BAD}error{BAD:#} {RULE}{}{RULE:#}: {}",
-                    f.rule, f.message
-                );
-            }
-            for f in &r.warnings {
-                let _ = writeln!(
-                    s,
-                    "  {WARN}warning{WARN:#} {RULE}{}{RULE:#}: {}",
-                    f.rule, f.message
-                );
-            }
+            finding_lines(&mut s, r);
         }
     }
     s
@@ -101,22 +88,27 @@ pub fn cross(
                 format!("{BAD}INVALID{BAD:#}")
             };
             let _ = writeln!(s, "{verdict} {what} {name} ({detail})");
-            for f in &r.errors {
-                let _ = writeln!(
-                    s,
-                    "  {BAD}error{BAD:#} {RULE}{}{RULE:#}: {}",
-                    f.rule, f.message
-                );
-            }
-            for f in &r.warnings {
-                let _ = writeln!(
-                    s,
-                    "  {WARN}warning{WARN:#} {RULE}{}{RULE:#}: {}",
-                    f.rule, f.message
-                );
-            }
+            finding_lines(&mut s, r);
             out.write_all(s.as_bytes())
         }
+    }
+}
+
+/// The `  error RULE: message` and `  warning RULE: message` lines of a report.
+fn finding_lines(s: &mut String, r: &chit_core::Report) {
+    for f in &r.errors {
+        let _ = writeln!(
+            s,
+            "  {BAD}error{BAD:#} {RULE}{}{RULE:#}: {}",
+            f.rule, f.message
+        );
+    }
+    for f in &r.warnings {
+        let _ = writeln!(
+            s,
+            "  {WARN}warning{WARN:#} {RULE}{}{RULE:#}: {}",
+            f.rule, f.message
+        );
     }
 }
 
