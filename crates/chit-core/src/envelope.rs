@@ -17,6 +17,9 @@ use crate::doc::Doc;
 use crate::keys::{decode_base64, encode_base64url, PublicKey, SecretKey};
 use crate::report::Report;
 
+/// The most signatures chit checks on one envelope.
+pub const MAX_SIGNATURES: usize = 16;
+
 /// The payload type of a Treeship receipt statement.
 pub const TREESHIP_RECEIPT: &str = "application/vnd.treeship.receipt.v1+json";
 
@@ -107,6 +110,13 @@ impl Envelope {
         let mut signatures = Vec::new();
         match root.get("signatures").and_then(|s| s.as_array()) {
             None => bad("/signatures", "the envelope needs a signatures array"),
+            Some(list) if list.len() > MAX_SIGNATURES => bad(
+                "/signatures",
+                &format!(
+                    "{} signatures; chit checks at most {MAX_SIGNATURES} (each costs a check against every trusted key)",
+                    list.len()
+                ),
+            ),
             Some(list) => {
                 if list.len() == 0 {
                     bad("/signatures", "the envelope carries no signature");

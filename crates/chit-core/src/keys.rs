@@ -11,7 +11,7 @@
 //! OpenSSL and most tools read.
 
 use base64::Engine;
-use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
+use ed25519_dalek::pkcs8::DecodePrivateKey;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -134,12 +134,25 @@ impl SecretKey {
         })
     }
 
-    /// The key as PKCS#8 PEM.
+    /// The key as PKCS#8 v1 PEM (RFC 8410: the seed alone, no public key),
+    /// the form OpenSSL and Python's cryptography read.
     pub fn to_pem(&self) -> Result<String, KeyError> {
-        self.0
-            .to_pkcs8_pem(Default::default())
-            .map(|z| z.to_string())
-            .map_err(|e| err(format!("cannot encode the key: {e}")))
+        // SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.112 }, OCTET STRING { OCTET STRING seed } }
+        const PREFIX: [u8; 16] = [
+            0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22,
+            0x04, 0x20,
+        ];
+        let mut der = PREFIX.to_vec();
+        der.extend_from_slice(&self.0.to_bytes());
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&der);
+        der.fill(0);
+        let mut pem = String::from("-----BEGIN PRIVATE KEY-----\n");
+        for chunk in b64.as_bytes().chunks(64) {
+            pem.push_str(std::str::from_utf8(chunk).unwrap_or(""));
+            pem.push('\n');
+        }
+        pem.push_str("-----END PRIVATE KEY-----\n");
+        Ok(pem)
     }
 
     pub fn public(&self) -> PublicKey {
@@ -222,6 +235,16 @@ mod tests {
         let k = SecretKey::from_seed(&[7; 32]);
         let pem = k.to_pem().unwrap();
         assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+        // RFC 8410 section 10.3's example key, byte for byte.
+        let rfc = SecretKey::from_seed(&[
+            0xd4, 0xee, 0x72, 0xdb, 0xf9, 0x13, 0x58, 0x4a, 0xd5, 0xb6, 0xd8, 0xf1, 0xf7, 0x69,
+            0xf8, 0xad, 0x3a, 0xfe, 0x7c, 0x28, 0xcb, 0xf1, 0xd4, 0xfb, 0xe0, 0x97, 0xa8, 0x8f,
+            0x44, 0x75, 0x58, 0x42,
+        ]);
+        assert_eq!(
+            rfc.to_pem().unwrap(),
+            "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n-----END PRIVATE KEY-----\n"
+        );
         assert_eq!(SecretKey::from_pem(&pem).unwrap().public(), k.public());
         assert!(SecretKey::from_pem("not a key").is_err());
         assert!(PublicKey::parse("ed25519:AAAA").is_err());

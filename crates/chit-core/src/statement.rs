@@ -43,6 +43,8 @@ pub struct Policy<'a> {
     pub limits: &'a Limits,
     /// Where the envelope came from, for findings across documents.
     pub source: &'a str,
+    /// The statement kind the caller expects (`--kind`), if any.
+    pub expected_kind: Option<&'a str>,
 }
 
 pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
@@ -57,12 +59,12 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
     };
     let ids = env.ids();
 
-    // 2. Signatures.
+    // 2. Signatures: the distinct trusted keys that signed.
     let keys = policy.trust.map(Trust::public_keys).unwrap_or_default();
-    let signers: Vec<usize> = if policy.trust.is_some() {
+    let signers: Vec<crate::keys::PublicKey> = if policy.trust.is_some() {
         env.signers(&keys, &mut report)
             .into_iter()
-            .filter_map(|k| keys.iter().position(|x| x == k))
+            .copied()
             .collect()
     } else {
         report.error(
@@ -88,8 +90,20 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
         }
     }
 
-    // 4. Statement.
-    if env.payload_type != TREESHIP_RECEIPT {
+    // 4. Statement. Another payload type is carried, signed, but unchecked.
+    let statement = if env.payload_type == TREESHIP_RECEIPT {
+        match json::parse(&env.payload, policy.limits) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                report.error(
+                    "statement",
+                    "/payload",
+                    format!("the payload is not JSON: {e}"),
+                );
+                None
+            }
+        }
+    } else {
         report.warning(
             "statement",
             "/payloadType",
@@ -98,49 +112,52 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
                 env.payload_type
             ),
         );
-        return Checked {
-            report,
-            ids: Some(ids),
-            statement_kind: None,
-            facts: None,
-        };
-    }
-    let statement = match json::parse(&env.payload, policy.limits) {
-        Ok(s) => s,
-        Err(e) => {
+        None
+    };
+    let kind = statement
+        .as_ref()
+        .and_then(|s| statement_shape(s, &mut report));
+    if let Some(want) = policy.expected_kind {
+        if kind.as_deref() != Some(want) {
             report.error(
                 "statement",
-                "/payload",
-                format!("the payload is not JSON: {e}"),
+                "/kind",
+                format!(
+                    "the statement's kind is {}, but --kind asked for {want}",
+                    kind.as_deref().unwrap_or("missing")
+                ),
             );
-            return Checked {
-                report,
-                ids: Some(ids),
-                statement_kind: None,
-                facts: None,
-            };
         }
-    };
-    let kind = statement_shape(&statement, &mut report);
+    }
 
-    // 5. Trust: who may sign this kind, and how many signed.
-    let signer = policy
-        .trust
-        .and_then(|t| signers.first().map(|&i| t.keys[i].name.clone()));
+    // 5. Trust: each signer allowed this kind, and enough of them. Always,
+    // whatever the payload type: a key limited to some kinds may sign no
+    // payload that is not a statement of one of them.
+    let mut signer = None;
     if let Some(trust) = policy.trust {
         let mut allowed = 0;
-        for &i in &signers {
-            let k = &trust.keys[i];
-            match &kind {
-                Some(kind) if !k.may_sign(kind) => report.error(
+        for key in &signers {
+            let entries: Vec<&crate::trust::TrustedKey> =
+                trust.keys.iter().filter(|e| e.key == *key).collect();
+            let name = entries.first().map_or("?", |e| e.name.as_str());
+            signer.get_or_insert_with(|| name.to_owned());
+            let ok = entries.iter().any(|e| match &kind {
+                Some(kind) => e.may_sign(kind),
+                None => e.kinds.is_none(),
+            });
+            if ok {
+                allowed += 1;
+            } else {
+                report.error(
                     "trust",
                     "",
-                    format!(
-                        "key {} signed a {kind}, which the trust file does not let it sign",
-                        k.name
-                    ),
-                ),
-                _ => allowed += 1,
+                    match &kind {
+                        Some(kind) => format!("key {name} signed a {kind}, which the trust file does not let it sign"),
+                        None => format!(
+                            "key {name} may sign only the kinds the trust file lists, and this envelope carries no statement of a kind"
+                        ),
+                    },
+                );
             }
         }
         if allowed < policy.threshold {
@@ -155,39 +172,58 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
         }
     }
 
-    // 6. The payload under its kind.
-    let root = statement.root();
+    // 6. The payload under its kind; a payload that declares a kind of its
+    // own is checked under it, whatever the statement says.
     let mut facts = None;
-    if let (Some(kind), Some(payload)) = (&kind, root.get("payload")) {
-        match Kind::from_name(kind) {
-            Some(k) => {
-                report.kind = k.name();
-                let inner = k.check_val(payload);
-                facts = Facts::of(
-                    k,
-                    payload,
-                    &inner,
-                    policy.source.to_owned(),
-                    signer,
-                    Some(ids.artifact_id.clone()),
-                );
-                report.absorb(inner, "/payload");
-                if k == Kind::Recompute {
-                    r1_subject_is_the_packet(root, payload, &mut report);
+    if let Some(statement) = &statement {
+        let root = statement.root();
+        match (&kind, root.get("payload")) {
+            (Some(kind), Some(payload)) => {
+                let named = Kind::from_name(kind);
+                let declared = Kind::detect_val(payload);
+                if let (None, Some(d)) = (named, declared) {
+                    report.error(
+                        "statement",
+                        "/kind",
+                        format!(
+                            "the statement's kind {kind} is not the kind its payload declares ({})",
+                            d.name()
+                        ),
+                    );
+                }
+                match named.or(declared) {
+                    Some(k) => {
+                        report.kind = k.name();
+                        let inner = k.check_val(payload);
+                        if named.is_some() {
+                            facts = Facts::of(
+                                k,
+                                payload,
+                                &inner,
+                                policy.source.to_owned(),
+                                signer,
+                                Some(ids.artifact_id.clone()),
+                            );
+                        }
+                        report.absorb(inner, "/payload");
+                        if k == Kind::Recompute {
+                            r1_subject_is_the_packet(root, payload, &mut report);
+                        }
+                    }
+                    None => report.warning(
+                        "kind",
+                        "/payload",
+                        format!("payload of kind {kind} not checked: chit does not know this kind"),
+                    ),
                 }
             }
-            None => report.warning(
-                "kind",
+            (Some(_), None) => report.warning(
+                "statement",
                 "/payload",
-                format!("payload of kind {kind} not checked: chit does not know this kind"),
+                "the statement carries no payload to check",
             ),
+            _ => {}
         }
-    } else if kind.is_some() {
-        report.warning(
-            "statement",
-            "/payload",
-            "the statement carries no payload to check",
-        );
     }
     Checked {
         report,

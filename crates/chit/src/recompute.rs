@@ -11,6 +11,9 @@ use sha2::Digest;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
+/// The most input read into memory when it is not a regular file.
+const INPUT_IN_MEMORY: u64 = 1 << 30;
+
 /// A running digest in one of the algorithms a packet may name.
 enum Hasher {
     Sha256(sha2::Sha256),
@@ -100,6 +103,7 @@ fn read_packet(a: &RecomputeArgs) -> Result<Packet, Fail> {
         expected_art: None,
         limits: &limits,
         source: &label,
+        expected_kind: Some(chit_core::kinds::packet::KIND),
     };
     let checked = chit_core::statement::check(&doc, &policy);
     let mut errors: Vec<&str> = checked.report.errors.iter().map(|f| f.rule).collect();
@@ -144,8 +148,11 @@ pub fn run(a: &RecomputeArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         field("reproducibility"),
     );
 
-    // The input must be the packet's.
-    let input = std::fs::File::open(&a.input).map_err(|e| {
+    // The input must be the packet's. It is read once: a regular file is
+    // hashed, rewound and handed to the workload as the same open file (no
+    // second open, so no other file can take its place); anything else (a
+    // pipe) is read into memory first.
+    let mut file = std::fs::File::open(&a.input).map_err(|e| {
         Fail(
             2,
             format!(
@@ -155,7 +162,38 @@ pub fn run(a: &RecomputeArgs, out: &mut dyn Write) -> Result<i32, Fail> {
             ),
         )
     })?;
-    let got = digest_reader(&input_digest, input, None).map_err(|e| Fail(2, e))?;
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    let mut held = Vec::new();
+    let got = if regular {
+        let d = digest_reader(&input_digest, &mut file, None).map_err(|e| Fail(2, e))?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
+            .map_err(|e| Fail(2, format!("cannot rewind {}: {e}", a.input.display())))?;
+        d
+    } else {
+        (&mut file)
+            .take(INPUT_IN_MEMORY + 1)
+            .read_to_end(&mut held)
+            .map_err(|e| {
+                Fail(
+                    2,
+                    format!(
+                        "cannot read {}: {}",
+                        a.input.display(),
+                        inputs::describe_io(&e)
+                    ),
+                )
+            })?;
+        if held.len() as u64 > INPUT_IN_MEMORY {
+            return Err(Fail(
+                2,
+                format!(
+                    "{} is not a regular file and is over {INPUT_IN_MEMORY} bytes",
+                    a.input.display()
+                ),
+            ));
+        }
+        digest_reader(&input_digest, held.as_slice(), None).map_err(|e| Fail(2, e))?
+    };
     if got != input_digest {
         return Err(Fail(
             1,
@@ -186,12 +224,16 @@ pub fn run(a: &RecomputeArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         .stdin
         .take()
         .ok_or_else(|| Fail(2, "no stdin for the command".into()))?;
-    let input_path = a.input.clone();
     let feeder = std::thread::spawn(move || -> std::io::Result<()> {
-        let mut f = std::fs::File::open(input_path)?;
-        match std::io::copy(&mut f, &mut stdin) {
+        let fed = if regular {
+            std::io::copy(&mut file, &mut stdin).map(|_| ())
+        } else {
+            stdin.write_all(&held)
+        };
+        match fed {
+            // The workload stopped reading: its output says what it did.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            other => other.map(|_| ()),
+            other => other,
         }
     });
     let keep_output = claim == "bounded" && a.distance_cmd.is_some();

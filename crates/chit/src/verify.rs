@@ -254,6 +254,7 @@ fn check(
                 },
                 limits: &settings.limits,
                 source: &source(),
+                expected_kind: settings.kind.map(Kind::name),
             };
             let checked = chit_core::statement::check(&doc, &policy);
             let o = Outcome {

@@ -574,6 +574,41 @@ fn recompute_decides_under_the_claim() {
 
 #[cfg(unix)]
 #[test]
+fn recompute_reads_a_piped_input_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cat_packet(d, "bit_exact");
+    let t = trust(d, "me", &public_key(d, "k.pem"), None);
+    let run = chit_in(
+        d,
+        &[
+            "packets",
+            "recompute",
+            "--key",
+            "k.pem",
+            "--packet",
+            "pkt.env.json",
+            "--input",
+            "/dev/stdin",
+            "--trust",
+            t.to_str().unwrap(),
+            "--out",
+            "r.json",
+            "--",
+            "cat",
+        ],
+        Some(b"hello workload\n"),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("match:"),
+        "the workload got the input that was checked: {}",
+        run.stdout
+    );
+}
+
+#[cfg(unix)]
+#[test]
 fn recompute_refuses_the_wrong_input() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -606,4 +641,219 @@ fn recompute_refuses_the_wrong_input() {
         "{}",
         run.stderr
     );
+}
+
+/// An envelope over `payload` bytes of `payload_type`, signed by the key in `pem`.
+fn envelope_over(d: &Path, pem: &str, payload_type: &str, payload: &[u8]) -> String {
+    let text = std::fs::read_to_string(d.join(pem)).unwrap();
+    let key = chit_core::keys::SecretKey::from_pem(&text).unwrap();
+    chit_core::envelope::Envelope::sign(payload_type, payload.to_vec(), &key).to_json()
+}
+
+#[test]
+fn another_payload_type_still_answers_to_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chit_in(d, &["keygen", "--out", "a.pem"], None);
+    let me = public_key(d, "a.pem");
+    std::fs::write(
+        d.join("e.json"),
+        envelope_over(d, "a.pem", "application/json", b"{\"any\":1}"),
+    )
+    .unwrap();
+    let narrow = trust(d, "narrow", &me, Some("verification.packet.v1"));
+    let run = chit_in(
+        d,
+        &["verify", "--trust", narrow.to_str().unwrap(), "e.json"],
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("error trust: key narrow may sign only the kinds the trust file lists"),
+        "{}",
+        run.stdout
+    );
+    let open = trust(d, "open", &me, None);
+    let run = chit_in(
+        d,
+        &[
+            "verify",
+            "--threshold",
+            "2",
+            "--trust",
+            open.to_str().unwrap(),
+            "e.json",
+        ],
+        None,
+    );
+    assert!(
+        run.stdout
+            .contains("error threshold: 1 distinct trusted key(s) signed; 2 required"),
+        "{}",
+        run.stdout
+    );
+    let run = chit_in(
+        d,
+        &["verify", "--trust", open.to_str().unwrap(), "e.json"],
+        None,
+    );
+    assert_eq!(
+        run.code, 0,
+        "signed by a trusted key; the payload is carried unchecked, with a warning"
+    );
+    assert!(
+        run.stdout
+            .contains("warning statement: payload type application/json"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_payload_is_checked_under_the_kind_it_declares() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chit_in(d, &["keygen", "--out", "a.pem"], None);
+    let t = trust(d, "a", &public_key(d, "a.pem"), None);
+    let statement = format!(
+        "{{\"type\":\"treeship/receipt/v1\",\"timestamp\":\"2026-11-30T09:00:00Z\",\"system\":\"s://x\",\"kind\":\"verification.packet.v1 \",\
+         \"payload\":{{\"schema\":\"verification.packet.v1\",\"packet_id\":\"p\",\"stream_id\":\"s\",\"sequence\":0,\"model_digest\":\"garbage\",\
+         \"input_digest\":\"sha256:{h}\",\"output_digest\":\"sha256:{h}\",\"produced_at\":\"2026-11-30T09:00:00Z\"}}}}",
+        h = "a".repeat(64)
+    );
+    std::fs::write(
+        d.join("e.json"),
+        envelope_over(
+            d,
+            "a.pem",
+            chit_core::envelope::TREESHIP_RECEIPT,
+            statement.as_bytes(),
+        ),
+    )
+    .unwrap();
+    let run = chit_in(
+        d,
+        &["verify", "--trust", t.to_str().unwrap(), "e.json"],
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("is not the kind its payload declares (verification.packet.v1)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("error P5: model_digest"),
+        "{}",
+        run.stdout
+    );
+    let run = chit_in(
+        d,
+        &[
+            "verify",
+            "--kind",
+            "run-receipt",
+            "--trust",
+            t.to_str().unwrap(),
+            "e.json",
+        ],
+        None,
+    );
+    assert!(
+        run.stdout.contains("but --kind asked for run-receipt"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn too_many_signatures_are_refused_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chit_in(d, &["keygen", "--out", "a.pem"], None);
+    let one: Value = serde_json::from_str(&envelope_over(d, "a.pem", "t", b"{}")).unwrap();
+    let mut many = one.clone();
+    many["signatures"] = Value::Array(vec![one["signatures"][0].clone(); 17]);
+    std::fs::write(d.join("e.json"), many.to_string()).unwrap();
+    let t = trust(d, "a", &public_key(d, "a.pem"), None);
+    let run = chit_in(
+        d,
+        &["verify", "--trust", t.to_str().unwrap(), "e.json"],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("error envelope: 17 signatures; chit checks at most 16"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_sequence_beyond_a_double_stays_in_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |seq: &str, id: &str, prev: &str| {
+        format!(
+            "{{\"schema\":\"verification.packet.v1\",\"packet_id\":\"{id}\",\"stream_id\":\"s\",\"sequence\":{seq},\"prev_packet_id\":{prev},\
+             \"model_digest\":\"sha256:{m}\",\"input_digest\":\"sha256:{m}\",\"output_digest\":\"sha256:{m}\",\"produced_at\":\"2026-11-30T09:00:00Z\"}}\n",
+            m = "a".repeat(64)
+        )
+    };
+    let stream = line("0", "p0", "null")
+        + &line("1", "p1", "\"p0\"")
+        + &line("18446744073709551616", "p9", "\"p1\"");
+    std::fs::write(dir.path().join("s.jsonl"), stream).unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--lines", "--expect-count", "2", "s.jsonl"],
+        None,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains(
+            "INVALID s.jsonl:3\n  error P3: sequence 18446744073709552000 is outside 0 to 2^53"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("INVALID stream s (3 packets)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn keys_are_readable_by_openssl() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI needs openssl for this test"
+        );
+        eprintln!(
+            "openssl is not installed; the RFC 8410 byte test in chit-core covers the format"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    chit_in(dir.path(), &["keygen", "--out", "k.pem"], None);
+    let o = std::process::Command::new("openssl")
+        .args(["pkey", "-in", "k.pem", "-pubout", "-outform", "DER"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The SubjectPublicKeyInfo ends with the 32 key bytes chit prints.
+    let me = public_key(dir.path(), "k.pem");
+    let key = chit_core::keys::PublicKey::parse(&me).unwrap();
+    assert_eq!(&o.stdout[o.stdout.len() - 32..], key.bytes());
 }

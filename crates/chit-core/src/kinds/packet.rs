@@ -28,6 +28,16 @@ pub fn check(v: Val) -> Report {
             p5_digest_form(field, d, &mut r);
         }
     }
+    if let Some(seq) = v.get("sequence").and_then(|s| s.as_f64()) {
+        // Beyond 2^53 two sequence numbers can be the same double.
+        if !(0.0..=9_007_199_254_740_992.0).contains(&seq) {
+            r.error(
+                "P3",
+                "/sequence",
+                format!("sequence {seq} is outside 0 to 2^53"),
+            );
+        }
+    }
     if let Some(t) = v.get("produced_at").and_then(|t| t.as_str()) {
         if !is_rfc3339(t) {
             r.warning(
