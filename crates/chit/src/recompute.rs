@@ -152,7 +152,7 @@ pub fn run(a: &RecomputeArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     // hashed, rewound and handed to the workload as the same open file (no
     // second open, so no other file can take its place); anything else (a
     // pipe) is read into memory first.
-    let mut file = std::fs::File::open(&a.input).map_err(|e| {
+    let cannot_read = |e: std::io::Error| {
         Fail(
             2,
             format!(
@@ -161,7 +161,8 @@ pub fn run(a: &RecomputeArgs, out: &mut dyn Write) -> Result<i32, Fail> {
                 inputs::describe_io(&e)
             ),
         )
-    })?;
+    };
+    let mut file = std::fs::File::open(&a.input).map_err(cannot_read)?;
     let regular = file.metadata().is_ok_and(|m| m.is_file());
     let mut held = Vec::new();
     let got = if regular {
@@ -173,16 +174,7 @@ pub fn run(a: &RecomputeArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         (&mut file)
             .take(INPUT_IN_MEMORY + 1)
             .read_to_end(&mut held)
-            .map_err(|e| {
-                Fail(
-                    2,
-                    format!(
-                        "cannot read {}: {}",
-                        a.input.display(),
-                        inputs::describe_io(&e)
-                    ),
-                )
-            })?;
+            .map_err(cannot_read)?;
         if held.len() as u64 > INPUT_IN_MEMORY {
             return Err(Fail(
                 2,

@@ -68,15 +68,7 @@ pub fn cross(
             line.extend_from_slice(what.as_bytes());
             line.extend_from_slice(b"\":");
             js(name, &mut line);
-            line.extend_from_slice(if r.valid() {
-                b",\"valid\":true"
-            } else {
-                b",\"valid\":false"
-            });
-            line.extend_from_slice(b",\"errors\":");
-            findings(&r.errors, &mut line);
-            line.extend_from_slice(b",\"warnings\":");
-            findings(&r.warnings, &mut line);
+            verdict_fields(r, &mut line);
             line.extend_from_slice(b"}\n");
             out.write_all(&line)
         }
@@ -149,6 +141,19 @@ fn findings(list: &[Finding], out: &mut Vec<u8>) {
     out.push(b']');
 }
 
+/// The `,"valid":…,"errors":[…],"warnings":[…]` members of a JSON line.
+fn verdict_fields(r: &chit_core::Report, out: &mut Vec<u8>) {
+    out.extend_from_slice(if r.valid() {
+        b",\"valid\":true"
+    } else {
+        b",\"valid\":false"
+    });
+    out.extend_from_slice(b",\"errors\":");
+    findings(&r.errors, out);
+    out.extend_from_slice(b",\"warnings\":");
+    findings(&r.warnings, out);
+}
+
 /// One line of `--json`, its fields in the documented order:
 /// file, line (with --lines), kind, valid, errors, warnings.
 fn json_line(o: &Outcome) -> String {
@@ -175,15 +180,7 @@ fn json_line(o: &Outcome) -> String {
             } else {
                 js(r.kind, &mut out);
             }
-            out.extend_from_slice(if r.valid() {
-                b",\"valid\":true"
-            } else {
-                b",\"valid\":false"
-            });
-            out.extend_from_slice(b",\"errors\":");
-            findings(&r.errors, &mut out);
-            out.extend_from_slice(b",\"warnings\":");
-            findings(&r.warnings, &mut out);
+            verdict_fields(r, &mut out);
         }
     }
     out.extend_from_slice(b"}\n");
