@@ -185,13 +185,18 @@ impl Envelope {
         String::from_utf8(out).unwrap_or_default()
     }
 
-    /// Step 2, `signature`: which of `trusted` signed, each key once. A
+    /// Step 2, `signature`: which of `trusted` signed `pae` (this envelope's
+    /// [`Envelope::pae`], built once by the caller), each key once. A
     /// signature no trusted key verifies is an error naming its hint.
-    pub fn signers<'k>(&self, trusted: &'k [PublicKey], report: &mut Report) -> Vec<&'k PublicKey> {
-        let message = self.pae();
+    pub fn signers<'k>(
+        &self,
+        pae: &[u8],
+        trusted: &'k [PublicKey],
+        report: &mut Report,
+    ) -> Vec<&'k PublicKey> {
         let mut signers: Vec<&PublicKey> = Vec::new();
         for (i, s) in self.signatures.iter().enumerate() {
-            match trusted.iter().find(|k| k.verify_strict(&message, &s.sig)) {
+            match trusted.iter().find(|k| k.verify_strict(pae, &s.sig)) {
                 Some(k) => {
                     if !signers.contains(&k) {
                         signers.push(k);
@@ -232,11 +237,11 @@ mod tests {
         let back = Envelope::read(&doc, &mut r).unwrap();
         assert_eq!(back, env);
         let trusted = [key.public()];
-        assert_eq!(back.signers(&trusted, &mut r).len(), 1);
+        assert_eq!(back.signers(&back.pae(), &trusted, &mut r).len(), 1);
         assert!(r.valid(), "{r:?}");
         // Another key does not verify it.
         let other = [SecretKey::from_seed(&[8; 32]).public()];
-        assert!(back.signers(&other, &mut r).is_empty());
+        assert!(back.signers(&back.pae(), &other, &mut r).is_empty());
         assert!(r.breaks("signature"));
     }
 }

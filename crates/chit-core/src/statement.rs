@@ -57,12 +57,12 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
             facts: None,
         };
     };
-    let ids = env.ids();
+    let pae = env.pae();
+    let ids = Ids::of_pae(&pae);
 
     // 2. Signatures: the distinct trusted keys that signed.
-    let keys = policy.trust.map(Trust::public_keys).unwrap_or_default();
-    let signers: Vec<crate::keys::PublicKey> = if policy.trust.is_some() {
-        env.signers(&keys, &mut report)
+    let signers: Vec<crate::keys::PublicKey> = if let Some(trust) = policy.trust {
+        env.signers(&pae, trust.public_keys(), &mut report)
             .into_iter()
             .copied()
             .collect()

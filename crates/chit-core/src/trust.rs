@@ -30,6 +30,9 @@ impl TrustedKey {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trust {
     pub keys: Vec<TrustedKey>,
+    /// The keys' public halves, in the same order, gathered once for the
+    /// signature step of every envelope.
+    public: Vec<PublicKey>,
 }
 
 impl Trust {
@@ -89,11 +92,12 @@ impl Trust {
             }
             keys.push(TrustedKey { name, key, kinds });
         }
-        Ok(Trust { keys })
+        let public = keys.iter().map(|k| k.key).collect();
+        Ok(Trust { keys, public })
     }
 
-    pub fn public_keys(&self) -> Vec<PublicKey> {
-        self.keys.iter().map(|k| k.key).collect()
+    pub fn public_keys(&self) -> &[PublicKey] {
+        &self.public
     }
 }
 

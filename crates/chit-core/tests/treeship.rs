@@ -47,24 +47,28 @@ fn treeship_signed_envelopes_verify() {
         let env = Envelope::read(&doc, &mut r).unwrap();
         assert_eq!(env.payload_type, TREESHIP_RECEIPT);
         assert_eq!(env.ids().artifact_id, art, "{name}");
-        assert_eq!(env.signers(&trusted, &mut r).len(), 1, "{name}: {r:?}");
+        assert_eq!(
+            env.signers(&env.pae(), &trusted, &mut r).len(),
+            1,
+            "{name}: {r:?}"
+        );
         assert!(r.valid(), "{name}: {r:?}");
 
         // One flipped bit anywhere in the payload or the signature: refused.
         let mut forged = env.clone();
         forged.payload[10] ^= 1;
         let mut r = Report::new("envelope");
-        assert!(forged.signers(&trusted, &mut r).is_empty());
+        assert!(forged.signers(&forged.pae(), &trusted, &mut r).is_empty());
         assert!(r.breaks("signature"));
         let mut forged = env.clone();
         forged.signatures[0].sig[40] ^= 0x80;
         let mut r = Report::new("envelope");
-        assert!(forged.signers(&trusted, &mut r).is_empty());
+        assert!(forged.signers(&forged.pae(), &trusted, &mut r).is_empty());
         // A swapped payloadType changes what was signed.
         let mut swapped = env.clone();
         swapped.payload_type = "application/vnd.in-toto+json".into();
         let mut r = Report::new("envelope");
-        assert!(swapped.signers(&trusted, &mut r).is_empty());
+        assert!(swapped.signers(&swapped.pae(), &trusted, &mut r).is_empty());
         seen += 1;
     }
     assert_eq!(seen, 6);

@@ -141,20 +141,26 @@ pub fn sign(a: &SignArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         a.subject.as_deref(),
         doc.to_value(),
     )?;
+    write_envelope(&env, a.out.as_deref(), out, |path, art| {
+        format!("signed {} {art} ({})", path.display(), a.kind)
+    })
+}
+
+/// Writes a signed envelope to `path` (atomically), reporting it on `out`
+/// with `said(path, art id)`, or to `out` itself when there is no path.
+pub fn write_envelope(
+    env: &Envelope,
+    path: Option<&Path>,
+    out: &mut dyn Write,
+    said: impl FnOnce(&Path, &str) -> String,
+) -> Result<i32, Fail> {
     let text = env.to_json();
-    match &a.out {
+    match path {
         None => out.write_all(text.as_bytes()).map_err(crate::write_fail)?,
         Some(path) => {
             crate::write_atomically(path, text.as_bytes())
                 .map_err(|e| Fail(2, format!("cannot write {}: {e}", path.display())))?;
-            writeln!(
-                out,
-                "signed {} {} ({})",
-                path.display(),
-                env.ids().artifact_id,
-                a.kind
-            )
-            .map_err(crate::write_fail)?;
+            writeln!(out, "{}", said(path, &env.ids().artifact_id)).map_err(crate::write_fail)?;
         }
     }
     Ok(0)

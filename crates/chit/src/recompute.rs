@@ -310,23 +310,13 @@ pub fn run(a: &RecomputeArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         Some(&packet.art_id),
         Value::Object(result),
     )?;
-    let text = env.to_json();
-    match &a.out {
-        None => out.write_all(text.as_bytes()).map_err(crate::write_fail)?,
-        Some(p) => {
-            crate::write_atomically(p, text.as_bytes())
-                .map_err(|e| Fail(2, format!("cannot write {}: {e}", p.display())))?;
-            writeln!(
-                out,
-                "{verdict}: wrote {} {} (checks {})",
-                p.display(),
-                env.ids().artifact_id,
-                packet.art_id
-            )
-            .map_err(crate::write_fail)?;
-        }
-    }
-    Ok(0)
+    keycmd::write_envelope(&env, a.out.as_deref(), out, |path, art| {
+        format!(
+            "{verdict}: wrote {} {art} (checks {})",
+            path.display(),
+            packet.art_id
+        )
+    })
 }
 
 /// Runs the distance command with the recomputed output on its standard
