@@ -18,6 +18,42 @@ use std::fmt;
 
 const MULTICODEC_ED25519: [u8; 2] = [0xed, 0x01];
 
+/// The canonical encodings of the eight points of small order on
+/// edwards25519 (the torsion subgroup E\[8\]); a test derives them again.
+const SMALL_ORDER_ENCODINGS: [[u8; 32]; 8] = [
+    // identity (0, 1)
+    hex32("0100000000000000000000000000000000000000000000000000000000000000"),
+    // order 2: (0, -1)
+    hex32("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+    // order 4: (±sqrt(-1), 0)
+    hex32("0000000000000000000000000000000000000000000000000000000000000000"),
+    hex32("0000000000000000000000000000000000000000000000000000000000000080"),
+    // order 8
+    hex32("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+    hex32("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
+    hex32("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+    hex32("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
+];
+
+const fn hex32(s: &str) -> [u8; 32] {
+    const fn nibble(c: u8) -> u8 {
+        match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            _ => panic!("not a hex digit"),
+        }
+    }
+    let b = s.as_bytes();
+    assert!(b.len() == 64);
+    let mut out = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        out[i] = nibble(b[2 * i]) << 4 | nibble(b[2 * i + 1]);
+        i += 1;
+    }
+    out
+}
+
 /// An Ed25519 public key.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PublicKey(VerifyingKey);
@@ -102,13 +138,25 @@ impl PublicKey {
 
     /// Strict verification (RFC 8032 with canonical `S` and no small-order
     /// `R`): a signature that any lax verifier would also accept, and only one.
+    ///
+    /// The verdict is exactly `ed25519_dalek`'s `verify_strict` (Treeship's
+    /// verifier), computed without decompressing `R`: `verify_strict`
+    /// accepts iff `A` and `R` are not of small order and `[s]B - [k]A`
+    /// compresses to `R`'s bytes. This key is never of small order
+    /// ([`PublicKey::parse`] refuses those), and when the bytes match, `R`
+    /// is the canonical encoding of a curve point, so "`R` is of small
+    /// order" is "`R` is one of the eight canonical small-order encodings".
+    /// That leaves the byte comparison, which is `verify`. A test checks the
+    /// two agree, crafted small-order signatures included.
     pub fn verify_strict(&self, message: &[u8], sig: &[u8]) -> bool {
         let Ok(sig) = <[u8; 64]>::try_from(sig) else {
             return false;
         };
-        self.0
-            .verify_strict(message, &Signature::from_bytes(&sig))
-            .is_ok()
+        if SMALL_ORDER_ENCODINGS.iter().any(|e| sig[..32] == e[..]) {
+            return false;
+        }
+        use ed25519_dalek::Verifier;
+        self.0.verify(message, &Signature::from_bytes(&sig)).is_ok()
     }
 }
 
@@ -193,6 +241,7 @@ pub fn encode_base64url(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ed25519_dalek::Verifier;
 
     /// Treeship's test key (shared/vectors/treeship-envelopes/README.md).
     const TREESHIP_KEY: &str = "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY";
@@ -263,6 +312,111 @@ mod tests {
         assert_eq!(decode_base64("+/8").unwrap(), vec![0xfb, 0xff]);
         assert!(decode_base64("+_8").is_none());
         assert!(decode_base64("a").is_none());
+    }
+
+    #[test]
+    fn small_order_encodings_are_the_torsion_subgroup() {
+        use curve25519_dalek::constants::EIGHT_TORSION;
+        use curve25519_dalek::edwards::CompressedEdwardsY;
+        let mut ours = SMALL_ORDER_ENCODINGS.to_vec();
+        let mut theirs: Vec<[u8; 32]> = EIGHT_TORSION.iter().map(|p| p.compress().0).collect();
+        ours.sort();
+        theirs.sort();
+        assert_eq!(ours, theirs);
+        for e in SMALL_ORDER_ENCODINGS {
+            let p = CompressedEdwardsY(e).decompress().unwrap();
+            assert!(p.is_small_order());
+            assert_eq!(p.compress().0, e, "canonical");
+        }
+    }
+
+    /// `verify_strict` here and in ed25519-dalek agree, over honest,
+    /// damaged and crafted signatures: R of small order with `[s]B - [k]A`
+    /// equal to it (which `verify` alone accepts), R with a torsion part,
+    /// non-canonical S, non-canonical and undecodable R.
+    #[test]
+    fn strict_verdicts_match_ed25519_dalek() {
+        use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT as B, EIGHT_TORSION};
+        use curve25519_dalek::scalar::Scalar;
+        use sha2::Sha512;
+        let hram = |r: &[u8; 32], a: &[u8; 32], m: &[u8]| {
+            let mut h = Sha512::new();
+            h.update(r);
+            h.update(a);
+            h.update(m);
+            Scalar::from_hash(h)
+        };
+        let mut cases: Vec<(VerifyingKey, Vec<u8>, [u8; 64])> = Vec::new();
+        let mut lax_only = 0;
+        for i in 0u32..200 {
+            let seed: [u8; 32] = Sha256::digest(i.to_le_bytes()).into();
+            let sk = SigningKey::from_bytes(&seed);
+            let vk = sk.verifying_key();
+            let a = sk.to_scalar();
+            let m = format!("message {i}").into_bytes();
+            let good = sk.sign(&m).to_bytes();
+            cases.push((vk, m.clone(), good));
+            // One bit flipped in R, in S.
+            for byte in [0usize, 31, 32, 63] {
+                let mut bad = good;
+                bad[byte] ^= 1 << (i % 8);
+                cases.push((vk, m.clone(), bad));
+            }
+            // S + l: not canonical.
+            let s = Scalar::from_canonical_bytes(good[32..].try_into().unwrap()).unwrap();
+            let mut wide = [0u8; 32];
+            let mut carry = 0u16;
+            let l = Scalar::ZERO - Scalar::ONE; // l - 1
+            for (j, w) in wide.iter_mut().enumerate() {
+                let v = s.as_bytes()[j] as u16 + l.as_bytes()[j] as u16 + carry + (j == 0) as u16;
+                *w = v as u8;
+                carry = v >> 8;
+            }
+            let mut noncanon = good;
+            noncanon[32..].copy_from_slice(&wide);
+            cases.push((vk, m.clone(), noncanon));
+            // R of small order with s = k·a: [s]B - [k]A = identity.
+            for t in EIGHT_TORSION.iter() {
+                let r = t.compress().0;
+                let k = hram(&r, vk.as_bytes(), &m);
+                let mut sig = [0u8; 64];
+                sig[..32].copy_from_slice(&r);
+                sig[32..].copy_from_slice((k * a).as_bytes());
+                if vk.verify(&m, &Signature::from_bytes(&sig)).is_ok() {
+                    lax_only += 1;
+                }
+                cases.push((vk, m.clone(), sig));
+            }
+            // R = [r]B + T: a torsion part the equation cannot match.
+            let r = Scalar::from(u64::from(i) + 5);
+            let big_r = (r * B + EIGHT_TORSION[(i % 7 + 1) as usize]).compress().0;
+            let k = hram(&big_r, vk.as_bytes(), &m);
+            let mut sig = [0u8; 64];
+            sig[..32].copy_from_slice(&big_r);
+            sig[32..].copy_from_slice((r + k * a).as_bytes());
+            cases.push((vk, m.clone(), sig));
+            // R bytes that are not canonical (y >= p) or not on the curve.
+            for raw in [[0xffu8; 32], {
+                let mut y = [0xffu8; 32];
+                y[0] = 0xee;
+                y[31] = 0x7f;
+                y
+            }] {
+                let mut sig = good;
+                sig[..32].copy_from_slice(&raw);
+                cases.push((vk, m.clone(), sig));
+            }
+        }
+        // The crafted signatures really are ones plain verify accepts.
+        assert!(lax_only >= 200, "{lax_only}");
+        let mut accepted = 0;
+        for (vk, m, sig) in &cases {
+            let theirs = vk.verify_strict(m, &Signature::from_bytes(sig)).is_ok();
+            let ours = PublicKey(*vk).verify_strict(m, sig);
+            assert_eq!(ours, theirs, "{}", encode_base64url(sig));
+            accepted += ours as usize;
+        }
+        assert_eq!(accepted, 200, "only the honest signatures verify");
     }
 
     fn hex<const N: usize>(s: &str) -> [u8; N] {

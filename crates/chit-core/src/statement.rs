@@ -42,7 +42,7 @@ pub struct Policy<'a> {
     pub expected_art: Option<&'a str>,
     pub limits: &'a Limits,
     /// Where the envelope came from, for findings across documents.
-    pub source: &'a str,
+    pub source: &'a crate::streams::Origin,
     /// The statement kind the caller expects (`--kind`), if any.
     pub expected_kind: Option<&'a str>,
 }
@@ -139,8 +139,8 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
         for key in &signers {
             let entries: Vec<&crate::trust::TrustedKey> =
                 trust.keys.iter().filter(|e| e.key == *key).collect();
-            let name = entries.first().map_or("?", |e| e.name.as_str());
-            signer.get_or_insert_with(|| name.to_owned());
+            let name: std::sync::Arc<str> = entries.first().map_or("?".into(), |e| e.name.clone());
+            signer.get_or_insert_with(|| name.clone());
             let ok = entries.iter().any(|e| match &kind {
                 Some(kind) => e.may_sign(kind),
                 None => e.kinds.is_none(),
@@ -200,9 +200,9 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
                                 k,
                                 payload,
                                 &inner,
-                                policy.source.to_owned(),
+                                policy.source.clone(),
                                 signer,
-                                Some(ids.artifact_id.clone()),
+                                Some(ids.artifact_id.as_str().into()),
                             );
                         }
                         report.absorb(inner, "/payload");

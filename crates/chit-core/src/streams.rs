@@ -8,50 +8,96 @@
 use crate::doc::Val;
 use crate::report::Report;
 use crate::time::rfc3339_nanos;
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
 
-/// What the stream rules need of one (schema-valid) packet.
+/// Where a document came from: a file, and its line in JSON Lines. The file
+/// name is shared by every line of the file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    pub file: Arc<str>,
+    pub line: Option<usize>,
+}
+
+impl Origin {
+    pub fn new(file: impl Into<Arc<str>>, line: Option<usize>) -> Origin {
+        Origin {
+            file: file.into(),
+            line,
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(n) => write!(f, "{}:{n}", self.file),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+/// A value the stream rules compare but never show (a digest): the first
+/// 16 bytes of its SHA-256. Two different values share a fingerprint only
+/// after about 2^64 work, and a fingerprint is 16 bytes where the digest
+/// string it stands for takes about a hundred.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint([u8; 16]);
+
+impl Fingerprint {
+    pub fn of(s: &str) -> Fingerprint {
+        let sum = Sha256::digest(s.as_bytes());
+        let mut out = [0u8; 16];
+        out.copy_from_slice(&sum[..16]);
+        Fingerprint(out)
+    }
+}
+
+/// What the stream rules need of one (schema-valid) packet: kept for every
+/// packet until its stream is checked, so kept small (about 300 bytes).
 #[derive(Clone, Debug)]
 pub struct PacketFacts {
-    /// Where it came from: a file, or file:line.
-    pub source: String,
-    pub stream_id: String,
-    pub packet_id: String,
+    pub source: Origin,
+    pub stream_id: Arc<str>,
+    pub packet_id: Box<str>,
     pub sequence: i64,
-    pub prev_packet_id: Option<String>,
+    pub prev_packet_id: Option<Box<str>>,
     pub produced_at: Option<i128>,
-    pub model_digest: String,
-    pub runtime_digest: Option<String>,
-    pub output_digest: String,
-    pub reproducibility: Option<String>,
+    pub model_digest: Fingerprint,
+    pub runtime_digest: Option<Fingerprint>,
+    pub output_digest: Fingerprint,
+    /// Whether it claims `reproducibility: bit_exact`.
+    pub bit_exact: bool,
     /// The name of the trusted key that signed its envelope, if any.
-    pub signer: Option<String>,
+    pub signer: Option<Arc<str>>,
     /// The art id of its envelope, if it came in one.
-    pub art_id: Option<String>,
+    pub art_id: Option<Box<str>>,
 }
 
 impl PacketFacts {
     /// Reads the facts of a packet that passed its schema.
     pub fn read(
         v: Val,
-        source: String,
-        signer: Option<String>,
-        art_id: Option<String>,
+        source: Origin,
+        signer: Option<Arc<str>>,
+        art_id: Option<Box<str>>,
     ) -> Option<PacketFacts> {
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str());
         Some(PacketFacts {
             source,
-            stream_id: s("stream_id")?,
-            packet_id: s("packet_id")?,
+            stream_id: s("stream_id")?.into(),
+            packet_id: s("packet_id")?.into(),
             // Saturating: a sequence beyond i64 stays in the stream (its
             // packet reports P3) instead of silently leaving it.
             sequence: v.get("sequence")?.as_f64()? as i64,
-            prev_packet_id: s("prev_packet_id"),
-            produced_at: s("produced_at").as_deref().and_then(rfc3339_nanos),
-            model_digest: s("model_digest")?,
-            runtime_digest: s("runtime_digest"),
-            output_digest: s("output_digest")?,
-            reproducibility: s("reproducibility"),
+            prev_packet_id: s("prev_packet_id").map(Into::into),
+            produced_at: s("produced_at").and_then(rfc3339_nanos),
+            model_digest: Fingerprint::of(s("model_digest")?),
+            runtime_digest: s("runtime_digest").map(Fingerprint::of),
+            output_digest: Fingerprint::of(s("output_digest")?),
+            bit_exact: s("reproducibility") == Some("bit_exact"),
             signer,
             art_id,
         })
@@ -61,23 +107,23 @@ impl PacketFacts {
 /// What the cross-checks need of one (schema-valid) recompute result.
 #[derive(Clone, Debug)]
 pub struct RecomputeFacts {
-    pub source: String,
+    pub source: Origin,
     /// The art id of the packet receipt it checks (`packet`).
     pub packet: String,
     pub packet_id: String,
     pub verdict: String,
-    pub output_digest_recomputed: Option<String>,
+    pub output_digest_recomputed: Option<Fingerprint>,
 }
 
 impl RecomputeFacts {
-    pub fn read(v: Val, source: String) -> Option<RecomputeFacts> {
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+    pub fn read(v: Val, source: Origin) -> Option<RecomputeFacts> {
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str());
         Some(RecomputeFacts {
             source,
-            packet: s("packet")?,
-            packet_id: s("packet_id")?,
-            verdict: s("verdict")?,
-            output_digest_recomputed: s("output_digest_recomputed"),
+            packet: s("packet")?.to_owned(),
+            packet_id: s("packet_id")?.to_owned(),
+            verdict: s("verdict")?.to_owned(),
+            output_digest_recomputed: s("output_digest_recomputed").map(Fingerprint::of),
         })
     }
 }
@@ -96,9 +142,9 @@ impl Facts {
         kind: crate::Kind,
         v: Val,
         report: &Report,
-        source: String,
-        signer: Option<String>,
-        art_id: Option<String>,
+        source: Origin,
+        signer: Option<Arc<str>>,
+        art_id: Option<Box<str>>,
     ) -> Option<Facts> {
         if report.breaks("schema") {
             return None;
@@ -108,6 +154,64 @@ impl Facts {
             crate::Kind::Recompute => RecomputeFacts::read(v, source).map(Facts::Recompute),
             crate::Kind::RunReceipt => None,
         }
+    }
+}
+
+/// The facts of every packet and recompute result seen, gathered as they
+/// come: packets by stream (each stream's id kept once), results in order.
+#[derive(Default)]
+pub struct Gathered {
+    streams: BTreeMap<Arc<str>, Vec<PacketFacts>>,
+    results: Vec<RecomputeFacts>,
+}
+
+impl Gathered {
+    pub fn add(&mut self, facts: Facts) {
+        match facts {
+            Facts::Packet(mut p) => {
+                if let Some((id, _)) = self.streams.get_key_value(&p.stream_id) {
+                    p.stream_id = id.clone();
+                }
+                self.streams.entry(p.stream_id.clone()).or_default().push(p);
+            }
+            Facts::Recompute(r) => self.results.push(r),
+        }
+    }
+
+    pub fn packets(&self) -> usize {
+        self.streams.values().map(Vec::len).sum()
+    }
+
+    /// Each recompute result whose packet is among the packets, checked
+    /// against it (R1, R2): the result's origin, its packet's art id and
+    /// the findings.
+    pub fn recompute_results(&self) -> Vec<(Origin, String, Report)> {
+        let by_art: HashMap<&str, &PacketFacts> = self
+            .streams
+            .values()
+            .flatten()
+            .filter_map(|p| p.art_id.as_deref().map(|a| (a, p)))
+            .collect();
+        self.results
+            .iter()
+            .filter_map(|r| {
+                let p = by_art.get(r.packet.as_str())?;
+                Some((
+                    r.source.clone(),
+                    r.packet.clone(),
+                    recompute_against_packet(r, p),
+                ))
+            })
+            .collect()
+    }
+
+    /// Checks each stream (P1-P8); with `expect_count`, every stream must
+    /// hold exactly that many packets.
+    pub fn check_streams(self, expect_count: Option<usize>) -> Vec<StreamReport> {
+        self.streams
+            .into_iter()
+            .map(|(stream, ps)| check_stream(&stream, ps, expect_count))
+            .collect()
     }
 }
 
@@ -121,33 +225,36 @@ pub struct StreamReport {
 /// Groups packets by stream and checks each stream. With `expect_count`,
 /// every stream must hold exactly that many packets (P8).
 pub fn check_streams(packets: Vec<PacketFacts>, expect_count: Option<usize>) -> Vec<StreamReport> {
-    let mut streams: BTreeMap<String, Vec<PacketFacts>> = BTreeMap::new();
+    let mut all = Gathered::default();
     for p in packets {
-        streams.entry(p.stream_id.clone()).or_default().push(p);
+        all.add(Facts::Packet(p));
     }
-    streams
-        .into_iter()
-        .map(|(stream, mut ps)| {
-            ps.sort_by(|a, b| {
-                a.sequence
-                    .cmp(&b.sequence)
-                    .then_with(|| a.source.cmp(&b.source))
-            });
-            let mut r = Report::new(crate::kinds::packet::KIND);
-            p1_ids_unique(&ps, &mut r);
-            p2_p3_sequences(&ps, &mut r);
-            p4_chain(&ps, &mut r);
-            p6_time_order(&ps, &mut r);
-            p7_same_model_and_runtime(&ps, &mut r);
-            p8_expected_count(&ps, expect_count, &mut r);
-            one_signer(&ps, &mut r);
-            StreamReport {
-                stream,
-                packets: ps.len(),
-                report: r,
-            }
-        })
-        .collect()
+    all.check_streams(expect_count)
+}
+
+fn check_stream(
+    stream: &str,
+    mut ps: Vec<PacketFacts>,
+    expect_count: Option<usize>,
+) -> StreamReport {
+    ps.sort_by(|a, b| {
+        a.sequence
+            .cmp(&b.sequence)
+            .then_with(|| a.source.cmp(&b.source))
+    });
+    let mut r = Report::new(crate::kinds::packet::KIND);
+    p1_ids_unique(&ps, &mut r);
+    p2_p3_sequences(&ps, &mut r);
+    p4_chain(&ps, &mut r);
+    p6_time_order(&ps, &mut r);
+    p7_same_model_and_runtime(&ps, &mut r);
+    p8_expected_count(&ps, expect_count, &mut r);
+    one_signer(&ps, &mut r);
+    StreamReport {
+        stream: stream.to_owned(),
+        packets: ps.len(),
+        report: r,
+    }
 }
 
 /// Names a few items, and how many more there are.
@@ -259,7 +366,7 @@ fn p4_chain(ps: &[PacketFacts], r: &mut Report) {
                 // found by binary search, as the packets are in sequence order.
                 let at = ps.partition_point(|q| q.sequence < s - 1);
                 if let Some(q) = ps.get(at).filter(|q| q.sequence == s - 1) {
-                    if &q.packet_id != prev {
+                    if q.packet_id != *prev {
                         bad.push(format!(
                             "{} (sequence {s}) names {prev} before it, but sequence {} is {}",
                             p.packet_id,
@@ -312,11 +419,9 @@ fn p7_same_model_and_runtime(ps: &[PacketFacts], r: &mut Report) {
     for (field, get) in [
         (
             "model_digest",
-            (|p: &PacketFacts| Some(p.model_digest.as_str())) as fn(&PacketFacts) -> Option<&str>,
+            (|p: &PacketFacts| Some(p.model_digest)) as fn(&PacketFacts) -> Option<Fingerprint>,
         ),
-        ("runtime_digest", |p: &PacketFacts| {
-            p.runtime_digest.as_deref()
-        }),
+        ("runtime_digest", |p: &PacketFacts| p.runtime_digest),
     ] {
         let changes: Vec<String> = ps
             .windows(2)
@@ -397,7 +502,7 @@ fn one_signer(ps: &[PacketFacts], r: &mut Report) {
 /// R1 and R2 of a recompute result against the packet receipt it names.
 pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> Report {
     let mut r = Report::new(crate::kinds::recompute::KIND);
-    if rec.packet_id != packet.packet_id {
+    if *rec.packet_id != *packet.packet_id {
         r.error(
             "R1",
             "/payload/packet_id",
@@ -407,9 +512,9 @@ pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> R
             ),
         );
     }
-    if packet.reproducibility.as_deref() == Some("bit_exact") && rec.verdict != "inconclusive" {
-        if let Some(out) = &rec.output_digest_recomputed {
-            let want = if out == &packet.output_digest {
+    if packet.bit_exact && rec.verdict != "inconclusive" {
+        if let Some(out) = rec.output_digest_recomputed {
+            let want = if out == packet.output_digest {
                 "match"
             } else {
                 "mismatch"
@@ -433,16 +538,16 @@ mod tests {
 
     fn packet(seq: i64, id: &str, prev: Option<&str>) -> PacketFacts {
         PacketFacts {
-            source: format!("p{seq}.json"),
+            source: Origin::new(format!("p{seq}.json"), None),
             stream_id: "s".into(),
             packet_id: id.into(),
             sequence: seq,
-            prev_packet_id: prev.map(str::to_owned),
+            prev_packet_id: prev.map(Into::into),
             produced_at: Some(i128::from(seq) * 1_000_000_000),
-            model_digest: "sha256:aa".into(),
+            model_digest: Fingerprint::of("sha256:aa"),
             runtime_digest: None,
-            output_digest: format!("sha256:{seq}"),
-            reproducibility: Some("bit_exact".into()),
+            output_digest: Fingerprint::of(&format!("sha256:{seq}")),
+            bit_exact: true,
             signer: None,
             art_id: None,
         }
@@ -508,7 +613,7 @@ mod tests {
         assert_eq!(rules(ps, None), (vec![], vec!["P6"]));
 
         let mut ps = chain(5);
-        ps[3].model_digest = "sha256:bb".into();
+        ps[3].model_digest = Fingerprint::of("sha256:bb");
         assert_eq!(rules(ps, None), (vec![], vec!["P7"]));
 
         assert_eq!(rules(chain(3), Some(5)).0, vec!["P8"]);
@@ -573,11 +678,11 @@ mod tests {
     fn recompute_results_against_their_packet() {
         let p = packet(2, "p2", Some("p1"));
         let rec = |id: &str, verdict: &str, out: &str| RecomputeFacts {
-            source: "r.json".into(),
+            source: Origin::new("r.json", None),
             packet: "art_x".into(),
             packet_id: id.into(),
             verdict: verdict.into(),
-            output_digest_recomputed: Some(out.into()),
+            output_digest_recomputed: Some(Fingerprint::of(out)),
         };
         assert!(recompute_against_packet(&rec("p2", "match", "sha256:2"), &p).valid());
         assert!(recompute_against_packet(&rec("p2", "mismatch", "sha256:9"), &p).valid());

@@ -12,7 +12,8 @@ use crate::keys::PublicKey;
 /// One trusted key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrustedKey {
-    pub name: String,
+    /// Shared with the facts of every packet it signed.
+    pub name: std::sync::Arc<str>,
     pub key: PublicKey,
     /// The statement kinds this key may sign; `None` for any.
     pub kinds: Option<Vec<String>>,
@@ -87,10 +88,14 @@ impl Trust {
                 ),
                 Some(_) => return Err(format!("{at} ({name}): kinds must be a list of strings")),
             };
-            if keys.iter().any(|k: &TrustedKey| k.name == name) {
+            if keys.iter().any(|k: &TrustedKey| *k.name == *name) {
                 return Err(format!("{at}: the name '{name}' is used twice"));
             }
-            keys.push(TrustedKey { name, key, kinds });
+            keys.push(TrustedKey {
+                name: name.into(),
+                key,
+                kinds,
+            });
         }
         let public = keys.iter().map(|k| k.key).collect();
         Ok(Trust { keys, public })

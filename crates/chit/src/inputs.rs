@@ -182,7 +182,7 @@ pub fn describe_io(e: &io::Error) -> String {
 }
 
 /// Opens a source for reading as a stream.
-pub fn open(source: &Source) -> Result<Box<dyn Read>, String> {
+pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, String> {
     match source {
         Source::Broken(_, why) => Err(why.clone()),
         Source::Stdin => Ok(Box::new(io::stdin())),
@@ -242,7 +242,7 @@ impl<R: Read> Iterator for Lines<R> {
                     self.done = true;
                     break;
                 }
-                let (take, end) = match buf.iter().position(|&b| b == b'\n') {
+                let (take, end) = match memchr::memchr(b'\n', buf) {
                     Some(i) => (i, true),
                     None => (buf.len(), false),
                 };

@@ -102,7 +102,7 @@ fn read_packet(a: &RecomputeArgs) -> Result<Packet, Fail> {
         threshold: 1,
         expected_art: None,
         limits: &limits,
-        source: &label,
+        source: &chit_core::streams::Origin::new(label.as_str(), None),
         expected_kind: Some(chit_core::kinds::packet::KIND),
     };
     let checked = chit_core::statement::check(&doc, &policy);

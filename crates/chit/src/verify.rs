@@ -3,12 +3,13 @@
 use crate::cli::{Format, VerifyArgs};
 use crate::inputs::{self, Source};
 use crate::render;
-use chit_core::streams::{self, Facts};
+use chit_core::streams::{Facts, Gathered, Origin};
 use chit_core::trust::Trust;
 use chit_core::{Doc, Kind, Limits, Report};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 
 /// What became of one input.
 pub struct Outcome<'a> {
@@ -106,8 +107,8 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
     } else {
         Some(sources.len())
     });
-    let labels: Vec<String> = sources.iter().map(Source::label).collect();
-    let mut facts: Vec<Facts> = Vec::new();
+    let labels: Vec<Arc<str>> = sources.iter().map(|s| Arc::from(s.label())).collect();
+    let mut facts = Gathered::default();
     let mut emit = |status: Status,
                     rendered: &str,
                     f: Option<Facts>,
@@ -118,7 +119,9 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
             Status::Invalid => tally.invalid += 1,
             Status::Unreadable => tally.unreadable += 1,
         }
-        facts.extend(f);
+        if let Some(f) = f {
+            facts.add(f);
+        }
         out.write_all(rendered.as_bytes())
     };
 
@@ -132,24 +135,31 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
                     continue;
                 }
             };
+            // One thread reads the next batch while the pool checks this one.
             let mut lines = inputs::Lines::new(reader, limits.max_size);
-            loop {
-                let batch: Vec<inputs::Line> = lines.by_ref().take(BATCH).collect();
-                if batch.is_empty() {
-                    break;
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<inputs::Line>>(1);
+            std::thread::scope(|scope| -> std::io::Result<()> {
+                scope.spawn(move || loop {
+                    let batch: Vec<inputs::Line> = lines.by_ref().take(BATCH).collect();
+                    if batch.is_empty() || tx.send(batch).is_err() {
+                        break;
+                    }
+                });
+                for batch in rx {
+                    let done: Vec<Done> = batch
+                        .par_iter()
+                        .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
+                        .collect();
+                    for (status, s, f) in done {
+                        emit(status, &s, f, out)?;
+                    }
+                    progress.inc(batch.len() as u64);
                 }
-                let done: Vec<Done> = batch
-                    .par_iter()
-                    .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
-                    .collect();
-                for (status, s, f) in done {
-                    emit(status, &s, f, out)?;
-                }
-                progress.inc(batch.len() as u64);
-            }
+                Ok(())
+            })?;
         }
     } else {
-        let indexed: Vec<(&Source, &String)> = sources.iter().zip(&labels).collect();
+        let indexed: Vec<(&Source, &Arc<str>)> = sources.iter().zip(&labels).collect();
         for batch in indexed.chunks(BATCH) {
             let done: Vec<Done> = batch
                 .par_iter()
@@ -225,7 +235,7 @@ fn art_in_name(file: &str) -> Option<&str> {
 
 /// Reads, checks and renders one document; the document lives only here.
 fn check(
-    file: &str,
+    file: &Arc<str>,
     line: Option<usize>,
     bytes: Result<&[u8], &String>,
     settings: &Settings,
@@ -234,10 +244,7 @@ fn check(
         Ok(b) => b,
         Err(why) => return no_facts(finish(&unreadable(file, line, why.clone()), None, settings)),
     };
-    let source = || match line {
-        Some(n) => format!("{file}:{n}"),
-        None => file.to_owned(),
-    };
+    let source = || Origin::new(file.clone(), line);
     match chit_core::json::parse(bytes, &settings.limits) {
         Err(e) => {
             let why = e.starting_at_line(line.unwrap_or(1)).to_string();
@@ -293,35 +300,14 @@ fn no_facts((status, shown): (Status, String)) -> Done {
 /// recompute result against its packet where that is among the inputs.
 /// Returns how many of them failed.
 fn cross_checks(
-    facts: Vec<Facts>,
+    facts: Gathered,
     expect_count: Option<usize>,
     format: Format,
     out: &mut dyn Write,
 ) -> std::io::Result<usize> {
-    let mut packets = Vec::new();
-    let mut results = Vec::new();
-    for f in facts {
-        match f {
-            Facts::Packet(p) => packets.push(p),
-            Facts::Recompute(r) => results.push(r),
-        }
-    }
     let mut failed = 0;
-    let by_art: std::collections::HashMap<&str, &streams::PacketFacts> = packets
-        .iter()
-        .filter_map(|p| p.art_id.as_deref().map(|a| (a, p)))
-        .collect();
-    let mut pairs = Vec::new();
-    for r in &results {
-        if let Some(p) = by_art.get(r.packet.as_str()) {
-            pairs.push((
-                r.source.clone(),
-                r.packet.clone(),
-                streams::recompute_against_packet(r, p),
-            ));
-        }
-    }
-    if expect_count.is_some() && packets.is_empty() {
+    let pairs = facts.recompute_results();
+    if expect_count.is_some() && facts.packets() == 0 {
         failed += 1;
         render::cross(
             out,
@@ -340,7 +326,7 @@ fn cross_checks(
             },
         )?;
     }
-    for s in streams::check_streams(packets, expect_count) {
+    for s in facts.check_streams(expect_count) {
         failed += usize::from(!s.report.valid());
         let detail = format!(
             "{} packet{}",
@@ -355,7 +341,7 @@ fn cross_checks(
             out,
             format,
             "recompute",
-            &source,
+            &source.to_string(),
             &format!("against {packet}"),
             &report,
         )?;
