@@ -135,8 +135,13 @@ pub static RECOMPUTE: Embedded = Embedded::new(
     include_str!("../../../schemas/verification.recompute.v1.schema.json"),
 );
 
+pub static NUMERIC_LINEAGE: Embedded = Embedded::new(
+    "numeric-lineage-v1",
+    include_str!("../../../schemas/numeric-lineage-v1.schema.json"),
+);
+
 /// Every schema chit embeds.
-pub const ALL: &[&Embedded] = &[&RUN_RECEIPT, &PACKET, &RECOMPUTE];
+pub const ALL: &[&Embedded] = &[&RUN_RECEIPT, &PACKET, &RECOMPUTE, &NUMERIC_LINEAGE];
 
 // ── chit's Doc as a jsonschema instance ─────────────────────────────────
 

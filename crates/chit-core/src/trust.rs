@@ -5,6 +5,7 @@
 //! name = "prover"
 //! public_key = "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY"   # or did:key:z6Mk…
 //! kinds = ["verification.packet.v1"]   # optional: the kinds it may sign
+//! did = "did:web:example.com"          # optional: the DID it answers for
 //! ```
 
 use crate::keys::PublicKey;
@@ -15,6 +16,10 @@ pub struct TrustedKey {
     /// Shared with the facts of every packet it signed.
     pub name: std::sync::Arc<str>,
     pub key: PublicKey,
+    /// The DID this key answers for (`did:web:…`, `did:hive:…`), if any:
+    /// how a numeric lineage receipt's `key_id` is resolved, never over the
+    /// network.
+    pub did: Option<String>,
     /// The statement kinds this key may sign; `None` for any.
     pub kinds: Option<Vec<String>>,
 }
@@ -62,9 +67,9 @@ impl Trust {
                 .as_table()
                 .ok_or_else(|| format!("{at} is not a table"))?;
             for k in t.keys() {
-                if !["name", "public_key", "kinds"].contains(&k.as_str()) {
+                if !["name", "public_key", "kinds", "did"].contains(&k.as_str()) {
                     return Err(format!(
-                        "{at}: unknown field '{k}' (name, public_key, kinds)"
+                        "{at}: unknown field '{k}' (name, public_key, kinds, did)"
                     ));
                 }
             }
@@ -88,12 +93,20 @@ impl Trust {
                 ),
                 Some(_) => return Err(format!("{at} ({name}): kinds must be a list of strings")),
             };
+            let did = match t.get("did") {
+                None => None,
+                Some(toml::Value::String(d)) if d.starts_with("did:") => Some(d.clone()),
+                Some(_) => {
+                    return Err(format!("{at} ({name}): did must be a string starting did:"))
+                }
+            };
             if keys.iter().any(|k: &TrustedKey| *k.name == *name) {
                 return Err(format!("{at}: the name '{name}' is used twice"));
             }
             keys.push(TrustedKey {
                 name: name.into(),
                 key,
+                did,
                 kinds,
             });
         }

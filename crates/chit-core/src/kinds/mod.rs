@@ -1,6 +1,7 @@
 //! The receipt kinds chit knows: one module each, holding that kind's rules
 //! and nothing else.
 
+pub mod lineage;
 pub mod packet;
 pub mod recompute;
 pub mod run_receipt;
@@ -17,10 +18,17 @@ pub enum Kind {
     Packet,
     /// Treeship's `verification.recompute.v1` (`schema` names it).
     Recompute,
+    /// `numeric.lineage` (`signed_body.receipt_type` names it).
+    Lineage,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::RunReceipt, Kind::Packet, Kind::Recompute];
+    pub const ALL: &'static [Kind] = &[
+        Kind::RunReceipt,
+        Kind::Packet,
+        Kind::Recompute,
+        Kind::Lineage,
+    ];
 
     /// The name chit reports and `--kind` takes.
     pub fn name(self) -> &'static str {
@@ -28,6 +36,7 @@ impl Kind {
             Kind::RunReceipt => run_receipt::KIND,
             Kind::Packet => packet::KIND,
             Kind::Recompute => recompute::KIND,
+            Kind::Lineage => lineage::KIND,
         }
     }
 
@@ -44,6 +53,13 @@ impl Kind {
     pub fn detect_val(v: Val) -> Option<Kind> {
         if v.get("receiptVersion").is_some() {
             return Some(Kind::RunReceipt);
+        }
+        if v.get("signed_body")
+            .and_then(|b| b.get("receipt_type"))
+            .and_then(|t| t.as_str())
+            == Some(lineage::KIND)
+        {
+            return Some(Kind::Lineage);
         }
         match v.get("schema").and_then(|s| s.as_str()) {
             Some(packet::KIND) => Some(Kind::Packet),
@@ -63,6 +79,7 @@ impl Kind {
             Kind::RunReceipt => run_receipt::check(v),
             Kind::Packet => packet::check(v),
             Kind::Recompute => recompute::check(v),
+            Kind::Lineage => lineage::check(v),
         }
     }
 
@@ -70,7 +87,7 @@ impl Kind {
     pub fn digest(self, doc: &Doc) -> Option<String> {
         match self {
             Kind::RunReceipt => run_receipt::digest(doc.root()),
-            Kind::Packet | Kind::Recompute => None,
+            Kind::Packet | Kind::Recompute | Kind::Lineage => None,
         }
     }
 }
@@ -83,7 +100,7 @@ pub fn unknown_kind() -> Report {
         "kind",
         "",
         format!(
-            "not a receipt chit recognises (a run receipt has receiptVersion, a packet or recompute result its schema); name its kind with --kind ({})",
+            "not a receipt chit recognises (a run receipt has receiptVersion, a packet or recompute result its schema, a numeric lineage receipt its signed_body.receipt_type); name its kind with --kind ({})",
             known.join(", ")
         ),
     );
