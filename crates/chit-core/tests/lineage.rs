@@ -105,3 +105,59 @@ fn the_transcript_rules_fire() {
         .unwrap_err()
         .contains("recorded twice"));
 }
+
+/// chit's builder, fed the vector's sequences and parameters, writes the
+/// vector's receipt: the same digest and the same signature.
+#[test]
+fn the_builder_reproduces_the_vector() {
+    use chit_core::keys::SecretKey;
+    use chit_core::lineage::{sign, Bound, LevelRecord, Measurement, Numerics};
+    let t = transcript(SEQUENCES);
+    let set = SEQUENCES.lines().nth(1).unwrap();
+    let set_doc = json::parse(set.as_bytes(), &Limits::default()).unwrap();
+    let set_canonical = chit_core::canon::to_vec(
+        set_doc.root().get("requests").unwrap(),
+        chit_core::canon::Profile::Jcs,
+    );
+    let levels = [1u64, 4, 8]
+        .iter()
+        .enumerate()
+        .map(|(l, &c)| LevelRecord {
+            induced_concurrency: c,
+            observed_in_flight_at_accept: c,
+            observed_in_flight_at_complete: c,
+            runs: t.runs(l as u64, 3).unwrap(),
+            numerics: Numerics {
+                accumulator_width_id: "fp32".into(),
+                operand_width_id: "bf16".into(),
+                reduction_split_count: c,
+                ..Numerics::default()
+            },
+        })
+        .collect();
+    let m = Measurement {
+        lineage_id: "lineage-test-coupled".into(),
+        salt_hex: t.salt.clone(),
+        gateway: t.gateway.clone(),
+        endpoint: t.endpoint.clone(),
+        model: "m".into(),
+        bound: Bound {
+            committed_at: "2026-11-30T10:00:00Z".into(),
+            max_differing_positions: 0,
+            min_first_divergent_index: 0,
+            max_distinct_sequences_per_level: 1,
+            required_repetitions_per_level: 2,
+        },
+        request_set_canonical: set_canonical,
+        request_count: 3,
+        max_output_tokens: 8,
+        levels,
+        measured_at: "2026-11-30T10:01:00Z".into(),
+        reroute: t.reroute.clone(),
+    };
+    let found = m.body("2026-11-30T10:05:00Z").unwrap();
+    let seed: [u8; 32] = std::array::from_fn(|i| i as u8);
+    let receipt = sign(found.body, &SecretKey::from_seed(&seed), 1796033130).unwrap();
+    let want: serde_json::Value = serde_json::from_str(RECEIPT).unwrap();
+    assert_eq!(receipt, want);
+}
