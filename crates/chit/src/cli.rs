@@ -16,6 +16,11 @@ specification, and reports each broken rule by its id.
 Receipt kinds:
   run-receipt    Run receipts, version 0.1 (receiptVersion \"0.1\"): rules
                  S1-S5, V1-V5, T1-T5, G1, C1-C5, M1-M3, D1-D2.
+  verification.packet.v1, verification.recompute.v1
+                 Treeship's workload packets (P1-P8) and recompute results (R1-R4).
+  numeric.lineage
+                 Whether an LLM endpoint's temperature-0 tokens change with batch
+                 occupancy: L1-L12, and L13-L15 with --transcript.
 
 Signed receipts are DSSE envelopes carrying a Treeship receipt statement,
 byte-compatible with Treeship. 'chit verify --trust FILE' checks the
@@ -101,6 +106,9 @@ is written to --out, or to standard output."
     /// Work with verification packets.
     #[command(subcommand)]
     Packets(PacketsCommand),
+    /// Measure an LLM endpoint's numeric lineage, and open what it commits to.
+    #[command(subcommand)]
+    Lineage(LineageCommand),
     /// Print a document's canonical JSON bytes (RFC 8785).
     #[command(
         long_about = "Print a JSON document's canonical bytes under RFC 8785: keys sorted by \
@@ -177,6 +185,11 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threshold: u32,
 
+    /// A numeric lineage gateway's transcript: check the receipt's
+    /// commitments, figures and divergence against it too (L13-L15).
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+
     /// Packets each stream must hold: fewer means its tail was cut off (P8).
     #[arg(long, value_name = "N")]
     pub expect_count: Option<usize>,
@@ -252,6 +265,151 @@ pub struct RecomputeArgs {
     /// The workload: a program and its arguments, after '--'.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LineageCommand {
+    /// Commit a divergence bound before measuring.
+    #[command(
+        long_about = "Write a divergence bound to FILE with its committed_at (now, UTC, \
+whole seconds) and its digest (SHA-256 of the canonical bound fields). A measurement may use \
+a bound only after the moment it was committed; append the digest to a transparency log now \
+to prove that order to a third party. An existing FILE is never overwritten."
+    )]
+    Bound(BoundArgs),
+    /// Measure an endpoint at induced batch occupancy levels and sign the receipt.
+    #[command(long_about = MEASURE_LONG, after_help = MEASURE_AFTER)]
+    Measure(Box<MeasureArgs>),
+    /// Print what an auditor needs to open a measurement's commitments.
+    #[command(
+        long_about = "Print, from a gateway's transcript, the salt and each committed \
+identity (gateway, endpoint, reroute target) with its commitment and the exact canonical \
+bytes hashed to make it, so an auditor can open the receipt's commitments by hand: \
+sha256(preimage) equals the commitment."
+    )]
+    Open(OpenArgs),
+}
+
+const MEASURE_LONG: &str = "\
+Send the request set to an LLM endpoint at each level of induced concurrency, record the \
+token ids it returns, and sign a numeric.lineage receipt.
+
+At a level of concurrency c, c-1 filler requests (other prompts, not measured) are kept \
+decoding, and each measured request is sent once they all are, so it joins a full batch. \
+Every request is streamed; a request counts as in flight from its first token to its last, \
+so an endpoint that serialises requests shows 1 whatever is sent, and the receipt is then \
+indeterminate. The bound must have been committed before the run starts.
+
+The transcript (--transcript) is written as the run goes: the salt, the endpoint, the \
+request set and every measured sequence. It is private; the receipt is what is published. \
+If the run stops early (the endpoint fails, a timeout, Ctrl-C), the transcript is kept and \
+marked incomplete and no receipt is signed.
+
+APIs: openai (vLLM's /v1/completions with return_token_ids; SGLang's OpenAI API where it \
+returns token ids) and llamacpp (llama.cpp's native /completion with return_tokens; prompt \
+caching is turned off for every request). Without --api, /props then /v1/models tell them \
+apart.
+
+Exit status: 0 a receipt was signed (whatever its class), 2 the run failed or the input \
+could not be read, 130 interrupted.";
+
+const MEASURE_AFTER: &str = "\
+Example:
+  chit lineage bound --max-differing-positions 0 --min-first-divergent-index 0 \\
+      --max-distinct-sequences 1 --repetitions 3 --out bound.json
+  chit lineage measure --endpoint http://127.0.0.1:8000/v1 --model my-model \\
+      --requests prompts.jsonl --levels 1,8,32 --repetitions 3 --bound bound.json \\
+      --key gateway.pem --out receipt.json --transcript transcript.jsonl
+  chit verify receipt.json --transcript transcript.jsonl
+
+prompts.jsonl holds one request a line: {\"prompt\": \"...\", \"max_tokens\": 16}
+(max_tokens is optional, --max-tokens by default).";
+
+#[derive(Args, Debug)]
+pub struct BoundArgs {
+    /// Most positions that may differ between the baseline and a level.
+    #[arg(long, value_name = "N")]
+    pub max_differing_positions: u64,
+    /// Earliest position at which a difference is tolerated.
+    #[arg(long, value_name = "N")]
+    pub min_first_divergent_index: u64,
+    /// Most distinct sequence vectors a level may show over its repetitions.
+    #[arg(long = "max-distinct-sequences", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_distinct_sequences: u64,
+    /// Repetitions every level must have.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+    pub repetitions: u64,
+    /// Where to write the bound (never overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct MeasureArgs {
+    /// The endpoint's URL, e.g. http://127.0.0.1:8000/v1 (committed, never published).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: String,
+    /// The model name to ask for (published in the receipt).
+    #[arg(long, value_name = "NAME")]
+    pub model: String,
+    /// The request set: JSON Lines, one {"prompt": ..., "max_tokens": N} a line.
+    #[arg(long, value_name = "FILE")]
+    pub requests: PathBuf,
+    /// Levels of induced concurrency, increasing, at least two: e.g. 1,8,32.
+    #[arg(long, value_name = "C,C,...", value_delimiter = ',', required = true)]
+    pub levels: Vec<u64>,
+    /// Repetitions of the whole set at each level.
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..))]
+    pub repetitions: u64,
+    /// The committed bound ('chit lineage bound').
+    #[arg(long, value_name = "FILE")]
+    pub bound: PathBuf,
+    /// The gateway's signing key (PKCS#8 PEM, 'chit keygen').
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// What the endpoint declares about its numerics (JSON; see the README).
+    #[arg(long, value_name = "FILE")]
+    pub numerics: Option<PathBuf>,
+    /// A reroute target the operator declares batch invariant (used if coupled).
+    #[arg(long, value_name = "URL")]
+    pub reroute: Option<String>,
+    /// Where to write the signed receipt (never overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Where to write the transcript (never overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub transcript: PathBuf,
+    /// The endpoint's API: openai (vLLM, SGLang) or llamacpp; detected if not given.
+    #[arg(long, value_name = "API", value_parser = ["openai", "vllm", "sglang", "llamacpp"])]
+    pub api: Option<String>,
+    /// max_tokens for requests that do not say.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_tokens: u64,
+    /// The lineage id to record (default: lineage-<unix time>).
+    #[arg(long, value_name = "ID")]
+    pub lineage_id: Option<String>,
+    /// The gateway's name, committed in the receipt (default: chit-gateway@<host>).
+    #[arg(long, value_name = "NAME")]
+    pub gateway_name: Option<String>,
+    /// Seconds to wait for a request's next token.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub timeout: u64,
+    /// Seconds to wait for a level's fillers to be decoding.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub fill_timeout: u64,
+    /// Tokens a filler request asks for (it is restarted when it ends).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub filler_max_tokens: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct OpenArgs {
+    /// The gateway's transcript.
+    #[arg(long, value_name = "FILE")]
+    pub transcript: PathBuf,
+    /// Write one JSON object instead.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

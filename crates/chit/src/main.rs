@@ -3,6 +3,7 @@
 mod cli;
 mod inputs;
 mod keycmd;
+mod lineage;
 mod recompute;
 mod render;
 mod verify;
@@ -11,8 +12,8 @@ use chit_core::canon::{self, Profile};
 use chit_core::{json, Doc, Kind, Limits};
 use clap::Parser;
 use cli::{
-    CanonArgs, Cli, ColorWhen, Command, DigestArgs, KeyCommand, PacketsCommand, ProfileArg,
-    SealArgs,
+    CanonArgs, Cli, ColorWhen, Command, DigestArgs, KeyCommand, LineageCommand, PacketsCommand,
+    ProfileArg, SealArgs,
 };
 use inputs::Source;
 use std::io::{IsTerminal, Write};
@@ -48,6 +49,9 @@ fn main() -> ExitCode {
         Command::Key(KeyCommand::Show { file }) => keycmd::key_show(file, &mut out),
         Command::Sign(a) => keycmd::sign(a, &mut out),
         Command::Packets(PacketsCommand::Recompute(a)) => recompute::run(a, &mut out),
+        Command::Lineage(LineageCommand::Bound(a)) => lineage::bound(a, &mut out),
+        Command::Lineage(LineageCommand::Measure(a)) => lineage::measure(a, &mut out),
+        Command::Lineage(LineageCommand::Open(a)) => lineage::open(a, &mut out),
     };
     let flushed = out.flush();
     let code = match result {

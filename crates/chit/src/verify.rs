@@ -30,6 +30,8 @@ pub struct Settings<'a> {
     pub threshold: usize,
     pub format: Format,
     pub quiet: bool,
+    /// A numeric lineage transcript (`--transcript`).
+    pub transcript: Option<&'a chit_core::kinds::lineage::Transcript>,
 }
 
 impl Outcome<'_> {
@@ -65,7 +67,14 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<i32, crate::Fail> {
         None => None,
         Some(path) => Some(read_trust(path)?),
     };
-    run_with(args, trust.as_ref(), out).map_err(crate::write_fail)
+    let transcript = match &args.transcript {
+        None => None,
+        Some(path) => Some(crate::lineage::read_transcript(
+            path,
+            &args.limits.limits(),
+        )?),
+    };
+    run_with(args, trust.as_ref(), transcript.as_ref(), out).map_err(crate::write_fail)
 }
 
 /// Reads a trust file, or fails with exit 2 naming what is wrong.
@@ -81,7 +90,12 @@ pub fn read_trust(path: &std::path::Path) -> Result<Trust, crate::Fail> {
     Trust::parse(&text).map_err(|e| crate::Fail(2, format!("trust file {}: {e}", path.display())))
 }
 
-fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> std::io::Result<i32> {
+fn run_with(
+    args: &VerifyArgs,
+    trust: Option<&Trust>,
+    transcript: Option<&chit_core::kinds::lineage::Transcript>,
+    out: &mut dyn Write,
+) -> std::io::Result<i32> {
     let format = if args.json {
         Format::Json
     } else {
@@ -95,6 +109,7 @@ fn run_with(args: &VerifyArgs, trust: Option<&Trust>, out: &mut dyn Write) -> st
         threshold: args.threshold as usize,
         format,
         quiet: args.quiet,
+        transcript,
     };
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
@@ -275,7 +290,17 @@ fn check(
         }
         Ok(doc) => {
             let kind = settings.kind.or_else(|| Kind::detect(&doc));
-            let report = chit_core::verify_doc(&doc, kind);
+            let report = match kind {
+                // Its key may resolve through the trust file; its transcript adds L13-L15.
+                Some(Kind::Lineage) => chit_core::kinds::lineage::check_with(
+                    doc.root(),
+                    chit_core::kinds::lineage::Context {
+                        trust: settings.trust,
+                        transcript: settings.transcript,
+                    },
+                ),
+                _ => chit_core::verify_doc(&doc, kind),
+            };
             let facts = kind.and_then(|k| Facts::of(k, doc.root(), &report, source(), None, None));
             let o = Outcome {
                 file,

@@ -1,0 +1,390 @@
+//! The endpoints people run, and how each gives token ids while streaming.
+//!
+//! - `openai`: OpenAI-style `POST /v1/completions` with
+//!   `"return_token_ids": true`, as vLLM serves it: each streamed chunk's
+//!   `choices[0].token_ids` holds the new tokens.
+//! - `llamacpp`: llama.cpp's native `POST /completion` with
+//!   `"return_tokens": true`: each streamed event's `tokens`. The gateway
+//!   sends `"cache_prompt": false`, so a repetition never reuses another's
+//!   prompt cache (a cached prefix would change what the batch computes).
+//!
+//! Detection: `GET /props` answering llama.cpp's shape means `llamacpp`;
+//! otherwise `GET /v1/models` answering means `openai`.
+
+use crate::{Decoding, Failure, Occupancy, Request};
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    OpenAi,
+    LlamaCpp,
+}
+
+impl Api {
+    pub fn parse(s: &str) -> Option<Api> {
+        match s {
+            "openai" | "vllm" | "sglang" => Some(Api::OpenAi),
+            "llamacpp" | "llama.cpp" => Some(Api::LlamaCpp),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::OpenAi => "openai",
+            Api::LlamaCpp => "llamacpp",
+        }
+    }
+}
+
+/// An endpoint: its URL as the operator gave it (that is what is
+/// committed) and its API, if named.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    pub url: String,
+    pub api: Option<Api>,
+}
+
+impl Endpoint {
+    /// The server's root: the URL without a trailing `/v1`.
+    fn root(&self) -> &str {
+        let u = self.url.trim_end_matches('/');
+        u.strip_suffix("/v1").unwrap_or(u)
+    }
+
+    fn route(&self, api: Api) -> String {
+        match api {
+            Api::OpenAi => format!("{}/v1/completions", self.root()),
+            Api::LlamaCpp => format!("{}/completion", self.root()),
+        }
+    }
+
+    /// The API, named or detected.
+    pub async fn api(&self, client: &reqwest::Client) -> Result<Api, Failure> {
+        if let Some(a) = self.api {
+            return Ok(a);
+        }
+        let root = self.root();
+        let get = |path: &str| {
+            let url = format!("{root}{path}");
+            let client = client.clone();
+            async move {
+                let resp = client
+                    .get(&url)
+                    .timeout(Duration::from_secs(10))
+                    .send()
+                    .await
+                    .map_err(|e| describe(&url, &e))?;
+                if !resp.status().is_success() {
+                    return Ok(None);
+                }
+                Ok::<_, Failure>(resp.json::<serde_json::Value>().await.ok())
+            }
+        };
+        if let Some(props) = get("/props").await? {
+            if props.get("default_generation_settings").is_some() {
+                return Ok(Api::LlamaCpp);
+            }
+        }
+        if get("/v1/models").await?.is_some() {
+            return Ok(Api::OpenAi);
+        }
+        Err(Failure::new(format!(
+            "cannot tell {}'s API (neither /props nor /v1/models answered); name it with --api openai or --api llamacpp",
+            self.url
+        )))
+    }
+}
+
+pub fn client(token_timeout: Duration) -> Result<reqwest::Client, Failure> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .read_timeout(token_timeout)
+        .pool_max_idle_per_host(1024)
+        .tcp_nodelay(true)
+        .no_proxy()
+        .build()
+        .map_err(|e| Failure::new(format!("cannot make an HTTP client: {e}")))
+}
+
+fn describe(url: &str, e: &reqwest::Error) -> Failure {
+    let why = if e.is_connect() {
+        "cannot connect (is the endpoint running?)".to_owned()
+    } else if e.is_timeout() {
+        "timed out waiting for the endpoint".to_owned()
+    } else {
+        let mut s = e.to_string();
+        let mut src = std::error::Error::source(e);
+        while let Some(inner) = src {
+            s = format!("{s}: {inner}");
+            src = inner.source();
+        }
+        s
+    };
+    Failure::new(format!("{url}: {why}"))
+}
+
+/// What one streamed request gave.
+pub struct Streamed {
+    pub tokens: Vec<u64>,
+    pub at_accept: u64,
+    pub at_complete: u64,
+    pub id: Option<String>,
+}
+
+/// Sends one request and streams it to its end, counting it as decoding
+/// from its first token to its last. `measured`: whether token ids are
+/// read (a filler's events are only counted).
+pub async fn stream(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    api: Api,
+    model: &str,
+    req: &Request,
+    occ: &Occupancy,
+    measured: bool,
+) -> Result<Streamed, Failure> {
+    let url = endpoint.route(api);
+    let body = match api {
+        Api::OpenAi => serde_json::json!({
+            "model": model,
+            "prompt": req.prompt,
+            "max_tokens": req.max_tokens,
+            "temperature": 0,
+            "stream": true,
+            "return_token_ids": true,
+        }),
+        Api::LlamaCpp => serde_json::json!({
+            "prompt": req.prompt,
+            "n_predict": req.max_tokens,
+            "temperature": 0,
+            "stream": true,
+            "return_tokens": true,
+            "cache_prompt": false,
+        }),
+    };
+    let mut resp = client
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| describe(&url, &e))?;
+    let status = resp.status();
+    if !status.is_success() {
+        let text = resp.text().await.unwrap_or_default();
+        let excerpt: String = text.chars().take(200).collect();
+        return Err(Failure::new(format!(
+            "{url} answered HTTP {status}: {}",
+            excerpt.trim()
+        )));
+    }
+    let mut decoding = Decoding(None);
+    let mut out = Streamed {
+        tokens: Vec::new(),
+        at_accept: 0,
+        at_complete: 0,
+        id: None,
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    let mut ended = false;
+    while !ended {
+        let chunk = resp.chunk().await.map_err(|e| describe(&url, &e))?;
+        let Some(chunk) = chunk else { break };
+        buf.extend_from_slice(&chunk);
+        // Events end with a blank line.
+        while let Some(end) = find_event_end(&buf) {
+            let event: Vec<u8> = buf.drain(..end.1).collect();
+            let data = event_data(&event[..end.0]);
+            let Some(data) = data else { continue };
+            if data == b"[DONE]" {
+                ended = true;
+                break;
+            }
+            let got = parse_event(api, &data, measured).map_err(|why| {
+                Failure::new(format!("{url} sent a stream event chit cannot use: {why}"))
+            })?;
+            if let Some(id) = got.id {
+                out.id.get_or_insert(id);
+            }
+            if got.tokens > 0 || got.has_tokens {
+                if decoding.0.is_none() {
+                    out.at_accept = decoding.start(occ);
+                }
+                out.tokens.extend_from_slice(&got.ids);
+            }
+            if got.stop {
+                ended = true;
+                break;
+            }
+        }
+    }
+    if !ended {
+        return Err(Failure::new(format!(
+            "{url} closed the stream before its end (no [DONE] or stop event)"
+        )));
+    }
+    if decoding.0.is_some() {
+        out.at_complete = occ.now();
+    }
+    drop(decoding);
+    if measured && out.tokens.is_empty() {
+        return Err(Failure::new(format!("{url} streamed no tokens")));
+    }
+    Ok(out)
+}
+
+/// (end of the event's text, end including the blank line).
+fn find_event_end(buf: &[u8]) -> Option<(usize, usize)> {
+    let lf = buf
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map(|i| (i, i + 2));
+    let crlf = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, i + 4));
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The `data:` lines of an event, joined.
+fn event_data(event: &[u8]) -> Option<Vec<u8>> {
+    let mut data: Option<Vec<u8>> = None;
+    for line in event.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(rest) = line.strip_prefix(b"data:") {
+            let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+            let d = data.get_or_insert_with(Vec::new);
+            if !d.is_empty() {
+                d.push(b'\n');
+            }
+            d.extend_from_slice(rest);
+        }
+    }
+    data
+}
+
+struct Event {
+    ids: Vec<u64>,
+    tokens: usize,
+    has_tokens: bool,
+    stop: bool,
+    id: Option<String>,
+}
+
+fn parse_event(api: Api, data: &[u8], measured: bool) -> Result<Event, String> {
+    let v: serde_json::Value = serde_json::from_slice(data).map_err(|e| {
+        let excerpt: String = String::from_utf8_lossy(data).chars().take(80).collect();
+        format!("malformed JSON ({e}) in {excerpt:?}")
+    })?;
+    if let Some(err) = v.get("error") {
+        return Err(format!("the endpoint reported an error: {err}"));
+    }
+    let ids_of = |a: Option<&serde_json::Value>| -> Result<Option<Vec<u64>>, String> {
+        match a {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .map(|x| {
+                    x.as_u64()
+                        .ok_or_else(|| format!("a token id that is not a whole number: {x}"))
+                })
+                .collect::<Result<Vec<u64>, String>>()
+                .map(Some),
+            Some(other) => Err(format!("token ids that are not a list: {other}")),
+        }
+    };
+    let missing = |what: &str| {
+        format!(
+            "it carries text but no token ids ({what}); chit needs the endpoint's token ids: vLLM needs a version that supports return_token_ids, llama.cpp its native /completion (--api llamacpp)"
+        )
+    };
+    match api {
+        Api::OpenAi => {
+            let choice = v
+                .get("choices")
+                .and_then(|c| c.get(0))
+                .ok_or("no choices[0] in a completion chunk")?;
+            let ids = ids_of(choice.get("token_ids"))?;
+            let text = choice.get("text").and_then(|t| t.as_str()).unwrap_or("");
+            if measured && ids.is_none() && !text.is_empty() {
+                return Err(missing("choices[0].token_ids"));
+            }
+            let ids = ids.unwrap_or_default();
+            let finish = choice.get("finish_reason").is_some_and(|f| !f.is_null());
+            Ok(Event {
+                tokens: ids.len(),
+                has_tokens: !measured && !text.is_empty(),
+                ids,
+                stop: finish,
+                id: v.get("id").and_then(|i| i.as_str()).map(str::to_owned),
+            })
+        }
+        Api::LlamaCpp => {
+            let ids = ids_of(v.get("tokens"))?;
+            let text = v.get("content").and_then(|t| t.as_str()).unwrap_or("");
+            if measured && ids.is_none() && !text.is_empty() {
+                return Err(missing("tokens"));
+            }
+            let ids = ids.unwrap_or_default();
+            Ok(Event {
+                tokens: ids.len(),
+                has_tokens: !measured && !text.is_empty(),
+                ids,
+                stop: v.get("stop").and_then(|s| s.as_bool()).unwrap_or(false),
+                id: v.get("id").and_then(|i| i.as_str()).map(str::to_owned),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_on_blank_lines_and_join_data_lines() {
+        let buf = b"data: {\"a\":1}\n\ndata: [DONE]\r\n\r\n";
+        let (end, next) = find_event_end(buf).unwrap();
+        assert_eq!(event_data(&buf[..end]).unwrap(), b"{\"a\":1}");
+        assert_eq!(next, 15);
+        let rest = &buf[next..];
+        let (end, _) = find_event_end(rest).unwrap();
+        assert_eq!(event_data(&rest[..end]).unwrap(), b"[DONE]");
+        assert!(event_data(b": comment").is_none());
+    }
+
+    #[test]
+    fn token_ids_are_read_or_their_absence_named() {
+        let e = parse_event(
+            Api::OpenAi,
+            br#"{"id":"c1","choices":[{"text":"x","token_ids":[5,6],"finish_reason":null}]}"#,
+            true,
+        )
+        .unwrap();
+        assert_eq!(e.ids, vec![5, 6]);
+        assert_eq!(e.id.as_deref(), Some("c1"));
+        assert!(!e.stop);
+        let err = parse_event(
+            Api::OpenAi,
+            br#"{"choices":[{"text":"x","finish_reason":null}]}"#,
+            true,
+        )
+        .err()
+        .unwrap();
+        assert!(err.contains("no token ids"), "{err}");
+        let err = parse_event(Api::LlamaCpp, br#"{"content":"#, true)
+            .err()
+            .unwrap();
+        assert!(err.contains("malformed JSON"), "{err}");
+        let e = parse_event(
+            Api::LlamaCpp,
+            br#"{"content":"","tokens":[],"stop":true}"#,
+            true,
+        )
+        .unwrap();
+        assert!(e.stop && e.ids.is_empty());
+    }
+}

@@ -1,0 +1,553 @@
+//! chit's numeric lineage gateway: sends one request set to an LLM endpoint
+//! at two or more induced batch occupancy levels, records the token ids it
+//! gets back, and builds the `numeric.lineage` receipt from what it saw.
+//!
+//! How a level is measured (concurrency c, repetitions R, N requests):
+//!
+//! 1. c − 1 *fillers* (other prompts, not measured) are started and kept
+//!    decoding for the whole level; a filler that ends is started again.
+//! 2. Once all c − 1 are decoding (each has received its first token), one
+//!    measured request is sent, so it joins a batch that is already full;
+//!    it is streamed to its end, and the next one follows. Every request is
+//!    streamed, because occupancy is observed, not assumed: a request counts
+//!    as decoding from its first token to its last.
+//! 3. If the fillers are not all decoding within the fill timeout, the
+//!    endpoint cannot be brought to c (it serialises, or has fewer slots):
+//!    the fillers are stopped, the level is measured as it is, and its
+//!    observed in-flight count makes the receipt `indeterminate`.
+//!
+//! Every measured sequence is written to the transcript as soon as it is
+//! complete, so an interrupted run keeps what it measured; the transcript
+//! is then marked incomplete and no receipt is signed.
+
+mod api;
+mod transcript;
+
+pub use api::{Api, Endpoint};
+pub use transcript::TranscriptWriter;
+
+use chit_core::keys::SecretKey;
+use chit_core::lineage::{self, Bound, Class, LevelRecord, Measurement, Numerics, Runs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::Notify;
+
+/// One request of the set: what is committed and sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub prompt: String,
+    pub max_tokens: u64,
+}
+
+/// Per-level numerics declarations: a default, and overrides by concurrency.
+#[derive(Clone, Debug, Default)]
+pub struct NumericsFile {
+    pub default: Numerics,
+    pub by_concurrency: Vec<(u64, Numerics)>,
+}
+
+impl NumericsFile {
+    pub fn for_level(&self, concurrency: u64) -> Numerics {
+        self.by_concurrency
+            .iter()
+            .find(|(c, _)| *c == concurrency)
+            .map(|(_, n)| n.clone())
+            .unwrap_or_else(|| self.default.clone())
+    }
+
+    /// Reads `{"accumulator_width_id": ..., ..., "levels": {"8": {...}}}`:
+    /// top-level fields apply to every level, `levels` overrides them for a
+    /// concurrency.
+    pub fn parse(text: &str) -> Result<NumericsFile, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let obj = v
+            .as_object()
+            .ok_or("the numerics file must be a JSON object")?;
+        let default = numerics_from(obj, &Numerics::default())?;
+        let mut by_concurrency = Vec::new();
+        if let Some(levels) = obj.get("levels") {
+            let levels = levels
+                .as_object()
+                .ok_or("'levels' must map a concurrency to its fields")?;
+            for (c, fields) in levels {
+                let c: u64 = c
+                    .parse()
+                    .map_err(|_| format!("'levels' key '{c}' is not a concurrency"))?;
+                let fields = fields
+                    .as_object()
+                    .ok_or_else(|| format!("levels.{c} must be an object"))?;
+                by_concurrency.push((c, numerics_from(fields, &default)?));
+            }
+        }
+        Ok(NumericsFile {
+            default,
+            by_concurrency,
+        })
+    }
+}
+
+fn numerics_from(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    base: &Numerics,
+) -> Result<Numerics, String> {
+    let mut n = base.clone();
+    for (k, v) in obj {
+        let s = || {
+            v.as_str()
+                .filter(|s| !s.is_empty() && s.len() <= 128)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{k} must be a non-empty string"))
+        };
+        let b = || {
+            v.as_bool()
+                .ok_or_else(|| format!("{k} must be true or false"))
+        };
+        match k.as_str() {
+            "accumulator_width_id" => n.accumulator_width_id = s()?,
+            "operand_width_id" => n.operand_width_id = s()?,
+            "reduction_order_id" => n.reduction_order_id = s()?,
+            "parameter_region_id" => n.parameter_region_id = s()?,
+            "reduction_split_count" => {
+                n.reduction_split_count = v
+                    .as_u64()
+                    .filter(|x| *x >= 1)
+                    .ok_or("reduction_split_count must be a whole number ≥ 1")?
+            }
+            "page_layout_fixed_before_kernel" => n.page_layout_fixed_before_kernel = b()?,
+            "batch_invariant_declared" => n.batch_invariant_declared = b()?,
+            "levels" => {}
+            other => return Err(format!("unknown numerics field '{other}'")),
+        }
+    }
+    Ok(n)
+}
+
+/// Everything a measurement needs.
+pub struct Plan {
+    pub endpoint: Endpoint,
+    pub model: String,
+    pub requests: Vec<Request>,
+    pub levels: Vec<u64>,
+    pub repetitions: u64,
+    pub bound: Bound,
+    pub numerics: NumericsFile,
+    /// A reroute target the operator declares batch invariant.
+    pub reroute: Option<String>,
+    /// The gateway's own name (committed, never shown).
+    pub gateway: String,
+    pub lineage_id: String,
+    /// Longest wait for the next token of any request.
+    pub token_timeout: Duration,
+    /// Longest wait for the fillers of a level to be decoding.
+    pub fill_timeout: Duration,
+    /// Tokens a filler asks for (it is started again when it ends).
+    pub filler_max_tokens: u64,
+}
+
+/// What a caller is told while a measurement runs.
+pub trait Observer: Send + Sync {
+    fn level_started(&self, _index: usize, _concurrency: u64, _measured: u64) {}
+    fn measured(&self, _index: usize) {}
+    fn level_done(&self, _index: usize, _summary: &LevelSummary) {}
+    fn warn(&self, _message: &str) {}
+}
+
+/// Nothing is shown.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// One level, as the end-of-run table shows it.
+#[derive(Clone, Debug)]
+pub struct LevelSummary {
+    pub concurrency: u64,
+    pub observed_at_accept: u64,
+    pub observed_at_complete: u64,
+    pub distinct_sequences: u64,
+    pub tokens: u64,
+}
+
+/// A measurement that ended with a signed receipt.
+pub struct Measured {
+    pub receipt: serde_json::Value,
+    pub class: Class,
+    pub divergence: lineage::Divergence,
+    pub levels: Vec<LevelSummary>,
+}
+
+/// Why a measurement stopped without a receipt.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub interrupted: bool,
+}
+
+impl Failure {
+    fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            interrupted: false,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// RFC 3339 UTC with microseconds.
+pub fn rfc3339_micros(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let whole = chit_core::time::format_unix_utc(d.as_secs());
+    format!("{}.{:06}Z", &whole[..whole.len() - 1], d.subsec_micros())
+}
+
+/// Fresh salt: 32 random bytes, hex.
+pub fn fresh_salt() -> Result<String, Failure> {
+    let mut salt = [0u8; 32];
+    getrandom::fill(&mut salt)
+        .map_err(|e| Failure::new(format!("no randomness for the salt: {e}")))?;
+    Ok(lineage::hex(&salt))
+}
+
+/// The request objects exactly as committed: model, prompt, max_tokens,
+/// temperature 0.
+pub fn request_objects(model: &str, requests: &[Request]) -> Vec<serde_json::Value> {
+    requests
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "model": model,
+                "prompt": r.prompt,
+                "max_tokens": r.max_tokens,
+                "temperature": 0,
+            })
+        })
+        .collect()
+}
+
+/// Who is decoding now: the gateway's requests between their first and
+/// last token.
+#[derive(Default)]
+struct Occupancy {
+    decoding: AtomicU64,
+    changed: Notify,
+}
+
+impl Occupancy {
+    fn enter(&self) -> u64 {
+        let n = self.decoding.fetch_add(1, Ordering::SeqCst) + 1;
+        self.changed.notify_waiters();
+        n
+    }
+    fn leave(&self) {
+        self.decoding.fetch_sub(1, Ordering::SeqCst);
+        self.changed.notify_waiters();
+    }
+    fn now(&self) -> u64 {
+        self.decoding.load(Ordering::SeqCst)
+    }
+}
+
+/// Keeps a request counted as decoding until dropped.
+struct Decoding<'a>(Option<&'a Occupancy>);
+
+impl<'a> Decoding<'a> {
+    fn start(&mut self, occ: &'a Occupancy) -> u64 {
+        self.0 = Some(occ);
+        occ.enter()
+    }
+}
+
+impl Drop for Decoding<'_> {
+    fn drop(&mut self) {
+        if let Some(o) = self.0.take() {
+            o.leave();
+        }
+    }
+}
+
+/// One measured request's record.
+struct Sequence {
+    tokens: Vec<u64>,
+    at_accept: u64,
+    at_complete: u64,
+    id: Option<String>,
+    elapsed_us: u64,
+}
+
+/// Runs the measurement, writing the transcript as it goes, and signs the
+/// receipt. `stop` ends it early (Ctrl-C): the transcript is kept and marked
+/// incomplete, and no receipt is signed.
+pub async fn measure(
+    plan: &Plan,
+    key: &SecretKey,
+    transcript: &mut TranscriptWriter,
+    observer: &dyn Observer,
+    stop: Arc<Notify>,
+) -> Result<Measured, Failure> {
+    let result = tokio::select! {
+        r = run(plan, key, transcript, observer) => r,
+        _ = stop.notified() => Err(Failure {
+            message: "interrupted".into(),
+            interrupted: true,
+        }),
+    };
+    match &result {
+        Ok(m) => {
+            let id = m.receipt["receipt_id"].as_str().unwrap_or("").to_owned();
+            transcript
+                .end(None, Some(&id))
+                .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+        }
+        Err(f) => {
+            let _ = transcript.end(Some(&f.message), None);
+        }
+    }
+    result
+}
+
+async fn run(
+    plan: &Plan,
+    key: &SecretKey,
+    transcript: &mut TranscriptWriter,
+    observer: &dyn Observer,
+) -> Result<Measured, Failure> {
+    if plan.levels.len() < 2 {
+        return Err(Failure::new("give at least two levels (--levels 1,8,32)"));
+    }
+    if plan.levels.windows(2).any(|w| w[1] <= w[0]) || plan.levels[0] == 0 {
+        return Err(Failure::new(
+            "levels must be positive and strictly increasing",
+        ));
+    }
+    if plan.repetitions < plan.bound.required_repetitions_per_level {
+        observer.warn(&format!(
+            "{} repetitions, but the bound requires {}: the class will be indeterminate",
+            plan.repetitions, plan.bound.required_repetitions_per_level
+        ));
+    }
+    let committed = chit_core::time::rfc3339_nanos(&plan.bound.committed_at)
+        .ok_or_else(|| Failure::new("the bound's committed_at is not a UTC time"))?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as i128;
+    if committed >= now {
+        return Err(Failure::new(format!(
+            "the bound was committed at {}, not before now: a bound must be fixed before the measurement starts",
+            plan.bound.committed_at
+        )));
+    }
+    let client = api::client(plan.token_timeout)?;
+    let endpoint = &plan.endpoint;
+    let api = endpoint.api(&client).await?;
+    let salt = transcript.salt().to_owned();
+    let objects = request_objects(&plan.model, &plan.requests);
+    let mut measured_at: Option<String> = None;
+    let mut levels = Vec::new();
+    let mut summaries = Vec::new();
+    for (index, &c) in plan.levels.iter().enumerate() {
+        observer.level_started(index, c, plan.repetitions * plan.requests.len() as u64);
+        let runs = measure_level(
+            plan,
+            &client,
+            api,
+            index,
+            c,
+            transcript,
+            observer,
+            &mut measured_at,
+        )
+        .await?;
+        let (runs, accept, complete) = runs;
+        let summary = LevelSummary {
+            concurrency: c,
+            observed_at_accept: accept,
+            observed_at_complete: complete,
+            distinct_sequences: lineage::distinct_count(&runs),
+            tokens: lineage::token_count(&runs),
+        };
+        observer.level_done(index, &summary);
+        summaries.push(summary);
+        levels.push(LevelRecord {
+            induced_concurrency: c,
+            observed_in_flight_at_accept: accept,
+            observed_in_flight_at_complete: complete,
+            runs,
+            numerics: plan.numerics.for_level(c),
+        });
+    }
+    let set_canonical = lineage::canonical_of(&serde_json::Value::Array(objects))
+        .map_err(|e| Failure::new(format!("cannot canonicalise the request set: {e}")))?;
+    let m = Measurement {
+        lineage_id: plan.lineage_id.clone(),
+        salt_hex: salt,
+        gateway: plan.gateway.clone(),
+        endpoint: endpoint.url.clone(),
+        model: plan.model.clone(),
+        bound: plan.bound.clone(),
+        request_set_canonical: set_canonical,
+        request_count: plan.requests.len() as u64,
+        max_output_tokens: plan
+            .requests
+            .iter()
+            .map(|r| r.max_tokens)
+            .max()
+            .unwrap_or(1),
+        levels,
+        measured_at: measured_at.unwrap_or_default(),
+        reroute: plan.reroute.clone(),
+    };
+    let effected = SystemTime::now();
+    let found = m.body(&rfc3339_micros(effected)).map_err(Failure::new)?;
+    let ts = effected
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let receipt = lineage::sign(found.body, key, ts).map_err(Failure::new)?;
+    Ok(Measured {
+        receipt,
+        class: found.class,
+        divergence: found.divergence,
+        levels: summaries,
+    })
+}
+
+/// A level: R repetitions of the N measured requests, each sent once c − 1
+/// fillers are decoding. Returns the runs and the smallest in-flight counts
+/// at accept and at completion.
+#[allow(clippy::too_many_arguments)]
+async fn measure_level(
+    plan: &Plan,
+    client: &reqwest::Client,
+    api: Api,
+    index: usize,
+    c: u64,
+    transcript: &mut TranscriptWriter,
+    observer: &dyn Observer,
+    measured_at: &mut Option<String>,
+) -> Result<(Runs, u64, u64), Failure> {
+    let occ = Arc::new(Occupancy::default());
+    let level_done = Arc::new(AtomicBool::new(false));
+    let stop_fillers = Arc::new(Notify::new());
+    let mut fillers = tokio::task::JoinSet::new();
+    let filler_error: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+    for k in 0..c.saturating_sub(1) {
+        let (client, occ, done, stop, err) = (
+            client.clone(),
+            occ.clone(),
+            level_done.clone(),
+            stop_fillers.clone(),
+            filler_error.clone(),
+        );
+        let endpoint = plan.endpoint.clone();
+        let model = plan.model.clone();
+        let max_tokens = plan.filler_max_tokens;
+        fillers.spawn(async move {
+            let mut round = 0u64;
+            while !done.load(Ordering::SeqCst) {
+                let prompt = format!(
+                    "Filler {k}.{round}: keep the batch busy while the measured request decodes."
+                );
+                let req = Request { prompt, max_tokens };
+                let run = api::stream(&client, &endpoint, api, &model, &req, &occ, false);
+                tokio::select! {
+                    r = run => {
+                        if let Err(e) = r {
+                            if !done.load(Ordering::SeqCst) {
+                                *err.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.message);
+                            }
+                            return;
+                        }
+                    }
+                    _ = stop.notified() => return,
+                }
+                round += 1;
+            }
+        });
+    }
+    let result = async {
+        let mut runs: Runs = Vec::new();
+        let mut accept = u64::MAX;
+        let mut complete = u64::MAX;
+        let mut filled = c <= 1;
+        for rep in 0..plan.repetitions {
+            let mut reqs = Vec::new();
+            for (i, req) in plan.requests.iter().enumerate() {
+                if let Some(e) = filler_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    return Err(Failure::new(format!("a filler request failed: {e}")));
+                }
+                if !filled {
+                    filled = wait_for(&occ, c - 1, plan.fill_timeout).await;
+                    if !filled {
+                        observer.warn(&format!(
+                            "level {index} (concurrency {c}): only {} of {} fillers decoding after {:.0?}; the endpoint cannot be brought to {c} in flight, so this level is measured as it is and the class will be indeterminate",
+                            occ.now(),
+                            c - 1,
+                            plan.fill_timeout
+                        ));
+                        level_done.store(true, Ordering::SeqCst);
+                        stop_fillers.notify_waiters();
+                        while fillers.join_next().await.is_some() {}
+                        filled = true;
+                    }
+                } else if !level_done.load(Ordering::SeqCst) {
+                    // A filler that ended is being restarted: wait for it.
+                    wait_for(&occ, c - 1, plan.fill_timeout).await;
+                }
+                if measured_at.is_none() {
+                    *measured_at = Some(rfc3339_micros(SystemTime::now()));
+                }
+                let started = Instant::now();
+                let got = api::stream(client, &plan.endpoint, api, &plan.model, req, &occ, true)
+                    .await
+                    .map_err(|e| {
+                        Failure::new(format!(
+                            "level {index} (concurrency {c}), repetition {rep}, request {i}: {}",
+                            e.message
+                        ))
+                    })?;
+                let seq = Sequence {
+                    elapsed_us: started.elapsed().as_micros() as u64,
+                    tokens: got.tokens,
+                    at_accept: got.at_accept,
+                    at_complete: got.at_complete,
+                    id: got.id,
+                };
+                accept = accept.min(seq.at_accept);
+                complete = complete.min(seq.at_complete);
+                transcript
+                    .sequence(index as u64, rep, i as u64, &seq.tokens, seq.at_accept, seq.at_complete, seq.id.as_deref(), seq.elapsed_us)
+                    .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+                observer.measured(index);
+                reqs.push(seq.tokens);
+            }
+            runs.push(reqs);
+        }
+        Ok((runs, accept, complete))
+    }
+    .await;
+    level_done.store(true, Ordering::SeqCst);
+    stop_fillers.notify_waiters();
+    fillers.abort_all();
+    while fillers.join_next().await.is_some() {}
+    result
+}
+
+/// Waits until at least `n` requests are decoding; false on timeout.
+async fn wait_for(occ: &Occupancy, n: u64, timeout: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let changed = occ.changed.notified();
+        if occ.now() >= n {
+            return true;
+        }
+        if tokio::time::timeout_at(deadline, changed).await.is_err() {
+            return occ.now() >= n;
+        }
+    }
+}

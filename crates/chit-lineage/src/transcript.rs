@@ -1,0 +1,93 @@
+//! The transcript: one JSON Lines file the gateway writes beside the
+//! receipt, read back by `chit verify --transcript` (see
+//! `chit_core::kinds::lineage::Transcript` for its lines). Each line is
+//! written and flushed as soon as it is known, so a run that stops keeps
+//! everything it measured.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+
+pub struct TranscriptWriter {
+    file: File,
+    salt: String,
+    ended: bool,
+}
+
+impl TranscriptWriter {
+    /// Creates the transcript (never over an existing file) and writes its
+    /// header and the request set.
+    pub fn create(
+        path: &Path,
+        salt: String,
+        header: serde_json::Value,
+        requests: &[serde_json::Value],
+    ) -> io::Result<TranscriptWriter> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        let mut t = TranscriptWriter {
+            file,
+            salt,
+            ended: false,
+        };
+        let mut head = header;
+        if let Some(obj) = head.as_object_mut() {
+            obj.insert("salt".into(), t.salt.clone().into());
+        }
+        t.line(&head)?;
+        t.line(&serde_json::json!({ "requests": requests }))?;
+        Ok(t)
+    }
+
+    pub fn salt(&self) -> &str {
+        &self.salt
+    }
+
+    fn line(&mut self, v: &serde_json::Value) -> io::Result<()> {
+        let mut s = v.to_string();
+        s.push('\n');
+        self.file.write_all(s.as_bytes())?;
+        self.file.flush()
+    }
+
+    /// One measured sequence.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sequence(
+        &mut self,
+        level: u64,
+        repetition: u64,
+        request: u64,
+        tokens: &[u64],
+        at_accept: u64,
+        at_complete: u64,
+        id: Option<&str>,
+        elapsed_us: u64,
+    ) -> io::Result<()> {
+        self.line(&serde_json::json!({
+            "level": level,
+            "repetition": repetition,
+            "request": request,
+            "token_ids": tokens,
+            "in_flight_at_accept": at_accept,
+            "in_flight_at_complete": at_complete,
+            "response_id": id,
+            "elapsed_us": elapsed_us,
+        }))
+    }
+
+    /// The end line: complete (with the receipt's id) or incomplete (why).
+    pub fn end(&mut self, incomplete: Option<&str>, receipt_id: Option<&str>) -> io::Result<()> {
+        if self.ended {
+            return Ok(());
+        }
+        self.ended = true;
+        let v = match incomplete {
+            None => serde_json::json!({"end": "complete", "receipt_id": receipt_id}),
+            Some(why) => serde_json::json!({"end": "incomplete", "reason": why}),
+        };
+        self.line(&v)?;
+        self.file.sync_all()
+    }
+}

@@ -1,0 +1,453 @@
+//! `chit lineage`: commit a bound, measure an endpoint, open commitments.
+
+use crate::cli::{BoundArgs, MeasureArgs, OpenArgs};
+use crate::{inputs, keycmd, Fail};
+use anstream::eprintln;
+use chit_core::kinds::lineage::Transcript;
+use chit_core::lineage::{self as math, Bound, Class};
+use chit_lineage::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+type CmdResult = Result<i32, Fail>;
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
+}
+
+/// Writes `text` to a new file (never over an existing one).
+fn write_new(path: &Path, text: &str) -> Result<(), Fail> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Fail(
+                    2,
+                    format!(
+                        "{} exists; chit never overwrites it (choose another name)",
+                        path.display()
+                    ),
+                )
+            } else {
+                Fail(2, format!("cannot write {}: {e}", path.display()))
+            }
+        })?;
+    f.write_all(text.as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(|e| Fail(2, format!("cannot write {}: {e}", path.display())))
+}
+
+pub fn bound(a: &BoundArgs, out: &mut dyn Write) -> CmdResult {
+    let b = Bound {
+        committed_at: chit_core::time::format_unix_utc(now_secs()),
+        max_differing_positions: a.max_differing_positions,
+        min_first_divergent_index: a.min_first_divergent_index,
+        max_distinct_sequences_per_level: a.max_distinct_sequences,
+        required_repetitions_per_level: a.repetitions,
+    };
+    let digest = b.digest();
+    let v = serde_json::json!({
+        "committed_at": b.committed_at,
+        "max_differing_positions": b.max_differing_positions,
+        "min_first_divergent_index": b.min_first_divergent_index,
+        "max_distinct_sequences_per_level": b.max_distinct_sequences_per_level,
+        "required_repetitions_per_level": b.required_repetitions_per_level,
+        "bound_digest_sha256": digest,
+    });
+    let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+    write_new(&a.out, &text)?;
+    let _ = writeln!(out, "committed {} at {}", a.out.display(), b.committed_at);
+    let _ = writeln!(out, "bound_digest_sha256 {digest}");
+    Ok(0)
+}
+
+/// Reads a bound file and checks its digest.
+fn read_bound(path: &Path) -> Result<Bound, Fail> {
+    let bytes =
+        inputs::read(&inputs::Source::File(path.to_path_buf()), 1 << 20).map_err(|why| {
+            Fail(
+                2,
+                format!("cannot read the bound {}: {why}", path.display()),
+            )
+        })?;
+    let doc = chit_core::json::parse(&bytes, &Default::default())
+        .map_err(|e| Fail(2, format!("cannot read the bound {}: {e}", path.display())))?;
+    let b = Bound::from_val(doc.root()).ok_or_else(|| {
+        Fail(
+            2,
+            format!(
+                "{} is not a bound (write one with 'chit lineage bound')",
+                path.display()
+            ),
+        )
+    })?;
+    if chit_core::time::rfc3339_nanos(&b.committed_at).is_none() {
+        return Err(Fail(
+            2,
+            format!("{}: committed_at is not a UTC time", path.display()),
+        ));
+    }
+    let recorded = doc
+        .root()
+        .get("bound_digest_sha256")
+        .and_then(|d| d.as_str());
+    if recorded.is_some_and(|d| d != b.digest()) {
+        return Err(Fail(
+            2,
+            format!(
+                "{}: bound_digest_sha256 does not match its fields (the bound was edited after it was committed)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(b)
+}
+
+/// Reads the request set: one `{"prompt", "max_tokens"?}` a line.
+fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Fail> {
+    let bytes = inputs::read(&inputs::Source::File(path.to_path_buf()), 64 << 20)
+        .map_err(|why| Fail(2, format!("cannot read {}: {why}", path.display())))?;
+    let mut out = Vec::new();
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), n + 1);
+        let doc = chit_core::json::parse(line, &Default::default())
+            .map_err(|e| Fail(2, format!("{at}: {}", e.starting_at_line(n + 1))))?;
+        let v = doc.root();
+        if v.get("messages").is_some() {
+            return Err(Fail(
+                2,
+                format!("{at}: chat messages are not supported yet; give a prompt"),
+            ));
+        }
+        let prompt = v
+            .get("prompt")
+            .and_then(|p| p.as_str())
+            .ok_or_else(|| Fail(2, format!("{at}: each line needs a \"prompt\" string")))?;
+        let max_tokens = match v.get("max_tokens") {
+            None => default_max,
+            Some(m) => m
+                .as_i64()
+                .and_then(|x| u64::try_from(x).ok())
+                .filter(|x| *x >= 1)
+                .ok_or_else(|| Fail(2, format!("{at}: max_tokens must be a whole number ≥ 1")))?,
+        };
+        out.push(Request {
+            prompt: prompt.to_owned(),
+            max_tokens,
+        });
+    }
+    if out.is_empty() {
+        return Err(Fail(2, format!("{} holds no requests", path.display())));
+    }
+    Ok(out)
+}
+
+/// Progress bars per level on a terminal; warnings always.
+struct Shown {
+    multi: Option<MultiProgress>,
+    bars: Mutex<Vec<ProgressBar>>,
+}
+
+impl Observer for Shown {
+    fn level_started(&self, _index: usize, concurrency: u64, measured: u64) {
+        if let Some(m) = &self.multi {
+            let bar = m.add(ProgressBar::new(measured));
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "level c={prefix:<5} {bar:30.cyan/blue} {pos}/{len} requests  {elapsed}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_prefix(concurrency.to_string());
+            self.bars
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(bar);
+        }
+    }
+    fn measured(&self, index: usize) {
+        if let Some(b) = self
+            .bars
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(index)
+        {
+            b.inc(1);
+        }
+    }
+    fn level_done(&self, index: usize, _s: &LevelSummary) {
+        if let Some(b) = self
+            .bars
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(index)
+        {
+            b.finish();
+        }
+    }
+    fn warn(&self, message: &str) {
+        let line = format!("warning: {message}");
+        match &self.multi {
+            Some(m) => {
+                let _ = m.println(line);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
+    let bound = read_bound(&a.bound)?;
+    let requests = read_requests(&a.requests, a.max_tokens)?;
+    let key = keycmd::read_key(&a.key)?;
+    let numerics = match &a.numerics {
+        None => NumericsFile::default(),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Fail(2, format!("cannot read {}: {e}", p.display())))?;
+            NumericsFile::parse(&text).map_err(|e| Fail(2, format!("{}: {e}", p.display())))?
+        }
+    };
+    if a.out.exists() {
+        return Err(Fail(
+            2,
+            format!(
+                "{} exists; chit never overwrites a receipt",
+                a.out.display()
+            ),
+        ));
+    }
+    let gateway = a.gateway_name.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+        format!("chit-gateway@{}", host.trim())
+    });
+    let plan = Plan {
+        endpoint: Endpoint {
+            url: a.endpoint.clone(),
+            api: a.api.as_deref().and_then(Api::parse),
+        },
+        model: a.model.clone(),
+        requests,
+        levels: a.levels.clone(),
+        repetitions: a.repetitions,
+        bound,
+        numerics,
+        reroute: a.reroute.clone(),
+        gateway,
+        lineage_id: a
+            .lineage_id
+            .clone()
+            .unwrap_or_else(|| format!("lineage-{}", now_secs())),
+        token_timeout: Duration::from_secs(a.timeout.max(1)),
+        fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
+        filler_max_tokens: a.filler_max_tokens.max(1),
+    };
+    let salt = chit_lineage::fresh_salt().map_err(|f| Fail(2, f.message))?;
+    let header = serde_json::json!({
+        "transcript": "chit numeric.lineage transcript 1",
+        "lineage_id": plan.lineage_id,
+        "endpoint": plan.endpoint.url,
+        "gateway": plan.gateway,
+        "reroute": plan.reroute,
+        "model": plan.model,
+        "api": a.api,
+        "levels": plan.levels,
+        "repetitions": plan.repetitions,
+        "bound": {
+            "committed_at": plan.bound.committed_at,
+            "bound_digest_sha256": plan.bound.digest(),
+        },
+        "started_at": chit_lineage::rfc3339_micros(SystemTime::now()),
+    });
+    let objects = chit_lineage::request_objects(&plan.model, &plan.requests);
+    let mut transcript =
+        chit_lineage::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(
+            |e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    Fail(
+                        2,
+                        format!(
+                            "{} exists; chit never overwrites a transcript",
+                            a.transcript.display()
+                        ),
+                    )
+                } else {
+                    Fail(2, format!("cannot write {}: {e}", a.transcript.display()))
+                }
+            },
+        )?;
+    let shown = Shown {
+        multi: std::io::stderr().is_terminal().then(MultiProgress::new),
+        bars: Mutex::new(Vec::new()),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Fail(2, format!("cannot start the async runtime: {e}")))?;
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let result = runtime.block_on(async {
+        let s = stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                s.notify_one();
+            }
+        });
+        chit_lineage::measure(&plan, &key, &mut transcript, &shown, stop).await
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    let measured = match result {
+        Ok(m) => m,
+        Err(f) => {
+            let code = if f.interrupted { 130 } else { 2 };
+            return Err(Fail(
+                code,
+                format!(
+                    "{}; no receipt was signed. The transcript so far is kept in {}, marked incomplete",
+                    if f.interrupted { "interrupted (Ctrl-C)".to_owned() } else { f.message },
+                    a.transcript.display()
+                ),
+            ));
+        }
+    };
+    let text = serde_json::to_string_pretty(&measured.receipt).unwrap_or_default() + "\n";
+    write_new(&a.out, &text)?;
+    table(out, &measured.levels)?;
+    let d = measured.divergence;
+    let c = d.comparison;
+    let class = measured.class;
+    let style = match class {
+        Class::Invariant => anstyle::AnsiColor::Green.on_default().bold(),
+        Class::Coupled => anstyle::AnsiColor::Red.on_default().bold(),
+        Class::Indeterminate => anstyle::AnsiColor::Yellow.on_default().bold(),
+    };
+    let io = |e: std::io::Error| Fail(2, format!("cannot write output: {e}"));
+    writeln!(
+        out,
+        "divergence  levels 0 and {}: {} of {} positions differ{}",
+        d.high,
+        c.differing,
+        c.compared,
+        c.first
+            .map(|f| format!(", first at position {f}"))
+            .unwrap_or_default()
+    )
+    .map_err(io)?;
+    writeln!(out, "class       {style}{}{style:#}", class.name()).map_err(io)?;
+    writeln!(
+        out,
+        "signed      {} ({})",
+        a.out.display(),
+        measured.receipt["receipt_id"].as_str().unwrap_or("")
+    )
+    .map_err(io)?;
+    Ok(0)
+}
+
+fn table(out: &mut dyn Write, levels: &[LevelSummary]) -> Result<(), Fail> {
+    let io = |e: std::io::Error| Fail(2, format!("cannot write output: {e}"));
+    writeln!(
+        out,
+        "{:>5}  {:>11}  {:>8}  {:>10}  {:>8}  {:>8}",
+        "level", "concurrency", "accept", "complete", "distinct", "tokens"
+    )
+    .map_err(io)?;
+    for (i, l) in levels.iter().enumerate() {
+        writeln!(
+            out,
+            "{:>5}  {:>11}  {:>8}  {:>10}  {:>8}  {:>8}",
+            i,
+            l.concurrency,
+            l.observed_at_accept,
+            l.observed_at_complete,
+            l.distinct_sequences,
+            l.tokens
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}
+
+/// Reads a transcript for verify and open.
+pub fn read_transcript(path: &Path, limits: &chit_core::Limits) -> Result<Transcript, Fail> {
+    let bytes = inputs::read(
+        &inputs::Source::File(path.to_path_buf()),
+        limits.max_size.max(1 << 30),
+    )
+    .map_err(|why| {
+        Fail(
+            2,
+            format!("cannot read the transcript {}: {why}", path.display()),
+        )
+    })?;
+    Transcript::read(&bytes, limits).map_err(|why| {
+        Fail(
+            2,
+            format!("cannot read the transcript {}: {why}", path.display()),
+        )
+    })
+}
+
+pub fn open(a: &OpenArgs, out: &mut dyn Write) -> CmdResult {
+    let t = read_transcript(&a.transcript, &Default::default())?;
+    let mut items = vec![(
+        "salt",
+        None,
+        math::salt_commitment(&t.salt),
+        math::salt_preimage(&t.salt),
+    )];
+    for (what, value) in [
+        ("gateway", Some(&t.gateway)),
+        ("endpoint", Some(&t.endpoint)),
+        ("reroute target", t.reroute.as_ref()),
+    ] {
+        if let Some(v) = value {
+            items.push((
+                what,
+                Some(v.clone()),
+                math::identity_commitment(&t.salt, v),
+                math::identity_preimage(&t.salt, v),
+            ));
+        }
+    }
+    let io = |e: std::io::Error| Fail(2, format!("cannot write output: {e}"));
+    if a.json {
+        let v = serde_json::json!({
+            "salt": t.salt,
+            "commitments": items.iter().map(|(what, value, c, pre)| serde_json::json!({
+                "what": what,
+                "value": value,
+                "commitment_sha256": c,
+                "preimage": String::from_utf8_lossy(pre),
+            })).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{v}").map_err(io)?;
+        return Ok(0);
+    }
+    writeln!(out, "salt  {}", t.salt).map_err(io)?;
+    for (what, value, c, pre) in &items {
+        writeln!(out).map_err(io)?;
+        match value {
+            Some(v) => writeln!(out, "{what}  {v}").map_err(io)?,
+            None => writeln!(out, "{what}").map_err(io)?,
+        }
+        writeln!(out, "  commitment  {c}").map_err(io)?;
+        writeln!(out, "  preimage    {}", String::from_utf8_lossy(pre)).map_err(io)?;
+    }
+    writeln!(
+        out,
+        "\nEach commitment is the SHA-256 of its preimage's bytes (RFC 8785 JSON), e.g.\n  printf '%s' 'PREIMAGE' | sha256sum"
+    )
+    .map_err(io)?;
+    Ok(0)
+}
