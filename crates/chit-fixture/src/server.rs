@@ -1,0 +1,528 @@
+//! The HTTP front end: request parsing, failure injection, response
+//! formatting and timing records.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+
+use crate::model::{piece, tokenize, Model};
+use crate::scheduler::{self, NewSeq};
+use crate::{Api, Config, Fail, Mode, Timing};
+
+/// Shared between a server and whoever started it: the clock, the finished
+/// requests' timings and step counters.
+pub struct Recorder {
+    epoch: Instant,
+    timings: Mutex<Vec<Timing>>,
+    pub steps: AtomicUsize,
+    pub max_batch: AtomicUsize,
+}
+
+impl Recorder {
+    pub fn new() -> Recorder {
+        Recorder {
+            epoch: Instant::now(),
+            timings: Mutex::new(Vec::new()),
+            steps: AtomicUsize::new(0),
+            max_batch: AtomicUsize::new(0),
+        }
+    }
+
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    pub fn timings(&self) -> Vec<Timing> {
+        self.timings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn push(&self, timing: Timing) {
+        self.timings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(timing);
+    }
+}
+
+struct Server {
+    config: Config,
+    recorder: Arc<Recorder>,
+    requests: AtomicUsize,
+    submit: UnboundedSender<NewSeq>,
+}
+
+type Shared = Arc<Server>;
+
+/// Serves `config` on `listener`, recording into `recorder`.
+pub async fn serve_with(
+    config: Config,
+    listener: TcpListener,
+    recorder: Arc<Recorder>,
+) -> std::io::Result<()> {
+    let (submit, incoming) = mpsc::unbounded_channel();
+    let model = Model::new(config.seed);
+    let (mode, max_batch, step) = (config.mode, config.max_batch, config.step);
+    let rec = recorder.clone();
+    std::thread::Builder::new()
+        .name("chit-fixture-scheduler".into())
+        .spawn(move || scheduler::run(model, mode, max_batch, step, incoming, rec))?;
+    let api = config.api;
+    let server = Arc::new(Server {
+        config,
+        recorder,
+        requests: AtomicUsize::new(0),
+        submit,
+    });
+    let mut router = Router::new()
+        .route("/v1/models", get(models))
+        .route("/v1/completions", post(openai_completions))
+        .route("/completion", post(llama_completion))
+        .route("/fixture/timings", get(timings))
+        .route("/fixture/stats", get(stats));
+    if api == Api::LlamaCpp {
+        router = router.route("/props", get(props));
+    }
+    axum::serve(listener, router.with_state(server)).await
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    let kind = if status.is_server_error() {
+        "server_error"
+    } else if status == StatusCode::NOT_FOUND {
+        "not_found_error"
+    } else {
+        "invalid_request_error"
+    };
+    let body = json!({"error": {"message": message, "type": kind, "code": status.as_u16()}});
+    (status, json_body(&body)).into_response()
+}
+
+fn json_body(value: &Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+async fn models(State(s): State<Shared>) -> Response {
+    json_body(&json!({
+        "object": "list",
+        "data": [{"id": s.config.model, "object": "model", "owned_by": "chit-fixture"}],
+    }))
+}
+
+async fn props(State(s): State<Shared>) -> Response {
+    let slots = match s.config.mode {
+        Mode::OneSlot => 1,
+        _ => s.config.max_batch,
+    };
+    json_body(&json!({
+        "default_generation_settings": {"n_ctx": 4096},
+        "total_slots": slots,
+        "model_path": s.config.model,
+    }))
+}
+
+async fn timings(State(s): State<Shared>) -> Response {
+    let list: Vec<Value> = s
+        .recorder
+        .timings()
+        .iter()
+        .map(|t| {
+            json!({
+                "id": t.id,
+                "received_us": t.received_us,
+                "first_token_us": t.first_token_us,
+                "last_token_us": t.last_token_us,
+                "tokens": t.tokens,
+                "disconnected": t.disconnected,
+            })
+        })
+        .collect();
+    json_body(&Value::Array(list))
+}
+
+async fn stats(State(s): State<Shared>) -> Response {
+    json_body(&json!({
+        "steps": s.recorder.steps.load(Ordering::Relaxed),
+        "max_batch_seen": s.recorder.max_batch.load(Ordering::Relaxed),
+    }))
+}
+
+/// Which wire format a completion request speaks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    OpenAi,
+    Llama,
+}
+
+/// Everything needed to format one request's responses.
+struct Format {
+    route: Route,
+    id: String,
+    created: u64,
+    model: String,
+    with_ids: bool,
+    malformed: bool,
+}
+
+impl Format {
+    fn token_event(&self, token: u32) -> Bytes {
+        if self.malformed {
+            return Bytes::from_static(b"data: {\"choices\":[{\n\n");
+        }
+        let text = piece(token);
+        let event = match self.route {
+            Route::OpenAi => {
+                let mut choice = json!({"index": 0, "text": text, "finish_reason": null});
+                if self.with_ids {
+                    choice["token_ids"] = json!([token]);
+                }
+                json!({
+                    "id": self.id,
+                    "object": "text_completion",
+                    "created": self.created,
+                    "model": self.model,
+                    "choices": [choice],
+                })
+            }
+            Route::Llama => {
+                let mut event = json!({"content": text, "stop": false, "id_slot": 0});
+                if self.with_ids {
+                    event["tokens"] = json!([token]);
+                }
+                event
+            }
+        };
+        Bytes::from(format!("data: {event}\n\n"))
+    }
+
+    fn final_events(&self) -> Bytes {
+        match self.route {
+            Route::OpenAi => {
+                let mut choice = json!({"index": 0, "text": "", "finish_reason": "length"});
+                if self.with_ids {
+                    choice["token_ids"] = json!([]);
+                }
+                let event = json!({
+                    "id": self.id,
+                    "object": "text_completion",
+                    "created": self.created,
+                    "model": self.model,
+                    "choices": [choice],
+                });
+                Bytes::from(format!("data: {event}\n\ndata: [DONE]\n\n"))
+            }
+            Route::Llama => {
+                let mut event =
+                    json!({"content": "", "stop": true, "stop_type": "limit", "id": self.id});
+                if self.with_ids {
+                    event["tokens"] = json!([]);
+                }
+                Bytes::from(format!("data: {event}\n\n"))
+            }
+        }
+    }
+
+    fn whole(&self, tokens: &[u32], prompt_tokens: usize) -> Response {
+        if self.malformed {
+            return (
+                [(header::CONTENT_TYPE, "application/json")],
+                "{\"choices\":[{",
+            )
+                .into_response();
+        }
+        let text: String = tokens.iter().map(|&t| piece(t)).collect();
+        let body = match self.route {
+            Route::OpenAi => {
+                let mut choice = json!({"index": 0, "text": text, "finish_reason": "length"});
+                if self.with_ids {
+                    choice["token_ids"] = json!(tokens);
+                }
+                json!({
+                    "id": self.id,
+                    "object": "text_completion",
+                    "created": self.created,
+                    "model": self.model,
+                    "choices": [choice],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": tokens.len(),
+                        "total_tokens": prompt_tokens + tokens.len(),
+                    },
+                })
+            }
+            Route::Llama => {
+                let mut body = json!({
+                    "content": text,
+                    "stop": true,
+                    "stop_type": "limit",
+                    "id": self.id,
+                    "tokens_evaluated": prompt_tokens,
+                    "tokens_predicted": tokens.len(),
+                });
+                if self.with_ids {
+                    body["tokens"] = json!(tokens);
+                }
+                body
+            }
+        };
+        json_body(&body)
+    }
+}
+
+/// One request's timing record; recorded exactly once, as disconnected if
+/// dropped before [`Tracker::finish`].
+struct Tracker {
+    recorder: Arc<Recorder>,
+    timing: Option<Timing>,
+}
+
+impl Tracker {
+    fn token(&mut self) {
+        let now = self.recorder.now_us();
+        if let Some(t) = &mut self.timing {
+            t.first_token_us.get_or_insert(now);
+            t.last_token_us = Some(now);
+            t.tokens += 1;
+        }
+    }
+
+    fn finish(&mut self, disconnected: bool) {
+        if let Some(mut t) = self.timing.take() {
+            t.disconnected = disconnected;
+            self.recorder.push(t);
+        }
+    }
+}
+
+impl Drop for Tracker {
+    fn drop(&mut self) {
+        self.finish(true);
+    }
+}
+
+/// The response body of a streaming request: one event per token, as the
+/// scheduler produces them.
+struct TokenStream {
+    tokens: UnboundedReceiver<u32>,
+    format: Format,
+    tracker: Tracker,
+    done: bool,
+}
+
+impl futures_core::Stream for TokenStream {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match this.tokens.poll_recv(cx) {
+            Poll::Ready(Some(token)) => {
+                let bytes = this.format.token_event(token);
+                this.tracker.token();
+                Poll::Ready(Some(Ok(bytes)))
+            }
+            Poll::Ready(None) => {
+                this.done = true;
+                let bytes = this.format.final_events();
+                this.tracker.finish(false);
+                Poll::Ready(Some(Ok(bytes)))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+async fn openai_completions(State(s): State<Shared>, body: Bytes) -> Response {
+    complete(s, Route::OpenAi, body).await
+}
+
+async fn llama_completion(State(s): State<Shared>, body: Bytes) -> Response {
+    complete(s, Route::Llama, body).await
+}
+
+/// What a completion request asked for.
+struct Request {
+    prompt: Vec<u32>,
+    max_tokens: usize,
+    stream: bool,
+    with_ids: bool,
+}
+
+/// A request refused before it reaches the scheduler.
+type Rejection = (StatusCode, String);
+
+fn reject(status: StatusCode, message: &str) -> Rejection {
+    (status, message.to_string())
+}
+
+fn parse(s: &Server, route: Route, body: &[u8]) -> Result<Request, Rejection> {
+    let body: Value = serde_json::from_slice(body)
+        .map_err(|e| reject(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")))?;
+    if !body.is_object() {
+        return Err(reject(
+            StatusCode::BAD_REQUEST,
+            "body must be a JSON object",
+        ));
+    }
+    let flag = |name: &str| -> Result<bool, Rejection> {
+        match body.get(name) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(reject(
+                StatusCode::BAD_REQUEST,
+                &format!("`{name}` must be a boolean"),
+            )),
+        }
+    };
+    if route == Route::OpenAi {
+        match body.get("model") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(m)) if *m == s.config.model => {}
+            Some(other) => {
+                return Err(reject(
+                    StatusCode::NOT_FOUND,
+                    &format!("The model `{other}` does not exist."),
+                ))
+            }
+        }
+    }
+    if body.get("temperature").and_then(Value::as_f64) != Some(0.0) {
+        return Err(reject(
+            StatusCode::BAD_REQUEST,
+            "this fixture decodes greedily: `temperature` must be 0",
+        ));
+    }
+    let prompt = match body.get("prompt") {
+        Some(Value::String(p)) => tokenize(p),
+        _ => return Err(reject(StatusCode::BAD_REQUEST, "`prompt` must be a string")),
+    };
+    let (limit_name, ids_name) = match route {
+        Route::OpenAi => ("max_tokens", "return_token_ids"),
+        Route::Llama => ("n_predict", "return_tokens"),
+    };
+    let max_tokens = match body.get(limit_name) {
+        None | Some(Value::Null) => 16,
+        Some(v) => match v.as_u64() {
+            Some(n) => n as usize,
+            None => {
+                return Err(reject(
+                    StatusCode::BAD_REQUEST,
+                    &format!("`{limit_name}` must be a non-negative integer"),
+                ))
+            }
+        },
+    };
+    Ok(Request {
+        prompt,
+        max_tokens,
+        stream: flag("stream")?,
+        with_ids: flag(ids_name)? && s.config.fail != Fail::NoTokenIds,
+    })
+}
+
+async fn complete(s: Shared, route: Route, body: Bytes) -> Response {
+    let received_us = s.recorder.now_us();
+    let n = s.requests.fetch_add(1, Ordering::SeqCst);
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let id = format!("cmpl-{n}");
+    let mut malformed = false;
+    match s.config.fail {
+        Fail::Http500AfterRequests(k) if n >= k => {
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "injected failure");
+        }
+        Fail::StallAfterRequests(k) if n >= k => {
+            // Accept and never answer, holding the connection open.
+            return std::future::pending().await;
+        }
+        Fail::MalformedAfterRequests(k) if n >= k => malformed = true,
+        _ => {}
+    }
+    let req = match parse(&s, route, &body) {
+        Ok(r) => r,
+        Err((status, message)) => return error(status, &message),
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let prompt_tokens = req.prompt.len();
+    let new = NewSeq {
+        prompt: req.prompt,
+        max_tokens: req.max_tokens,
+        tokens: tx,
+    };
+    let mut tracker = Tracker {
+        recorder: s.recorder.clone(),
+        timing: Some(Timing {
+            id: id.clone(),
+            received_us,
+            first_token_us: None,
+            last_token_us: None,
+            tokens: 0,
+            disconnected: false,
+        }),
+    };
+    if s.submit.send(new).is_err() {
+        tracker.timing = None;
+        return error(StatusCode::SERVICE_UNAVAILABLE, "scheduler stopped");
+    }
+    let format = Format {
+        route,
+        id,
+        created,
+        model: s.config.model.clone(),
+        with_ids: req.with_ids,
+        malformed,
+    };
+    if req.stream {
+        let stream = TokenStream {
+            tokens: rx,
+            format,
+            tracker,
+            done: false,
+        };
+        return (
+            [
+                (header::CONTENT_TYPE, "text/event-stream"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            Body::from_stream(stream),
+        )
+            .into_response();
+    }
+    let mut tokens = Vec::with_capacity(req.max_tokens.min(1 << 16));
+    while let Some(t) = rx.recv().await {
+        tracker.token();
+        tokens.push(t);
+    }
+    let response = format.whole(&tokens, prompt_tokens);
+    // The whole body is handed over now: that is when the last token leaves.
+    if let Some(t) = &mut tracker.timing {
+        if t.tokens > 0 {
+            t.last_token_us = Some(s.recorder.now_us());
+        }
+    }
+    tracker.finish(false);
+    response
+}
