@@ -12,6 +12,7 @@
 //! otherwise `GET /v1/models` answering means `openai`.
 
 use crate::{Decoding, Failure, Occupancy, Request};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,10 +143,48 @@ pub async fn stream(
     model: &str,
     req: &Request,
     occ: &Occupancy,
-    measured: bool,
 ) -> Result<Streamed, Failure> {
+    run(client, endpoint, api, model, req, occ, None).await
+}
+
+/// A filler: its events are only counted, `budget` says how many tokens it
+/// has still to emit (0 when it is not decoding), and it asks the endpoint
+/// to ignore end-of-sequence so it runs its whole length.
+pub async fn stream_filler(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    api: Api,
+    model: &str,
+    req: &Request,
+    occ: &Occupancy,
+    budget: &AtomicU64,
+) -> Result<Streamed, Failure> {
+    run(client, endpoint, api, model, req, occ, Some(budget)).await
+}
+
+/// Sets a filler's budget to 0 when its request ends, however it ends.
+struct Budget<'a>(Option<&'a AtomicU64>);
+
+impl Drop for Budget<'_> {
+    fn drop(&mut self) {
+        if let Some(b) = self.0 {
+            b.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+async fn run(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    api: Api,
+    model: &str,
+    req: &Request,
+    occ: &Occupancy,
+    budget: Option<&AtomicU64>,
+) -> Result<Streamed, Failure> {
+    let measured = budget.is_none();
     let url = endpoint.route(api);
-    let body = match api {
+    let mut body = match api {
         Api::OpenAi => serde_json::json!({
             "model": model,
             "prompt": req.prompt,
@@ -163,6 +202,9 @@ pub async fn stream(
             "cache_prompt": false,
         }),
     };
+    if !measured {
+        body["ignore_eos"] = true.into();
+    }
     let mut resp = client
         .post(&url)
         .json(&body)
@@ -179,6 +221,10 @@ pub async fn stream(
         )));
     }
     let mut decoding = Decoding(None);
+    // Declared after `decoding`, so dropped before it: the budget is 0
+    // before the occupancy change is announced.
+    let budget = Budget(budget);
+    let mut emitted = 0u64;
     let mut out = Streamed {
         tokens: Vec::new(),
         at_accept: 0,
@@ -207,6 +253,15 @@ pub async fn stream(
                 out.id.get_or_insert(id);
             }
             if got.tokens > 0 || got.has_tokens {
+                emitted += got.tokens.max(1) as u64;
+                // The budget first: whoever wakes on the occupancy change
+                // below reads it.
+                if let Some(b) = budget.0 {
+                    b.store(
+                        req.max_tokens.saturating_sub(emitted).max(1),
+                        Ordering::SeqCst,
+                    );
+                }
                 if decoding.0.is_none() {
                     out.at_accept = decoding.start(occ);
                 }
@@ -226,6 +281,7 @@ pub async fn stream(
     if decoding.0.is_some() {
         out.at_complete = occ.now();
     }
+    drop(budget);
     drop(decoding);
     if measured && out.tokens.is_empty() {
         return Err(Failure::new(format!("{url} streamed no tokens")));

@@ -436,25 +436,42 @@ async fn measure_level(
     let stop_fillers = Arc::new(Notify::new());
     let mut fillers = tokio::task::JoinSet::new();
     let filler_error: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
-    for k in 0..c.saturating_sub(1) {
-        let (client, occ, done, stop, err) = (
+    // A filler must outlast any measured request that joins it.
+    let longest = plan
+        .requests
+        .iter()
+        .map(|r| r.max_tokens)
+        .max()
+        .unwrap_or(1);
+    let need = longest + FILLER_MARGIN;
+    let filler_max = plan.filler_max_tokens.max(2 * need);
+    let slots: Vec<Arc<FillerSlot>> = (0..c.saturating_sub(1))
+        .map(|_| Arc::new(FillerSlot::default()))
+        .collect();
+    for (k, slot) in slots.iter().enumerate() {
+        let (client, occ, done, stop, err, slot) = (
             client.clone(),
             occ.clone(),
             level_done.clone(),
             stop_fillers.clone(),
             filler_error.clone(),
+            slot.clone(),
         );
         let endpoint = plan.endpoint.clone();
         let model = plan.model.clone();
-        let max_tokens = plan.filler_max_tokens;
         fillers.spawn(async move {
             let mut round = 0u64;
             while !done.load(Ordering::SeqCst) {
                 let prompt = format!(
                     "Filler {k}.{round}: keep the batch busy while the measured request decodes."
                 );
-                let req = Request { prompt, max_tokens };
-                let run = api::stream(&client, &endpoint, api, &model, &req, &occ, false);
+                let req = Request {
+                    prompt,
+                    max_tokens: filler_max,
+                };
+                slot.budget.store(0, Ordering::SeqCst);
+                let run =
+                    api::stream_filler(&client, &endpoint, api, &model, &req, &occ, &slot.budget);
                 tokio::select! {
                     r = run => {
                         if let Err(e) = r {
@@ -464,8 +481,10 @@ async fn measure_level(
                             return;
                         }
                     }
+                    _ = slot.refresh.notified() => {}
                     _ = stop.notified() => return,
                 }
+                slot.budget.store(0, Ordering::SeqCst);
                 round += 1;
             }
         });
@@ -474,36 +493,30 @@ async fn measure_level(
         let mut runs: Runs = Vec::new();
         let mut accept = u64::MAX;
         let mut complete = u64::MAX;
-        let mut filled = c <= 1;
+        let mut induced = c > 1;
         for rep in 0..plan.repetitions {
             let mut reqs = Vec::new();
             for (i, req) in plan.requests.iter().enumerate() {
                 if let Some(e) = filler_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
                     return Err(Failure::new(format!("a filler request failed: {e}")));
                 }
-                if !filled {
-                    filled = wait_for(&occ, c - 1, plan.fill_timeout).await;
-                    if !filled {
-                        observer.warn(&format!(
-                            "level {index} (concurrency {c}): only {} of {} fillers decoding after {:.0?}; the endpoint cannot be brought to {c} in flight, so this level is measured as it is and the class will be indeterminate",
-                            occ.now(),
-                            c - 1,
-                            plan.fill_timeout
-                        ));
-                        level_done.store(true, Ordering::SeqCst);
-                        stop_fillers.notify_waiters();
-                        while fillers.join_next().await.is_some() {}
-                        filled = true;
-                    }
-                } else if !level_done.load(Ordering::SeqCst) {
-                    // A filler that ended is being restarted: wait for it.
-                    wait_for(&occ, c - 1, plan.fill_timeout).await;
+                if induced && !fillers_ready(&slots, &occ, need, plan.fill_timeout).await {
+                    observer.warn(&format!(
+                        "level {index} (concurrency {c}): only {} of {} fillers decoding after {:.0?}; the endpoint cannot be brought to {c} in flight, so this level is measured as it is and the class will be indeterminate",
+                        occ.now(),
+                        c - 1,
+                        plan.fill_timeout
+                    ));
+                    level_done.store(true, Ordering::SeqCst);
+                    stop_fillers.notify_waiters();
+                    while fillers.join_next().await.is_some() {}
+                    induced = false;
                 }
                 if measured_at.is_none() {
                     *measured_at = Some(rfc3339_micros(SystemTime::now()));
                 }
                 let started = Instant::now();
-                let got = api::stream(client, &plan.endpoint, api, &plan.model, req, &occ, true)
+                let got = api::stream(client, &plan.endpoint, api, &plan.model, req, &occ)
                     .await
                     .map_err(|e| {
                         Failure::new(format!(
@@ -538,16 +551,47 @@ async fn measure_level(
     result
 }
 
-/// Waits until at least `n` requests are decoding; false on timeout.
-async fn wait_for(occ: &Occupancy, n: u64, timeout: Duration) -> bool {
+/// Tokens a filler must have left, beyond the longest measured request,
+/// before a measured request may join it.
+const FILLER_MARGIN: u64 = 8;
+
+/// One filler's state, shared with the measuring loop.
+#[derive(Default)]
+struct FillerSlot {
+    /// Tokens the filler's current request has still to emit; 0 while it
+    /// is not decoding.
+    budget: AtomicU64,
+    /// Ends the current request so that a fresh one starts.
+    refresh: Notify,
+}
+
+/// Waits until every filler is decoding with at least `need` tokens to go,
+/// so none ends while the next measured request decodes; a filler with
+/// fewer is restarted. False on timeout.
+async fn fillers_ready(
+    slots: &[Arc<FillerSlot>],
+    occ: &Occupancy,
+    need: u64,
+    timeout: Duration,
+) -> bool {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let changed = occ.changed.notified();
-        if occ.now() >= n {
+        let mut ready = true;
+        for s in slots {
+            let b = s.budget.load(Ordering::SeqCst);
+            if b < need {
+                ready = false;
+                if b > 0 {
+                    s.refresh.notify_one();
+                }
+            }
+        }
+        if ready {
             return true;
         }
         if tokio::time::timeout_at(deadline, changed).await.is_err() {
-            return occ.now() >= n;
+            return false;
         }
     }
 }

@@ -1,0 +1,437 @@
+//! `chit lineage` end to end against the fixture server, which really
+//! batches and computes its tokens in float32: each mode gives its class,
+//! the receipt verifies with its transcript, and every bad condition keeps
+//! the transcript, marks it incomplete and signs nothing.
+
+mod common;
+
+use chit_fixture::{Api, Config, Fail, Fixture, Mode};
+use common::{chit_in, Run};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A folder with a key, a bound committed in the past and a request set.
+fn setup(requests: usize, max_tokens: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    assert_eq!(chit_in(p, &["keygen", "--out", "k.pem"], None).code, 0);
+    // A bound committed well before now (as 'chit lineage bound' writes it).
+    let bound = chit_core::lineage::Bound {
+        committed_at: "2026-01-01T00:00:00Z".into(),
+        max_differing_positions: 0,
+        min_first_divergent_index: 0,
+        max_distinct_sequences_per_level: 1,
+        required_repetitions_per_level: 2,
+    };
+    let text = serde_json::json!({
+        "committed_at": bound.committed_at,
+        "max_differing_positions": 0,
+        "min_first_divergent_index": 0,
+        "max_distinct_sequences_per_level": 1,
+        "required_repetitions_per_level": 2,
+        "bound_digest_sha256": bound.digest(),
+    });
+    std::fs::write(p.join("b.json"), text.to_string()).unwrap();
+    let set: String = (0..requests)
+        .map(|i| format!("{{\"prompt\": \"prompt {i}: tell me about the sea\", \"max_tokens\": {max_tokens}}}\n"))
+        .collect();
+    std::fs::write(p.join("req.jsonl"), set).unwrap();
+    dir
+}
+
+fn measure(dir: &Path, url: &str, levels: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "lineage",
+        "measure",
+        "--endpoint",
+        url,
+        "--model",
+        "fixture-model",
+        "--requests",
+        "req.jsonl",
+        "--levels",
+        levels,
+        "--repetitions",
+        "2",
+        "--bound",
+        "b.json",
+        "--key",
+        "k.pem",
+        "--out",
+        "r.json",
+        "--transcript",
+        "t.jsonl",
+        "--gateway-name",
+        "chit-test-gateway",
+    ];
+    args.extend_from_slice(extra);
+    chit_in(dir, &args, None)
+}
+
+fn fixture(mode: Mode, api: Api, fail: Fail) -> Fixture {
+    Fixture::start(Config {
+        mode,
+        api,
+        fail,
+        ..Config::default()
+    })
+    .unwrap()
+}
+
+fn receipt(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap()
+}
+
+fn verify(dir: &Path) -> Run {
+    chit_in(
+        dir,
+        &["verify", "--json", "r.json", "--transcript", "t.jsonl"],
+        None,
+    )
+}
+
+fn last_line(path: PathBuf) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn each_mode_gives_its_class_and_the_receipt_verifies() {
+    for (mode, api, levels, class) in [
+        (Mode::Coupled, Api::OpenAi, "1,8", "occupancy_coupled"),
+        (Mode::Invariant, Api::OpenAi, "1,8", "occupancy_invariant"),
+        (Mode::Coupled, Api::LlamaCpp, "1,4,8", "occupancy_coupled"),
+        (Mode::OneSlot, Api::OpenAi, "1,4", "indeterminate"),
+    ] {
+        let dir = setup(4, 16);
+        let p = dir.path();
+        let fx = fixture(mode, api, Fail::None);
+        let run = measure(p, &fx.url(), levels, &["--fill-timeout", "1"]);
+        assert_eq!(run.code, 0, "{mode:?}: {}", run.stderr);
+        assert!(run.stdout.contains(class), "{mode:?}: {}", run.stdout);
+        let r = receipt(p);
+        let body = &r["signed_body"];
+        assert_eq!(body["divergence"]["class"], class, "{mode:?}");
+        let levels_n = levels.split(',').count();
+        assert_eq!(body["levels"].as_array().unwrap().len(), levels_n);
+        // The occupancy was observed: induced in both batching modes, not in
+        // the one-slot mode, whose message says so.
+        let top = &body["levels"][levels_n - 1];
+        if mode == Mode::OneSlot {
+            assert_eq!(top["observed_in_flight_at_accept"], 1);
+            assert!(
+                run.stderr.contains("cannot be brought to 4"),
+                "{}",
+                run.stderr
+            );
+        } else {
+            assert_eq!(
+                top["observed_in_flight_at_accept"],
+                top["induced_concurrency"]
+            );
+        }
+        // The fixture really saw batches of the top concurrency.
+        if mode != Mode::OneSlot {
+            assert!(fx.max_batch_seen() >= 8, "{}", fx.max_batch_seen());
+        } else {
+            assert_eq!(fx.max_batch_seen(), 1);
+        }
+        let v = verify(p);
+        assert_eq!(v.code, 0, "{mode:?}: {}{}", v.stdout, v.stderr);
+        assert!(v
+            .stdout
+            .contains("\"kind\":\"numeric.lineage\",\"valid\":true"));
+        assert_eq!(last_line(p.join("t.jsonl"))["end"], "complete");
+
+        // One token changed in the transcript: L14 (and L15 where it moves the divergence).
+        let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
+        let mut lines: Vec<String> = t.lines().map(str::to_owned).collect();
+        let mut line: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
+        let first = line["token_ids"][0].as_u64().unwrap();
+        line["token_ids"][0] = (first + 1).into();
+        lines[2] = line.to_string();
+        std::fs::write(p.join("t.jsonl"), lines.join("\n")).unwrap();
+        let v = verify(p);
+        assert_eq!(v.code, 1, "{}", v.stdout);
+        assert!(v.stdout.contains("\"rule\":\"L14\""), "{}", v.stdout);
+    }
+}
+
+#[test]
+fn open_prints_what_opens_the_commitments() {
+    let dir = setup(2, 4);
+    let p = dir.path();
+    let fx = fixture(Mode::Coupled, Api::OpenAi, Fail::None);
+    assert_eq!(
+        measure(p, &fx.url(), "1,2", &["--reroute", "http://10.0.0.9/v1"]).code,
+        0
+    );
+    let r = receipt(p);
+    let run = chit_in(
+        p,
+        &["lineage", "open", "--transcript", "t.jsonl", "--json"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let opened: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let items = opened["commitments"].as_array().unwrap();
+    let find = |what: &str| {
+        items
+            .iter()
+            .find(|i| i["what"] == what)
+            .unwrap_or_else(|| panic!("{what}"))
+    };
+    use sha2::Digest;
+    for (what, want) in [
+        ("salt", &r["signed_body"]["salt"]["commitment_sha256"]),
+        ("gateway", &r["signed_body"]["gateway_ref"]["commitment"]),
+        ("endpoint", &r["signed_body"]["endpoint_ref"]["commitment"]),
+    ] {
+        let item = find(what);
+        assert_eq!(&item["commitment_sha256"], want, "{what}");
+        let pre = item["preimage"].as_str().unwrap();
+        let sum = sha2::Sha256::digest(pre.as_bytes());
+        let hex: String = sum.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(want.as_str().unwrap(), hex, "{what}");
+    }
+    assert_eq!(find("endpoint")["value"], fx.url());
+    // A coupled endpoint with a declared-invariant reroute target names it.
+    if r["signed_body"]["divergence"]["class"] == "occupancy_coupled" {
+        assert_eq!(
+            r["signed_body"]["effect"]["reroute_target_commitment"],
+            find("reroute target")["commitment_sha256"]
+        );
+    }
+}
+
+/// A failed run: exit 2, the message names the cause, the transcript is
+/// kept and marked incomplete, and no receipt exists.
+fn assert_failed(p: &Path, run: &Run, says: &str) {
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(says),
+        "wanted {says:?} in {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("no receipt was signed"),
+        "{}",
+        run.stderr
+    );
+    assert!(!p.join("r.json").exists());
+    let end = last_line(p.join("t.jsonl"));
+    assert_eq!(end["end"], "incomplete", "{end}");
+}
+
+#[test]
+fn bad_conditions_keep_the_transcript_and_sign_nothing() {
+    // The endpoint is down.
+    let dir = setup(2, 4);
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", free.local_addr().unwrap());
+    drop(free);
+    let run = measure(dir.path(), &url, "1,4", &["--api", "openai"]);
+    assert_failed(dir.path(), &run, "cannot connect");
+
+    // HTTP 500 after a few requests: some sequences are already recorded.
+    let dir = setup(2, 4);
+    let fx = fixture(Mode::Coupled, Api::OpenAi, Fail::Http500AfterRequests(3));
+    let run = measure(dir.path(), &fx.url(), "1,4", &[]);
+    assert_failed(dir.path(), &run, "HTTP 500");
+    let t = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();
+    assert!(t.lines().any(|l| l.contains("\"token_ids\"")), "{t}");
+
+    let dir = setup(2, 4);
+    let fx = fixture(Mode::Coupled, Api::OpenAi, Fail::MalformedAfterRequests(1));
+    let run = measure(dir.path(), &fx.url(), "1,4", &[]);
+    assert_failed(dir.path(), &run, "malformed JSON");
+
+    let dir = setup(2, 4);
+    let fx = fixture(Mode::Coupled, Api::LlamaCpp, Fail::NoTokenIds);
+    let run = measure(dir.path(), &fx.url(), "1,4", &[]);
+    assert_failed(dir.path(), &run, "no token ids");
+
+    // The endpoint stops answering: the token timeout ends the run.
+    let dir = setup(2, 4);
+    let fx = fixture(Mode::Coupled, Api::OpenAi, Fail::StallAfterRequests(2));
+    let run = measure(dir.path(), &fx.url(), "1,4", &["--timeout", "1"]);
+    assert_failed(dir.path(), &run, "timed out");
+}
+
+#[test]
+fn refusals_before_anything_is_sent() {
+    let fx = fixture(Mode::Coupled, Api::OpenAi, Fail::None);
+    // A bound committed now or later is refused, and nothing is written.
+    let dir = setup(2, 4);
+    let p = dir.path();
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b.json")).unwrap()).unwrap();
+    let future = chit_core::lineage::Bound {
+        committed_at: "2099-01-01T00:00:00Z".into(),
+        max_differing_positions: 0,
+        min_first_divergent_index: 0,
+        max_distinct_sequences_per_level: 1,
+        required_repetitions_per_level: 2,
+    };
+    let mut b2 = b.clone();
+    b2["committed_at"] = future.committed_at.clone().into();
+    b2["bound_digest_sha256"] = future.digest().into();
+    std::fs::write(p.join("b.json"), b2.to_string()).unwrap();
+    let run = measure(p, &fx.url(), "1,4", &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("not before now"), "{}", run.stderr);
+    assert!(!p.join("t.jsonl").exists() && !p.join("r.json").exists());
+
+    // A bound edited after it was committed.
+    let mut b3 = b.clone();
+    b3["max_differing_positions"] = 5.into();
+    std::fs::write(p.join("b.json"), b3.to_string()).unwrap();
+    let run = measure(p, &fx.url(), "1,4", &[]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("edited after it was committed"),
+        "{}",
+        run.stderr
+    );
+
+    // An existing receipt or transcript is never overwritten.
+    std::fs::write(p.join("b.json"), b.to_string()).unwrap();
+    std::fs::write(p.join("r.json"), "keep me").unwrap();
+    let run = measure(p, &fx.url(), "1,4", &[]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        std::fs::read_to_string(p.join("r.json")).unwrap(),
+        "keep me"
+    );
+    std::fs::remove_file(p.join("r.json")).unwrap();
+    std::fs::write(p.join("t.jsonl"), "keep me too").unwrap();
+    let run = measure(p, &fx.url(), "1,4", &[]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        std::fs::read_to_string(p.join("t.jsonl")).unwrap(),
+        "keep me too"
+    );
+
+    // Levels that do not increase, and a request set with chat messages.
+    std::fs::remove_file(p.join("t.jsonl")).unwrap();
+    let run = measure(p, &fx.url(), "8,8", &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("strictly increasing"), "{}", run.stderr);
+    std::fs::remove_file(p.join("t.jsonl")).ok();
+    std::fs::write(p.join("req.jsonl"), "{\"messages\": []}\n").unwrap();
+    let run = measure(p, &fx.url(), "1,4", &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("req.jsonl:1"), "{}", run.stderr);
+
+    // 'chit lineage bound' writes a bound that measures accept.
+    let run = chit_in(
+        p,
+        &[
+            "lineage",
+            "bound",
+            "--max-differing-positions",
+            "0",
+            "--min-first-divergent-index",
+            "0",
+            "--max-distinct-sequences",
+            "1",
+            "--repetitions",
+            "2",
+            "--out",
+            "b2.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b2.json")).unwrap()).unwrap();
+    let text = written.to_string();
+    let doc = chit_core::json::parse(text.as_bytes(), &Default::default()).unwrap();
+    let back = chit_core::lineage::Bound::from_val(doc.root()).unwrap();
+    assert_eq!(written["bound_digest_sha256"], back.digest());
+    let again = chit_in(
+        p,
+        &[
+            "lineage",
+            "bound",
+            "--max-differing-positions",
+            "0",
+            "--min-first-divergent-index",
+            "0",
+            "--max-distinct-sequences",
+            "1",
+            "--repetitions",
+            "2",
+            "--out",
+            "b2.json",
+        ],
+        None,
+    );
+    assert_eq!(again.code, 2, "a bound is never overwritten");
+}
+
+#[test]
+fn ctrl_c_keeps_the_transcript_and_signs_nothing() {
+    let dir = setup(6, 32);
+    let p = dir.path();
+    let fx = Fixture::start(Config {
+        step: Duration::from_millis(10),
+        ..Config::default()
+    })
+    .unwrap();
+    let url = fx.url();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_chit"))
+        .args([
+            "lineage",
+            "measure",
+            "--endpoint",
+            &url,
+            "--model",
+            "fixture-model",
+            "--requests",
+            "req.jsonl",
+            "--levels",
+            "1,4",
+            "--repetitions",
+            "3",
+            "--bound",
+            "b.json",
+            "--key",
+            "k.pem",
+            "--out",
+            "r.json",
+            "--transcript",
+            "t.jsonl",
+        ])
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until two sequences are recorded, then interrupt.
+    let start = std::time::Instant::now();
+    loop {
+        let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap_or_default();
+        if t.matches("\"token_ids\"").count() >= 2 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no progress: {t}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(!p.join("r.json").exists());
+    let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
+    assert!(t.matches("\"token_ids\"").count() >= 2);
+    assert_eq!(last_line(p.join("t.jsonl"))["end"], "incomplete");
+}
