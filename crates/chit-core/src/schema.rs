@@ -140,8 +140,25 @@ pub static NUMERIC_LINEAGE: Embedded = Embedded::new(
     include_str!("../../../schemas/numeric-lineage-v1.schema.json"),
 );
 
+pub static LATTICE_PACKET: Embedded = Embedded::new(
+    "lattice.executor_packet.v1",
+    include_str!("../../../schemas/lattice.executor_packet.v1.schema.json"),
+);
+
+pub static REASON_AUTHORIZATION: Embedded = Embedded::new(
+    "zerker.reason.authorization.v1",
+    include_str!("../../../schemas/reason.authorization.v1.schema.json"),
+);
+
 /// Every schema chit embeds.
-pub const ALL: &[&Embedded] = &[&RUN_RECEIPT, &PACKET, &RECOMPUTE, &NUMERIC_LINEAGE];
+pub const ALL: &[&Embedded] = &[
+    &RUN_RECEIPT,
+    &PACKET,
+    &RECOMPUTE,
+    &NUMERIC_LINEAGE,
+    &LATTICE_PACKET,
+    &REASON_AUTHORIZATION,
+];
 
 // ── chit's Doc as a jsonschema instance ─────────────────────────────────
 

@@ -152,7 +152,7 @@ impl Facts {
         match kind {
             crate::Kind::Packet => PacketFacts::read(v, source, signer, art_id).map(Facts::Packet),
             crate::Kind::Recompute => RecomputeFacts::read(v, source).map(Facts::Recompute),
-            crate::Kind::RunReceipt | crate::Kind::Lineage => None,
+            crate::Kind::RunReceipt | crate::Kind::Lineage | crate::Kind::ReasonAuthorization => None,
         }
     }
 }

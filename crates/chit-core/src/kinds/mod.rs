@@ -3,6 +3,7 @@
 
 pub mod lineage;
 pub mod packet;
+pub mod reason;
 pub mod recompute;
 pub mod run_receipt;
 
@@ -20,6 +21,9 @@ pub enum Kind {
     Recompute,
     /// `numeric.lineage` (`signed_body.receipt_type` names it).
     Lineage,
+    /// Zerker Reason's `zerker.reason.authorization.v1` certificates, alone
+    /// or in a `zerker.reason.authorization-bundle.v1` (`schema` names it).
+    ReasonAuthorization,
 }
 
 impl Kind {
@@ -28,6 +32,7 @@ impl Kind {
         Kind::Packet,
         Kind::Recompute,
         Kind::Lineage,
+        Kind::ReasonAuthorization,
     ];
 
     /// The name chit reports and `--kind` takes.
@@ -37,6 +42,7 @@ impl Kind {
             Kind::Packet => packet::KIND,
             Kind::Recompute => recompute::KIND,
             Kind::Lineage => lineage::KIND,
+            Kind::ReasonAuthorization => reason::KIND,
         }
     }
 
@@ -64,6 +70,7 @@ impl Kind {
         match v.get("schema").and_then(|s| s.as_str()) {
             Some(packet::KIND) => Some(Kind::Packet),
             Some(recompute::KIND) => Some(Kind::Recompute),
+            Some(reason::KIND | reason::BUNDLE) => Some(Kind::ReasonAuthorization),
             _ => None,
         }
     }
@@ -80,6 +87,7 @@ impl Kind {
             Kind::Packet => packet::check(v),
             Kind::Recompute => recompute::check(v),
             Kind::Lineage => lineage::check(v),
+            Kind::ReasonAuthorization => reason::check(v),
         }
     }
 
@@ -87,7 +95,7 @@ impl Kind {
     pub fn digest(self, doc: &Doc) -> Option<String> {
         match self {
             Kind::RunReceipt => run_receipt::digest(doc.root()),
-            Kind::Packet | Kind::Recompute | Kind::Lineage => None,
+            Kind::Packet | Kind::Recompute | Kind::Lineage | Kind::ReasonAuthorization => None,
         }
     }
 }
