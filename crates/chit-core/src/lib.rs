@@ -17,6 +17,7 @@ pub mod envelope;
 pub mod json;
 pub mod keys;
 pub mod kinds;
+pub mod lattice;
 pub mod lineage;
 pub mod report;
 pub mod schema;

@@ -133,6 +133,8 @@ impl RecomputeFacts {
 pub enum Facts {
     Packet(PacketFacts),
     Recompute(RecomputeFacts),
+    /// A Lattice executor packet, for epoch rebinds (X6).
+    Rebind(crate::kinds::executor_packet::RebindFacts),
 }
 
 impl Facts {
@@ -152,7 +154,10 @@ impl Facts {
         match kind {
             crate::Kind::Packet => PacketFacts::read(v, source, signer, art_id).map(Facts::Packet),
             crate::Kind::Recompute => RecomputeFacts::read(v, source).map(Facts::Recompute),
-            crate::Kind::RunReceipt | crate::Kind::Lineage | crate::Kind::ReasonAuthorization => None,
+            crate::Kind::RunReceipt
+            | crate::Kind::Lineage
+            | crate::Kind::LatticePacket
+            | crate::Kind::ReasonAuthorization => None,
         }
     }
 }
@@ -163,6 +168,7 @@ impl Facts {
 pub struct Gathered {
     streams: BTreeMap<Arc<str>, Vec<PacketFacts>>,
     results: Vec<RecomputeFacts>,
+    rebinds: Vec<crate::kinds::executor_packet::RebindFacts>,
 }
 
 impl Gathered {
@@ -175,7 +181,14 @@ impl Gathered {
                 self.streams.entry(p.stream_id.clone()).or_default().push(p);
             }
             Facts::Recompute(r) => self.results.push(r),
+            Facts::Rebind(f) => self.rebinds.push(f),
         }
+    }
+
+    /// Epoch rebinds (X6): each `todo_id` given more than one Lattice
+    /// packet, with how many and the findings.
+    pub fn rebinds(&mut self) -> Vec<(String, usize, Report)> {
+        crate::kinds::executor_packet::rebinds(std::mem::take(&mut self.rebinds))
     }
 
     pub fn packets(&self) -> usize {

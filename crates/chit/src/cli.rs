@@ -539,6 +539,10 @@ pub enum ColorWhen {
 pub enum ProfileArg {
     /// RFC 8785, the JSON Canonicalization Scheme.
     Jcs,
+    /// Lattice's profile: as JCS, but -0 refused, lone surrogates kept as
+    /// \udxxx escapes, and Lattice's limits (depth 32, 10,000 values, 256
+    /// keys, 16 KiB strings, 1 MiB).
+    Lattice,
 }
 
 fn parse_kind(s: &str) -> Result<Kind, String> {

@@ -108,9 +108,48 @@ fn kind_of(doc: &Doc, kind: Option<Kind>, p: &Path) -> Result<Kind, Fail> {
     })
 }
 
+/// The input as a Lattice executor packet, when it is one (or `--kind`
+/// says so): read under Lattice's profile, which keeps lone surrogates.
+fn lattice_packet(
+    bytes: &[u8],
+    kind: Option<Kind>,
+    p: &Path,
+) -> Result<Option<chit_core::lattice::Value>, Fail> {
+    use chit_core::kinds::executor_packet as xp;
+    let forced = kind == Some(Kind::LatticePacket);
+    if kind.is_some() && !forced {
+        return Ok(None);
+    }
+    if !forced && memchr::memmem::find(bytes, xp::KIND.as_bytes()).is_none() {
+        return Ok(None);
+    }
+    match chit_core::lattice::parse(bytes) {
+        Ok(v)
+            if forced || v.get("schema").and_then(|s| s.as_text()).as_deref() == Some(xp::KIND) =>
+        {
+            Ok(Some(v))
+        }
+        Err(e) if forced => Err(Fail(
+            2,
+            format!("cannot read {}: {e}", source_of(p).label()),
+        )),
+        _ => Ok(None),
+    }
+}
+
 fn digest(a: &DigestArgs, out: &mut dyn Write) -> CmdResult {
     let limits = a.limits.limits();
     let bytes = read_bytes(&a.input, &limits)?;
+    if let Some(v) = lattice_packet(&bytes, a.kind, &a.input)? {
+        let (context, packet) = chit_core::kinds::executor_packet::sealed_digests(&v)
+            .map_err(|e| Fail(1, format!("{}: {e}", a.input.display())))?;
+        writeln!(
+            out,
+            "context_content_digest {context}\npacket_digest          {packet}"
+        )
+        .map_err(write_fail)?;
+        return Ok(0);
+    }
     let doc = parse_doc(&a.input, &bytes, &limits)?;
     let kind = kind_of(&doc, a.kind, &a.input)?;
     let d = kind.digest(&doc).ok_or_else(|| match kind {
@@ -132,6 +171,9 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
     let source = source_of(&a.input);
     let text = inputs::read(&source, limits.max_size)
         .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
+    if let Some(v) = lattice_packet(&text, a.kind, &a.input)? {
+        return seal_lattice(a, &source, &v, out);
+    }
     let doc = json::parse(&text, &limits)
         .map_err(|e| Fail(2, format!("cannot read {}: {e}", source.label())))?;
     let kind = kind_of(&doc, a.kind, &a.input)?;
@@ -187,6 +229,65 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
     write_atomically(&target, &sealed)
         .map_err(|e| Fail(2, format!("cannot write {}: {e}", target.display())))?;
     writeln!(out, "sealed {} {d}", target.display()).map_err(write_fail)?;
+    Ok(0)
+}
+
+/// Seals a Lattice executor packet: both digests set, written as its
+/// canonical bytes. A packet that breaks any rule other than X2-X4 (which
+/// sealing mends) is refused.
+fn seal_lattice(
+    a: &SealArgs,
+    source: &Source,
+    v: &chit_core::lattice::Value,
+    out: &mut dyn Write,
+) -> CmdResult {
+    use chit_core::kinds::executor_packet as xp;
+    use chit_core::streams::Origin;
+    let before = xp::check_value(v, None, Origin::new(source.label(), None)).report;
+    let mut broken: Vec<&str> = before
+        .errors
+        .iter()
+        .map(|f| f.rule)
+        .filter(|r| !matches!(*r, "X2" | "X3" | "X4"))
+        .collect();
+    broken.dedup();
+    if !broken.is_empty() {
+        return Err(Fail(
+            1,
+            format!(
+                "refusing to seal {}: it breaks {} (run 'chit verify {}' for the details)",
+                source.label(),
+                broken.join(", "),
+                source.label()
+            ),
+        ));
+    }
+    let sealed =
+        xp::seal(v).map_err(|e| Fail(1, format!("refusing to seal {}: {e}", source.label())))?;
+    let again = xp::check_bytes(&sealed, Origin::new(source.label(), None));
+    if !again.as_ref().is_ok_and(|c| c.report.valid()) {
+        return Err(Fail(
+            2,
+            format!(
+                "internal error: sealing {} did not give a valid packet; nothing was written",
+                source.label()
+            ),
+        ));
+    }
+    let target: PathBuf = a.out.clone().unwrap_or_else(|| a.input.clone());
+    if target.as_os_str() == "-" {
+        out.write_all(&sealed).map_err(write_fail)?;
+        return Ok(0);
+    }
+    let target = replaceable(&target)?;
+    write_atomically(&target, &sealed)
+        .map_err(|e| Fail(2, format!("cannot write {}: {e}", target.display())))?;
+    let sealed_value = chit_core::lattice::parse(&sealed).map_err(|e| Fail(2, e.to_string()))?;
+    let digest = sealed_value
+        .get("packet_digest")
+        .and_then(|d| d.as_text())
+        .unwrap_or_default();
+    writeln!(out, "sealed {} packet_digest {digest}", target.display()).map_err(write_fail)?;
     Ok(0)
 }
 
@@ -246,9 +347,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Lattice's canonical bytes of one document, or why there are none.
+fn lattice_canonical(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let v = chit_core::lattice::parse(bytes).map_err(|e| e.to_string())?;
+    chit_core::lattice::canonical(&v).map_err(|e| e.to_string())
+}
+
 fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
     let profile = match a.profile {
         ProfileArg::Jcs => Profile::Jcs,
+        ProfileArg::Lattice => return canon_lattice(a, out),
     };
     let limits = a.limits.limits();
     let source = source_of(&a.input);
@@ -290,4 +398,42 @@ fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
 
 pub fn write_fail(e: std::io::Error) -> Fail {
     Fail(2, format!("cannot write output: {e}"))
+}
+
+fn canon_lattice(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
+    let limits = a.limits.limits();
+    let source = source_of(&a.input);
+    if !a.lines {
+        let text = read_bytes(&a.input, &limits)?;
+        let mut bytes = lattice_canonical(&text).map_err(|why| {
+            Fail(
+                2,
+                format!(
+                    "cannot write {} in Lattice's profile: {why}",
+                    source.label()
+                ),
+            )
+        })?;
+        if std::io::stdout().is_terminal() {
+            bytes.push(b'\n');
+        }
+        out.write_all(&bytes).map_err(write_fail)?;
+        return Ok(0);
+    }
+    let reader = inputs::open(&source)
+        .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
+    for (n, line) in inputs::Lines::new(reader, limits.max_size) {
+        let bytes = line.and_then(|l| lattice_canonical(&l)).map_err(|why| {
+            Fail(
+                2,
+                format!(
+                    "cannot write {} line {n} in Lattice's profile: {why}",
+                    source.label()
+                ),
+            )
+        })?;
+        out.write_all(&bytes).map_err(write_fail)?;
+        out.write_all(b"\n").map_err(write_fail)?;
+    }
+    Ok(0)
 }

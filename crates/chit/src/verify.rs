@@ -260,6 +260,9 @@ fn check(
         Err(why) => return no_facts(finish(&unreadable(file, line, why.clone()), None, settings)),
     };
     let source = || Origin::new(file.clone(), line);
+    if let Some(done) = check_lattice(file, line, bytes, settings) {
+        return done;
+    }
     match chit_core::json::parse(bytes, &settings.limits) {
         Err(e) => {
             let why = e.starting_at_line(line.unwrap_or(1)).to_string();
@@ -314,6 +317,54 @@ fn check(
     }
 }
 
+/// A Lattice executor packet is checked on its own bytes, under Lattice's
+/// canonical profile (which keeps lone surrogates chit's strict reader
+/// refuses). `None` when the input is not one.
+fn check_lattice(
+    file: &Arc<str>,
+    line: Option<usize>,
+    bytes: &[u8],
+    settings: &Settings,
+) -> Option<Done> {
+    use chit_core::kinds::executor_packet as xp;
+    let forced = settings.kind == Some(Kind::LatticePacket);
+    if settings.kind.is_some() && !forced {
+        return None;
+    }
+    if !forced && memchr::memmem::find(bytes, xp::KIND.as_bytes()).is_none() {
+        return None;
+    }
+    if bytes.len() > settings.limits.max_size {
+        return None;
+    }
+    let source = Origin::new(file.clone(), line);
+    let is_packet = |v: &chit_core::lattice::Value| {
+        forced || v.get("schema").and_then(|s| s.as_text()).as_deref() == Some(xp::KIND)
+    };
+    let checked = match chit_core::lattice::parse(bytes) {
+        Ok(v) if is_packet(&v) => xp::check_value(&v, Some(bytes), source),
+        Err(chit_core::lattice::Error::Profile(_)) if forced => {
+            xp::check_bytes(bytes, source).ok()?
+        }
+        Err(e @ chit_core::lattice::Error::Read { .. }) if forced => {
+            return Some(no_facts(finish(
+                &unreadable(file, line, e.to_string()),
+                None,
+                settings,
+            )));
+        }
+        _ => return None,
+    };
+    let o = Outcome {
+        file,
+        line,
+        result: Ok(checked.report),
+        artifact_id: None,
+    };
+    let (status, shown) = finish(&o, None, settings);
+    Some((status, shown, checked.facts.map(Facts::Rebind)))
+}
+
 /// One input's status, rendering and cross-document facts.
 type Done = (Status, String, Option<Facts>);
 
@@ -325,13 +376,14 @@ fn no_facts((status, shown): (Status, String)) -> Done {
 /// recompute result against its packet where that is among the inputs.
 /// Returns how many of them failed.
 fn cross_checks(
-    facts: Gathered,
+    mut facts: Gathered,
     expect_count: Option<usize>,
     format: Format,
     out: &mut dyn Write,
 ) -> std::io::Result<usize> {
     let mut failed = 0;
     let pairs = facts.recompute_results();
+    let rebinds = facts.rebinds();
     if expect_count.is_some() && facts.packets() == 0 {
         failed += 1;
         render::cross(
@@ -359,6 +411,17 @@ fn cross_checks(
             if s.packets == 1 { "" } else { "s" }
         );
         render::cross(out, format, "stream", &s.stream, &detail, &s.report)?;
+    }
+    for (todo, n, report) in rebinds {
+        failed += usize::from(!report.valid());
+        render::cross(
+            out,
+            format,
+            "rebind",
+            &todo,
+            &format!("{n} packets"),
+            &report,
+        )?;
     }
     for (source, packet, report) in pairs {
         failed += usize::from(!report.valid());

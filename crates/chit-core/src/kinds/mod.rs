@@ -1,6 +1,7 @@
 //! The receipt kinds chit knows: one module each, holding that kind's rules
 //! and nothing else.
 
+pub mod executor_packet;
 pub mod lineage;
 pub mod packet;
 pub mod reason;
@@ -21,6 +22,8 @@ pub enum Kind {
     Recompute,
     /// `numeric.lineage` (`signed_body.receipt_type` names it).
     Lineage,
+    /// Lattice's `lattice.executor_packet.v1` (`schema` names it).
+    LatticePacket,
     /// Zerker Reason's `zerker.reason.authorization.v1` certificates, alone
     /// or in a `zerker.reason.authorization-bundle.v1` (`schema` names it).
     ReasonAuthorization,
@@ -32,6 +35,7 @@ impl Kind {
         Kind::Packet,
         Kind::Recompute,
         Kind::Lineage,
+        Kind::LatticePacket,
         Kind::ReasonAuthorization,
     ];
 
@@ -42,6 +46,7 @@ impl Kind {
             Kind::Packet => packet::KIND,
             Kind::Recompute => recompute::KIND,
             Kind::Lineage => lineage::KIND,
+            Kind::LatticePacket => executor_packet::KIND,
             Kind::ReasonAuthorization => reason::KIND,
         }
     }
@@ -71,6 +76,7 @@ impl Kind {
             Some(packet::KIND) => Some(Kind::Packet),
             Some(recompute::KIND) => Some(Kind::Recompute),
             Some(reason::KIND | reason::BUNDLE) => Some(Kind::ReasonAuthorization),
+            Some(executor_packet::KIND) => Some(Kind::LatticePacket),
             _ => None,
         }
     }
@@ -87,6 +93,7 @@ impl Kind {
             Kind::Packet => packet::check(v),
             Kind::Recompute => recompute::check(v),
             Kind::Lineage => lineage::check(v),
+            Kind::LatticePacket => executor_packet::check(v),
             Kind::ReasonAuthorization => reason::check(v),
         }
     }
@@ -95,7 +102,11 @@ impl Kind {
     pub fn digest(self, doc: &Doc) -> Option<String> {
         match self {
             Kind::RunReceipt => run_receipt::digest(doc.root()),
-            Kind::Packet | Kind::Recompute | Kind::Lineage | Kind::ReasonAuthorization => None,
+            Kind::Packet
+            | Kind::Recompute
+            | Kind::Lineage
+            | Kind::LatticePacket
+            | Kind::ReasonAuthorization => None,
         }
     }
 }

@@ -1,0 +1,306 @@
+//! `lattice.executor_packet.v1`: the context packet Lattice issues an
+//! executor at dispatch. X1-X5 hold for one packet; X6 needs an earlier and
+//! a later packet for the same `todo_id` ([`rebinds`]). Its bytes and
+//! digests follow Lattice's canonical profile ([`crate::lattice`]), not
+//! RFC 8785.
+
+use crate::doc::{Kind as ValKind, Val};
+use crate::lattice::{self, Value};
+use crate::report::Report;
+use crate::schema;
+use crate::streams::Origin;
+
+pub const KIND: &str = "lattice.executor_packet.v1";
+
+/// The six fields `context_content_digest` covers.
+pub const CONTEXT_FIELDS: [&str; 6] = [
+    "todo_id",
+    "task_ref",
+    "scope",
+    "base_sha",
+    "verifier_refs",
+    "forbidden_operations",
+];
+
+/// What X6 needs of one packet.
+#[derive(Clone, Debug)]
+pub struct RebindFacts {
+    pub source: Origin,
+    pub todo_id: String,
+    pub packet_id: String,
+    pub plan_ref: String,
+    pub plan_epoch: Option<u64>,
+    pub context_content_digest: Option<String>,
+    /// Whether the packet is valid on its own (X1-X4).
+    pub valid: bool,
+}
+
+/// One packet, checked.
+pub struct Checked {
+    pub report: Report,
+    pub facts: Option<RebindFacts>,
+}
+
+/// The packet's two digests, computed: (`context_content_digest`,
+/// `packet_digest`).
+pub fn digests(v: &Value) -> Result<(String, String), lattice::Error> {
+    let context = lattice::digest(&v.project(&CONTEXT_FIELDS))?;
+    let packet = lattice::digest(&v.without("packet_digest"))?;
+    Ok((context, packet))
+}
+
+/// The digests the packet should carry: `context_content_digest`, and
+/// `packet_digest` over the packet with that context digest in place (what
+/// [`seal`] writes).
+pub fn sealed_digests(v: &Value) -> Result<(String, String), lattice::Error> {
+    let sealed = seal(v)?;
+    let back = lattice::parse(&sealed)?;
+    let get = |k: &str| back.get(k).and_then(Value::as_text).unwrap_or_default();
+    Ok((get("context_content_digest"), get("packet_digest")))
+}
+
+/// Checks a packet's bytes: all of X1-X5. A read error is returned as is
+/// (the input is unreadable, not an invalid packet).
+pub fn check_bytes(bytes: &[u8], source: Origin) -> Result<Checked, lattice::Error> {
+    let v = match lattice::parse(bytes) {
+        Ok(v) => v,
+        Err(lattice::Error::Profile(why)) => {
+            let mut r = Report::new(KIND);
+            r.error("X2", "", format!("{why}; Lattice refuses the packet"));
+            return Ok(Checked {
+                report: r,
+                facts: None,
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(check_value(&v, Some(bytes), source))
+}
+
+/// Checks a packet read by chit's strict reader (inside an envelope, or
+/// under `--kind`): X1, X3-X5, and X2's limits; its bytes are not checked.
+pub fn check(v: Val) -> Report {
+    check_value(&from_val(v), None, Origin::new("", None)).report
+}
+
+/// A value of chit's strict reader as Lattice holds it.
+pub fn from_val(v: Val) -> Value {
+    match v.kind() {
+        ValKind::Null => Value::Null,
+        ValKind::Bool => Value::Bool(v.as_bool().unwrap_or(false)),
+        ValKind::Number => Value::Num(v.as_f64().unwrap_or(0.0)),
+        ValKind::String => Value::Str(v.as_str().unwrap_or("").encode_utf16().collect()),
+        ValKind::Array => Value::Arr(v.items().map(from_val).collect()),
+        ValKind::Object => Value::Obj(
+            v.members()
+                .map(|(k, x)| (k.encode_utf16().collect(), from_val(x)))
+                .collect(),
+        ),
+    }
+}
+
+pub fn check_value(v: &Value, bytes: Option<&[u8]>, source: Origin) -> Checked {
+    let mut r = Report::new(KIND);
+    let schema_ok = x1_schema(v, &mut r);
+    let canonical = match lattice::canonical(v) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            r.error("X2", "", format!("{e}; Lattice refuses the packet"));
+            None
+        }
+    };
+    if let (Some(c), Some(b)) = (&canonical, bytes) {
+        x2_canonical_bytes(b, c, &mut r);
+    }
+    let digests = canonical.as_ref().and_then(|_| digests(v).ok());
+    if let Some((context, packet)) = &digests {
+        x3_context_digest(v, context, &mut r);
+        x4_packet_digest(v, packet, &mut r);
+    }
+    x5_forbidden_operations(v, &mut r);
+    let text = |k: &str| v.get(k).and_then(Value::as_text);
+    let facts = schema_ok
+        .then(|| {
+            Some(RebindFacts {
+                source,
+                todo_id: text("todo_id")?,
+                packet_id: text("packet_id")?,
+                plan_ref: text("plan_ref")?,
+                plan_epoch: v
+                    .get("plan_epoch")
+                    .and_then(Value::as_f64)
+                    .filter(|x| *x >= 0.0 && x.fract() == 0.0 && *x < 9.007_199_254_740_992e15)
+                    .map(|x| x as u64),
+                context_content_digest: text("context_content_digest"),
+                valid: r.valid(),
+            })
+        })
+        .flatten();
+    Checked { report: r, facts }
+}
+
+/// X1: the schema, under rule `schema`. Lone surrogates (which the schema's
+/// ASCII patterns refuse anyway) are seen as private-use characters.
+fn x1_schema(v: &Value, r: &mut Report) -> bool {
+    let text = lattice::unicode_json(v);
+    match crate::json::parse(&text, &crate::json::Limits::default()) {
+        Ok(doc) => schema::LATTICE_PACKET.check(doc.root(), r),
+        Err(e) => {
+            r.error(
+                "schema",
+                "",
+                format!("cannot be checked against the schema: {e}"),
+            );
+            false
+        }
+    }
+}
+
+/// X2: the bytes are the canonical bytes (one trailing LF allowed).
+fn x2_canonical_bytes(bytes: &[u8], canonical: &[u8], r: &mut Report) {
+    if !lattice::is_canonical(bytes, canonical) {
+        let at = bytes
+            .iter()
+            .zip(canonical)
+            .position(|(a, b)| a != b)
+            .unwrap_or(bytes.len().min(canonical.len()));
+        r.error(
+            "X2",
+            "",
+            format!(
+                "not Lattice's canonical bytes (they differ from byte {at}); 'chit canon --profile lattice' writes them, 'chit seal' writes them with the digests"
+            ),
+        );
+    }
+}
+
+/// X3: `context_content_digest` is the digest of exactly the six fields.
+fn x3_context_digest(v: &Value, want: &str, r: &mut Report) {
+    if v.get("context_content_digest")
+        .and_then(Value::as_text)
+        .as_deref()
+        != Some(want)
+    {
+        r.error(
+            "X3",
+            "/context_content_digest",
+            format!(
+                "context_content_digest should be {want}, the SHA-256 of the canonical {{{}}}",
+                CONTEXT_FIELDS.join(", ")
+            ),
+        );
+    }
+}
+
+/// X4: `packet_digest` is the digest of the packet without it.
+fn x4_packet_digest(v: &Value, want: &str, r: &mut Report) {
+    if v.get("packet_digest").and_then(Value::as_text).as_deref() != Some(want) {
+        r.error(
+            "X4",
+            "/packet_digest",
+            format!("packet_digest should be {want}, the SHA-256 of the canonical packet without packet_digest"),
+        );
+    }
+}
+
+/// X5 (warning): Lattice itself always writes `forbidden_operations: []`.
+fn x5_forbidden_operations(v: &Value, r: &mut Report) {
+    if let Some(Value::Arr(items)) = v.get("forbidden_operations") {
+        if !items.is_empty() {
+            r.warning(
+                "X5",
+                "/forbidden_operations",
+                format!(
+                    "{} forbidden operation(s): Lattice writes [] (operation authority belongs to the host)",
+                    items.len()
+                ),
+            );
+        }
+    }
+}
+
+/// The packet with both digests set, as canonical bytes (and one LF).
+pub fn seal(v: &Value) -> Result<Vec<u8>, lattice::Error> {
+    let Value::Obj(members) = v else {
+        return Err(lattice::Error::Profile("a packet is a JSON object".into()));
+    };
+    let mut members = members.clone();
+    let set = |members: &mut Vec<(Vec<u16>, Value)>, key: &str, value: String| {
+        let k: Vec<u16> = key.encode_utf16().collect();
+        let val = Value::Str(value.encode_utf16().collect());
+        match members.iter_mut().find(|(mk, _)| *mk == k) {
+            Some(m) => m.1 = val,
+            None => members.push((k, val)),
+        }
+    };
+    let context = lattice::digest(&v.project(&CONTEXT_FIELDS))?;
+    set(&mut members, "context_content_digest", context);
+    let partial = Value::Obj(members.clone());
+    let packet = lattice::digest(&partial.without("packet_digest"))?;
+    set(&mut members, "packet_digest", packet);
+    let mut out = lattice::canonical(&Value::Obj(members))?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// X6 over every packet given: for each `todo_id` with more than one
+/// packet, each later epoch against the one before it. Returns the todo id,
+/// how many packets it has, and the findings.
+pub fn rebinds(mut facts: Vec<RebindFacts>) -> Vec<(String, usize, Report)> {
+    facts.sort_by(|a, b| {
+        a.todo_id
+            .cmp(&b.todo_id)
+            .then(a.plan_epoch.cmp(&b.plan_epoch))
+            .then_with(|| a.source.cmp(&b.source))
+    });
+    let mut out = Vec::new();
+    for group in facts.chunk_by(|a, b| a.todo_id == b.todo_id) {
+        if group.len() < 2 {
+            continue;
+        }
+        let mut r = Report::new(KIND);
+        for p in group.iter().filter(|p| !p.valid) {
+            r.error(
+                "X6",
+                "",
+                format!("{} ({}) is not valid on its own", p.packet_id, p.source),
+            );
+        }
+        for w in group.windows(2) {
+            let (a, b) = (&w[0], &w[1]);
+            let names = format!(
+                "{} ({}) then {} ({})",
+                a.packet_id, a.source, b.packet_id, b.source
+            );
+            if a.context_content_digest != b.context_content_digest {
+                r.error(
+                    "X6",
+                    "/context_content_digest",
+                    format!("{names}: the content changed (context_content_digest differs), so this is not a rebind"),
+                );
+            }
+            if a.plan_ref == b.plan_ref {
+                r.error(
+                    "X6",
+                    "/plan_ref",
+                    format!(
+                        "{names}: the same plan_ref {}; a rebind names a new plan",
+                        a.plan_ref
+                    ),
+                );
+            }
+            if a.plan_epoch.is_none() || a.plan_epoch == b.plan_epoch {
+                r.error(
+                    "X6",
+                    "/plan_epoch",
+                    format!(
+                        "{names}: plan_epoch {} twice; the later packet's epoch must be greater",
+                        a.plan_epoch.map_or("?".into(), |e| e.to_string())
+                    ),
+                );
+            }
+        }
+        out.push((group[0].todo_id.clone(), group.len(), r));
+    }
+    out
+}
