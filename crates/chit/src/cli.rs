@@ -190,6 +190,21 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
 
+    /// A Zerker Reason request (zerker.reason.action.v1): each certificate
+    /// must certify exactly its mission and action (A5).
+    #[arg(long, value_name = "FILE")]
+    pub request: Option<PathBuf>,
+
+    /// The concrete call {tool, arguments} an enforcement point is about to
+    /// make: each certificate must certify exactly it (A6).
+    #[arg(long, value_name = "FILE")]
+    pub call: Option<PathBuf>,
+
+    /// Exit 0 only for authorized Reason certificates: any other status is
+    /// reported, named, as an error.
+    #[arg(long)]
+    pub require_authorized: bool,
+
     /// Packets each stream must hold: fewer means its tail was cut off (P8).
     #[arg(long, value_name = "N")]
     pub expect_count: Option<usize>,

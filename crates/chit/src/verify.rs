@@ -32,6 +32,10 @@ pub struct Settings<'a> {
     pub quiet: bool,
     /// A numeric lineage transcript (`--transcript`).
     pub transcript: Option<&'a chit_core::kinds::lineage::Transcript>,
+    /// A Reason request (`--request`) and call (`--call`).
+    pub request: Option<&'a Doc<'a>>,
+    pub call: Option<&'a Doc<'a>>,
+    pub require_authorized: bool,
 }
 
 impl Outcome<'_> {
@@ -74,7 +78,54 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<i32, crate::Fail> {
             &args.limits.limits(),
         )?),
     };
-    run_with(args, trust.as_ref(), transcript.as_ref(), out).map_err(crate::write_fail)
+    let limits = args.limits.limits();
+    let read_doc = |path: &std::path::Path, what: &str| -> Result<Vec<u8>, crate::Fail> {
+        inputs::read(&Source::File(path.to_path_buf()), limits.max_size).map_err(|why| {
+            crate::Fail(
+                2,
+                format!("cannot read the {what} {}: {why}", path.display()),
+            )
+        })
+    };
+    let request_bytes = args
+        .request
+        .as_deref()
+        .map(|p| read_doc(p, "request"))
+        .transpose()?;
+    let call_bytes = args
+        .call
+        .as_deref()
+        .map(|p| read_doc(p, "call"))
+        .transpose()?;
+    let request = parse_extra(&request_bytes, args.request.as_deref(), "request", &limits)?;
+    let call = parse_extra(&call_bytes, args.call.as_deref(), "call", &limits)?;
+    let extra = Extra {
+        transcript: transcript.as_ref(),
+        request: request.as_ref(),
+        call: call.as_ref(),
+    };
+    run_with(args, trust.as_ref(), extra, out).map_err(crate::write_fail)
+}
+
+fn parse_extra<'a>(
+    bytes: &'a Option<Vec<u8>>,
+    path: Option<&std::path::Path>,
+    what: &str,
+    limits: &chit_core::Limits,
+) -> Result<Option<Doc<'a>>, crate::Fail> {
+    match (bytes, path) {
+        (Some(b), Some(p)) => chit_core::json::parse(b, limits)
+            .map(Some)
+            .map_err(|e| crate::Fail(2, format!("cannot read the {what} {}: {e}", p.display()))),
+        _ => Ok(None),
+    }
+}
+
+/// What some kinds' checks use beyond the document.
+struct Extra<'a> {
+    transcript: Option<&'a chit_core::kinds::lineage::Transcript>,
+    request: Option<&'a Doc<'a>>,
+    call: Option<&'a Doc<'a>>,
 }
 
 /// Reads a trust file, or fails with exit 2 naming what is wrong.
@@ -93,7 +144,7 @@ pub fn read_trust(path: &std::path::Path) -> Result<Trust, crate::Fail> {
 fn run_with(
     args: &VerifyArgs,
     trust: Option<&Trust>,
-    transcript: Option<&chit_core::kinds::lineage::Transcript>,
+    extra: Extra,
     out: &mut dyn Write,
 ) -> std::io::Result<i32> {
     let format = if args.json {
@@ -109,7 +160,10 @@ fn run_with(
         threshold: args.threshold as usize,
         format,
         quiet: args.quiet,
-        transcript,
+        transcript: extra.transcript,
+        request: extra.request,
+        call: extra.call,
+        require_authorized: args.require_authorized,
     };
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
@@ -302,6 +356,7 @@ fn check(
                         transcript: settings.transcript,
                     },
                 ),
+                Some(Kind::ReasonAuthorization) => reason_report(&doc, settings),
                 _ => chit_core::verify_doc(&doc, kind),
             };
             let facts = kind.and_then(|k| Facts::of(k, doc.root(), &report, source(), None, None));
@@ -363,6 +418,33 @@ fn check_lattice(
     };
     let (status, shown) = finish(&o, None, settings);
     Some((status, shown, checked.facts.map(Facts::Rebind)))
+}
+
+/// A Reason certificate (or bundle) against the request and call given,
+/// and under `--require-authorized`, its status.
+fn reason_report(doc: &Doc, settings: &Settings) -> chit_core::Report {
+    use chit_core::kinds::reason;
+    let mut r = reason::check_with(
+        doc.root(),
+        reason::Context {
+            request: settings.request.map(|d| d.root()),
+            call: settings.call.map(|d| d.root()),
+        },
+    );
+    if settings.require_authorized {
+        match reason::status(doc.root()) {
+            Some("authorized") => {}
+            status => r.error(
+                "authorized",
+                "/status",
+                format!(
+                    "the certificate's status is {}; --require-authorized accepts only authorized",
+                    status.unwrap_or("missing")
+                ),
+            ),
+        }
+    }
+    r
 }
 
 /// One input's status, rendering and cross-document facts.
