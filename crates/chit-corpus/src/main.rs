@@ -8,12 +8,26 @@
 //!   chit-corpus read-floor DIR    how fast the *.json files in DIR can merely be
 //!                                 listed and read, on all cores: a ceiling for
 //!                                 any verifier that reads them
+//!   chit-corpus lineage DIR BYTES [VOCAB]
+//!                                 a synthetic numeric.lineage run: DIR/transcript.jsonl
+//!                                 of at least BYTES and DIR/receipt.json, signed by
+//!                                 the fixed key (token ids below VOCAB, default 50000)
+//!   chit-corpus overhead TRANSCRIPT TIMINGS
+//!                                 the gateway's overhead per measured request, from a
+//!                                 `chit lineage measure` transcript and the fixture's
+//!                                 /fixture/timings: one line per level,
+//!                                 `LEVEL IN_FLIGHT N MEDIAN P90 P99 MAX SERVER_MEDIAN`
+//!                                 (microseconds)
 
 use rayon::prelude::*;
 use std::io::Write;
 
 fn usage() -> ! {
-    eprintln!("usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED | chit-corpus read-floor DIR");
+    eprintln!(
+        "usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED | chit-corpus packets DIR N \
+         | chit-corpus read-floor DIR | chit-corpus lineage DIR BYTES [VOCAB] \
+         | chit-corpus overhead TRANSCRIPT TIMINGS"
+    );
     std::process::exit(2)
 }
 
@@ -87,6 +101,39 @@ fn main() -> std::io::Result<()> {
                 std::hint::black_box(bytes);
             }
             println!("{count} {best:.4}");
+            Ok(())
+        }
+        Some("lineage") => {
+            let dir = std::path::PathBuf::from(args.get(1).unwrap_or_else(|| usage()));
+            let bytes = num(args.get(2));
+            let vocab = args.get(3).map_or(50_000, |_| num(args.get(3)));
+            std::fs::create_dir_all(&dir)?;
+            // The same fixed key as `packets`: benchmark data, not a secret.
+            let key = chit_core::keys::SecretKey::from_seed(&[42; 32]);
+            let (transcript, receipt) = chit_corpus::lineage_run(&key, bytes, vocab);
+            std::fs::write(dir.join("transcript.jsonl"), transcript)?;
+            std::fs::write(dir.join("receipt.json"), format!("{receipt:#}\n"))
+        }
+        Some("overhead") => {
+            let read = |i: usize| std::fs::read_to_string(args.get(i).unwrap_or_else(|| usage()));
+            let levels = chit_corpus::overhead(&read(1)?, &read(2)?).unwrap_or_else(|e| {
+                eprintln!("chit-corpus overhead: {e}");
+                std::process::exit(1)
+            });
+            for o in levels {
+                let q = |x| chit_corpus::quantile(&o.overhead_us, x);
+                println!(
+                    "{} {} {} {} {} {} {} {}",
+                    o.level,
+                    o.in_flight,
+                    o.overhead_us.len(),
+                    q(0.5),
+                    q(0.9),
+                    q(0.99),
+                    q(1.0),
+                    chit_corpus::quantile(&o.server_us, 0.5)
+                );
+            }
             Ok(())
         }
         _ => usage(),
