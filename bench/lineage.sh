@@ -9,7 +9,8 @@
 #    BENCH_REQUESTS measured requests of BENCH_TOKENS tokens, BENCH_REPS
 #    repetitions. A measured request's overhead is the gateway's elapsed_us
 #    (from just before sending to its last token read) less the fixture's
-#    own time for it (last_token_us - received_us, from /fixture/timings),
+#    own time for it (end_us - received_us, from /fixture/timings: until
+#    the response's end, which is what the gateway waits for),
 #    joined by response id. Target: under 1 ms at 256 in flight.
 # 2. Verifying a receipt with a 10 MB transcript: `chit-corpus lineage`
 #    writes a synthetic run (4 levels, 3 repetitions, 256 tokens a request,
@@ -93,7 +94,7 @@ wall=$(echo "$t1 - $t0" | bc -l)
 class=$(sed -n 's/^class *//p' "$work/measure.log")
 printf 'gateway vs chit-fixture (coupled, step %s ms): levels %s, %d requests x %d tokens x %d repetitions, class %s\n' \
   "$step" "$levels" "$requests" "$tokens" "$reps" "$class"
-printf '  overhead per measured request = elapsed_us - fixture (last_token_us - received_us), ms:\n'
+printf '  overhead per measured request = elapsed_us - fixture (end_us - received_us), ms:\n'
 ms() { echo "$1 / 1000" | bc -l; }
 while read -r level in_flight n median p90 p99 max server; do
   c=$(echo "$levels" | cut -d, -f$((level + 1)))

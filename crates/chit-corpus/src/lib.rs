@@ -1242,10 +1242,9 @@ pub struct Overhead {
     pub level: u64,
     /// The smallest in-flight count at accept among the level's requests.
     pub in_flight: u64,
-    /// gateway `elapsed_us` − (fixture `last_token_us` − `received_us`),
-    /// sorted.
+    /// gateway `elapsed_us` − (fixture `end_us` − `received_us`), sorted.
     pub overhead_us: Vec<i64>,
-    /// fixture `last_token_us` − `received_us`, sorted.
+    /// fixture `end_us` − `received_us`, sorted.
     pub server_us: Vec<i64>,
 }
 
@@ -1264,11 +1263,12 @@ pub fn overhead(transcript: &str, timings: &str) -> Result<Vec<Overhead>, String
     let timings: Value = serde_json::from_str(timings).map_err(|e| format!("the timings: {e}"))?;
     let mut server = std::collections::HashMap::new();
     for t in timings.as_array().ok_or("the timings are not an array")? {
-        if let (Some(id), Some(rec), Some(last)) = (
-            t["id"].as_str(),
-            t["received_us"].as_i64(),
-            t["last_token_us"].as_i64(),
-        ) {
+        // The end of the response (what the gateway waits for), or, from
+        // an older fixture, its last token.
+        let end = t["end_us"].as_i64().or_else(|| t["last_token_us"].as_i64());
+        if let (Some(id), Some(rec), Some(last)) =
+            (t["id"].as_str(), t["received_us"].as_i64(), end)
+        {
             server.insert(id.to_owned(), (rec, last));
         }
     }

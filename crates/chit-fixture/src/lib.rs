@@ -86,7 +86,8 @@
 //!   request as a [`Timing`], in microseconds since the server started, on
 //!   one monotonic clock. `received_us` is taken at handler entry (body
 //!   read); for streams `first_token_us`/`last_token_us` are taken as each
-//!   event's bytes are handed to the response body; for whole responses the
+//!   event's bytes are handed to the response body, and `end_us` as the
+//!   final events are; for whole responses the
 //!   first is when the first token reached the handler and the last when the
 //!   body was handed over.
 //! * `GET /fixture/stats` → `{"steps":N,"max_batch_seen":M}`: decoding steps
@@ -181,6 +182,10 @@ pub struct Timing {
     pub received_us: u64,
     pub first_token_us: Option<u64>,
     pub last_token_us: Option<u64>,
+    /// When the response's end (the final events, or the whole body) was
+    /// handed over: what a client waits for before it knows a request is
+    /// done.
+    pub end_us: Option<u64>,
     pub tokens: usize,
     /// The client went away before the last token.
     pub disconnected: bool,

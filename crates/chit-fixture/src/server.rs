@@ -98,6 +98,12 @@ pub async fn serve_with(
     if api == Api::LlamaCpp {
         router = router.route("/props", get(props));
     }
+    // Tokens are small writes: without TCP_NODELAY each waits for the
+    // client's delayed ACK, and the timings would blame the client for it.
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router.with_state(server)).await
 }
 
@@ -151,6 +157,7 @@ async fn timings(State(s): State<Shared>) -> Response {
                 "received_us": t.received_us,
                 "first_token_us": t.first_token_us,
                 "last_token_us": t.last_token_us,
+                "end_us": t.end_us,
                 "tokens": t.tokens,
                 "disconnected": t.disconnected,
             })
@@ -307,6 +314,9 @@ impl Tracker {
 
     fn finish(&mut self, disconnected: bool) {
         if let Some(mut t) = self.timing.take() {
+            if !disconnected {
+                t.end_us = Some(self.recorder.now_us());
+            }
             t.disconnected = disconnected;
             self.recorder.push(t);
         }
@@ -479,6 +489,7 @@ async fn complete(s: Shared, route: Route, body: Bytes) -> Response {
             received_us,
             first_token_us: None,
             last_token_us: None,
+            end_us: None,
             tokens: 0,
             disconnected: false,
         }),

@@ -237,18 +237,25 @@ async fn run(
         let chunk = resp.chunk().await.map_err(|e| describe(&url, &e))?;
         let Some(chunk) = chunk else { break };
         buf.extend_from_slice(&chunk);
-        // Events end with a blank line.
-        while let Some(end) = find_event_end(&buf) {
-            let event: Vec<u8> = buf.drain(..end.1).collect();
-            let data = event_data(&event[..end.0]);
-            let Some(data) = data else { continue };
+        // Events end with a blank line; `start` walks the buffer, which is
+        // compacted once a chunk is done.
+        let mut start = 0;
+        while let Some((text_end, next)) = find_event_end(&buf[start..]) {
+            let event = &buf[start..start + text_end];
+            start += next;
+            let Some(data) = event_data(event) else {
+                continue;
+            };
             if data == b"[DONE]" {
                 ended = true;
                 break;
             }
-            let got = parse_event(api, &data, measured).map_err(|why| {
-                Failure::new(format!("{url} sent a stream event chit cannot use: {why}"))
-            })?;
+            let got = match filler_event(api, &data, measured) {
+                Some(got) => got,
+                None => parse_event(api, &data, measured).map_err(|why| {
+                    Failure::new(format!("{url} sent a stream event chit cannot use: {why}"))
+                })?,
+            };
             if let Some(id) = got.id {
                 out.id.get_or_insert(id);
             }
@@ -272,6 +279,7 @@ async fn run(
                 break;
             }
         }
+        buf.drain(..start);
     }
     if !ended {
         return Err(Failure::new(format!(
@@ -291,18 +299,54 @@ async fn run(
 
 /// (end of the event's text, end including the blank line).
 fn find_event_end(buf: &[u8]) -> Option<(usize, usize)> {
-    let lf = buf
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .map(|i| (i, i + 2));
-    let crlf = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| (i, i + 4));
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-        (a, b) => a.or(b),
+    use memchr::memmem;
+    match memmem::find(buf, b"\n\n") {
+        // A CR LF blank line can only end before an LF one does.
+        Some(lf) => {
+            let window = &buf[..(lf + 2).min(buf.len())];
+            Some(match memmem::find(window, b"\r\n\r\n") {
+                Some(crlf) if crlf < lf => (crlf, crlf + 4),
+                _ => (lf, lf + 2),
+            })
+        }
+        None => memmem::find(buf, b"\r\n\r\n").map(|i| (i, i + 4)),
     }
+}
+
+/// A filler's ordinary token event, told without parsing its JSON: it is
+/// only counted. Anything else (an end, an error, a shape not recognised)
+/// is parsed in full.
+fn filler_event(api: Api, data: &[u8], measured: bool) -> Option<Event> {
+    use memchr::memmem;
+    if measured || memmem::find(data, b"\"error\"").is_some() {
+        return None;
+    }
+    let (going, ids_key): (&[u8], &[u8]) = match api {
+        Api::OpenAi => (b"\"finish_reason\":null", b"\"token_ids\":["),
+        Api::LlamaCpp => (b"\"stop\":false", b"\"tokens\":["),
+    };
+    memmem::find(data, going)?;
+    // Tokens in the event: the ids listed, or one when there is no list.
+    let tokens = match memmem::find(data, ids_key) {
+        Some(at) => {
+            let rest = &data[at + ids_key.len()..];
+            let end = memchr::memchr(b']', rest)?;
+            let list = &rest[..end];
+            if list.iter().all(u8::is_ascii_whitespace) {
+                0
+            } else {
+                list.iter().filter(|&&b| b == b',').count() + 1
+            }
+        }
+        None => 1,
+    };
+    Some(Event {
+        ids: Vec::new(),
+        tokens,
+        has_tokens: tokens > 0,
+        stop: false,
+        id: None,
+    })
 }
 
 /// The `data:` lines of an event, joined.

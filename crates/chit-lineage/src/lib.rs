@@ -345,6 +345,8 @@ async fn run(
     let client = api::client(plan.token_timeout)?;
     let endpoint = &plan.endpoint;
     let api = endpoint.api(&client).await?;
+    transcript.set_api(api.name());
+    let lane = Lane::start(plan, api)?;
     let salt = transcript.salt().to_owned();
     let objects = request_objects(&plan.model, &plan.requests);
     let mut measured_at: Option<String> = None;
@@ -356,6 +358,7 @@ async fn run(
             plan,
             &client,
             api,
+            &lane,
             index,
             c,
             transcript,
@@ -425,6 +428,7 @@ async fn measure_level(
     plan: &Plan,
     client: &reqwest::Client,
     api: Api,
+    lane: &Lane,
     index: usize,
     c: u64,
     transcript: &mut TranscriptWriter,
@@ -443,7 +447,9 @@ async fn measure_level(
         .map(|r| r.max_tokens)
         .max()
         .unwrap_or(1);
-    let need = longest + FILLER_MARGIN;
+    // Twice the longest measured request, plus a margin: the gateway may
+    // read a filler's tokens later than the endpoint emits them.
+    let need = 2 * longest + FILLER_MARGIN;
     let filler_max = plan.filler_max_tokens.max(2 * need);
     let slots: Vec<Arc<FillerSlot>> = (0..c.saturating_sub(1))
         .map(|_| Arc::new(FillerSlot::default()))
@@ -465,9 +471,11 @@ async fn measure_level(
                 let prompt = format!(
                     "Filler {k}.{round}: keep the batch busy while the measured request decodes."
                 );
+                // Staggered lengths, so fillers do not all end (and restart)
+                // at the same step.
                 let req = Request {
                     prompt,
-                    max_tokens: filler_max,
+                    max_tokens: filler_max + (k as u64 * 7 + round * 3) % (filler_max / 2 + 1),
                 };
                 slot.budget.store(0, Ordering::SeqCst);
                 let run =
@@ -515,8 +523,8 @@ async fn measure_level(
                 if measured_at.is_none() {
                     *measured_at = Some(rfc3339_micros(SystemTime::now()));
                 }
-                let started = Instant::now();
-                let got = api::stream(client, &plan.endpoint, api, &plan.model, req, &occ)
+                let (got, elapsed_us) = lane
+                    .send(req.clone(), occ.clone())
                     .await
                     .map_err(|e| {
                         Failure::new(format!(
@@ -525,7 +533,7 @@ async fn measure_level(
                         ))
                     })?;
                 let seq = Sequence {
-                    elapsed_us: started.elapsed().as_micros() as u64,
+                    elapsed_us,
                     tokens: got.tokens,
                     at_accept: got.at_accept,
                     at_complete: got.at_complete,
@@ -553,7 +561,60 @@ async fn measure_level(
 
 /// Tokens a filler must have left, beyond the longest measured request,
 /// before a measured request may join it.
-const FILLER_MARGIN: u64 = 8;
+const FILLER_MARGIN: u64 = 16;
+
+/// Measured requests run on a thread and runtime of their own, so that the
+/// token events of hundreds of fillers never queue in front of theirs.
+struct Lane {
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+type Job = (
+    Request,
+    Arc<Occupancy>,
+    tokio::sync::oneshot::Sender<Result<(api::Streamed, u64), Failure>>,
+);
+
+impl Lane {
+    fn start(plan: &Plan, api: Api) -> Result<Lane, Failure> {
+        let (jobs, incoming) = std::sync::mpsc::channel::<Job>();
+        let client = api::client(plan.token_timeout)?;
+        let endpoint = plan.endpoint.clone();
+        let model = plan.model.clone();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::new(format!("cannot start the measuring thread: {e}")))?;
+        std::thread::Builder::new()
+            .name("chit-measured".into())
+            .spawn(move || {
+                for (req, occ, reply) in incoming {
+                    let r = runtime.block_on(async {
+                        let started = Instant::now();
+                        let got = api::stream(&client, &endpoint, api, &model, &req, &occ).await?;
+                        Ok((got, started.elapsed().as_micros() as u64))
+                    });
+                    let _ = reply.send(r);
+                }
+            })
+            .map_err(|e| Failure::new(format!("cannot start the measuring thread: {e}")))?;
+        Ok(Lane { jobs })
+    }
+
+    async fn send(
+        &self,
+        req: Request,
+        occ: Arc<Occupancy>,
+    ) -> Result<(api::Streamed, u64), Failure> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.jobs
+            .send((req, occ, reply))
+            .map_err(|_| Failure::new("the measuring thread stopped"))?;
+        answer
+            .await
+            .map_err(|_| Failure::new("the measuring thread stopped"))?
+    }
+}
 
 /// One filler's state, shared with the measuring loop.
 #[derive(Default)]

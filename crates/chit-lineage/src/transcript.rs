@@ -12,6 +12,7 @@ pub struct TranscriptWriter {
     file: File,
     salt: String,
     ended: bool,
+    api: Option<&'static str>,
 }
 
 impl TranscriptWriter {
@@ -31,6 +32,7 @@ impl TranscriptWriter {
             file,
             salt,
             ended: false,
+            api: None,
         };
         let mut head = header;
         if let Some(obj) = head.as_object_mut() {
@@ -39,6 +41,11 @@ impl TranscriptWriter {
         t.line(&head)?;
         t.line(&serde_json::json!({ "requests": requests }))?;
         Ok(t)
+    }
+
+    /// The API the endpoint was found to speak (written in the end line).
+    pub fn set_api(&mut self, api: &'static str) {
+        self.api = Some(api);
     }
 
     pub fn salt(&self) -> &str {
@@ -84,8 +91,10 @@ impl TranscriptWriter {
         }
         self.ended = true;
         let v = match incomplete {
-            None => serde_json::json!({"end": "complete", "receipt_id": receipt_id}),
-            Some(why) => serde_json::json!({"end": "incomplete", "reason": why}),
+            None => {
+                serde_json::json!({"end": "complete", "receipt_id": receipt_id, "api": self.api})
+            }
+            Some(why) => serde_json::json!({"end": "incomplete", "reason": why, "api": self.api}),
         };
         self.line(&v)?;
         self.file.sync_all()
