@@ -369,10 +369,18 @@ fn utf8_len(units: &[u16]) -> usize {
 /// Writes a string as `JSON.stringify` does (lone surrogates as escapes).
 fn write_string(units: &[u16], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(units.len() + 2);
     out.push(b'"');
     let mut i = 0;
     while i < units.len() {
-        let u = units[i];
+        // A run of printable ASCII needing no escape, copied at once.
+        let run = units[i..]
+            .iter()
+            .position(|&u| !(0x20..0x7F).contains(&u) || u == 0x22 || u == 0x5C)
+            .unwrap_or(units.len() - i);
+        out.extend(units[i..i + run].iter().map(|&u| u as u8));
+        i += run;
+        let Some(&u) = units.get(i) else { break };
         match u {
             0x22 => out.extend_from_slice(b"\\\""),
             0x5C => out.extend_from_slice(b"\\\\"),
@@ -386,7 +394,7 @@ fn write_string(units: &[u16], out: &mut Vec<u8>) {
                 out.push(HEX[(u >> 4) as usize]);
                 out.push(HEX[(u & 15) as usize]);
             }
-            0x20..=0x7F => out.push(u as u8),
+            0x7F => out.push(0x7F),
             0xD800..=0xDBFF if matches!(units.get(i + 1), Some(0xDC00..=0xDFFF)) => {
                 let lo = units[i + 1];
                 let cp = 0x10000 + ((u32::from(u) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
@@ -415,6 +423,9 @@ fn write_string(units: &[u16], out: &mut Vec<u8>) {
 struct Writer {
     out: Vec<u8>,
     nodes: usize,
+    /// The top-level object's members, in canonical order: each key and the
+    /// byte range of `"key":value` in `out`.
+    top: Vec<(Vec<u16>, std::ops::Range<usize>)>,
 }
 
 fn profile<T>(m: impl Into<String>) -> Result<T, Error> {
@@ -483,9 +494,13 @@ impl Writer {
                             "a key over {MAX_STRING_BYTES} bytes (Lattice's limit)"
                         ));
                     }
+                    let at = self.out.len();
                     write_string(k, &mut self.out);
                     self.out.push(b':');
                     self.value(val, depth + 1)?;
+                    if depth == 0 {
+                        self.top.push((k.clone(), at..self.out.len()));
+                    }
                 }
                 self.out.push(b'}');
             }
@@ -497,17 +512,61 @@ impl Writer {
 /// The canonical bytes of `v` under Lattice's profile, or the rule it
 /// breaks.
 pub fn canonical(v: &Value) -> Result<Vec<u8>, Error> {
-    let mut w = Writer {
-        out: Vec::with_capacity(256),
-        nodes: 0,
-    };
-    w.value(v, 0)?;
-    if w.out.len() > MAX_CANONICAL_BYTES {
-        return profile(format!(
-            "over {MAX_CANONICAL_BYTES} canonical bytes (Lattice's limit)"
-        ));
+    Ok(Canonical::of(v)?.bytes)
+}
+
+/// A document's canonical bytes, with where each top-level member lies in
+/// them, so that the canonical bytes of the object with some members left
+/// out (a projection, a self-digest) are cut from them instead of written
+/// again. Leaving members out keeps every limit the whole document kept.
+pub struct Canonical {
+    pub bytes: Vec<u8>,
+    top: Vec<(Vec<u16>, std::ops::Range<usize>)>,
+}
+
+impl Canonical {
+    pub fn of(v: &Value) -> Result<Canonical, Error> {
+        let mut w = Writer {
+            out: Vec::with_capacity(512),
+            nodes: 0,
+            top: Vec::new(),
+        };
+        w.value(v, 0)?;
+        if w.out.len() > MAX_CANONICAL_BYTES {
+            return profile(format!(
+                "over {MAX_CANONICAL_BYTES} canonical bytes (Lattice's limit)"
+            ));
+        }
+        Ok(Canonical {
+            bytes: w.out,
+            top: w.top,
+        })
     }
-    Ok(w.out)
+
+    /// The canonical bytes of the top-level object keeping only the members
+    /// `keep` says yes to (`None` if the document is not an object).
+    pub fn members(&self, keep: impl Fn(&[u16]) -> bool) -> Option<Vec<u8>> {
+        if self.bytes.first() != Some(&b'{') {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.bytes.len());
+        out.push(b'{');
+        for (k, range) in &self.top {
+            if keep(k) {
+                if out.len() > 1 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&self.bytes[range.clone()]);
+            }
+        }
+        out.push(b'}');
+        Some(out)
+    }
+}
+
+/// Whether UTF-16 `units` spell `key`.
+pub fn key_is(units: &[u16], key: &str) -> bool {
+    units.iter().copied().eq(key.encode_utf16())
 }
 
 /// Lowercase hex SHA-256 of `v`'s canonical bytes (Lattice's digests).

@@ -12,6 +12,10 @@
 //!                                 a synthetic numeric.lineage run: DIR/transcript.jsonl
 //!                                 of at least BYTES and DIR/receipt.json, signed by
 //!                                 the fixed key (token ids below VOCAB, default 50000)
+//!   chit-corpus lattice FILE N    N sealed lattice.executor_packet.v1 packets as
+//!                                 JSON Lines (pairs of content-preserving rebinds)
+//!   chit-corpus lattice-cases SEED N
+//!                                 N Lattice cases as JSON Lines: {"id", "mutation", "text"}
 //!   chit-corpus overhead TRANSCRIPT TIMINGS
 //!                                 the gateway's overhead per measured request, from a
 //!                                 `chit lineage measure` transcript and the fixture's
@@ -26,7 +30,7 @@ fn usage() -> ! {
     eprintln!(
         "usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED | chit-corpus packets DIR N \
          | chit-corpus read-floor DIR | chit-corpus lineage DIR BYTES [VOCAB] \
-         | chit-corpus overhead TRANSCRIPT TIMINGS"
+         | chit-corpus overhead TRANSCRIPT TIMINGS | chit-corpus lattice FILE N | chit-corpus lattice-cases SEED N"
     );
     std::process::exit(2)
 }
@@ -56,6 +60,34 @@ fn main() -> std::io::Result<()> {
                 std::fs::write(dir.join(format!("{id:06}.json")), case.text)?;
             }
             Ok(())
+        }
+        Some("lattice-cases") => {
+            let (seed, n) = (num(args.get(1)), num(args.get(2)));
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            for (id, case) in chit_corpus::lattice_cases(seed, n as usize)
+                .into_iter()
+                .enumerate()
+            {
+                let line =
+                    serde_json::json!({"id": id, "mutation": case.mutation, "text": case.text});
+                writeln!(out, "{line}")?;
+            }
+            out.flush()
+        }
+        Some("lattice") => {
+            let file = std::path::PathBuf::from(args.get(1).unwrap_or_else(|| usage()));
+            let n = num(args.get(2));
+            let lines: Vec<Vec<u8>> = (0..n)
+                .into_par_iter()
+                .map(chit_corpus::lattice_packet)
+                .collect();
+            let mut out = std::io::BufWriter::new(std::fs::File::create(file)?);
+            for l in lines {
+                out.write_all(&l)?;
+                out.write_all(b"\n")?;
+            }
+            out.flush()
         }
         Some("packets") => {
             let dir = std::path::PathBuf::from(args.get(1).unwrap_or_else(|| usage()));

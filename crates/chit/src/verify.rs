@@ -245,7 +245,7 @@ fn run_with(
         }
     }
     progress.finish_and_clear();
-    let failed_across = cross_checks(facts, args.expect_count, format, out)?;
+    let failed_across = cross_checks(facts, args.expect_count, format, args.quiet, out)?;
 
     let total = tally.valid + tally.invalid + tally.unreadable;
     if format == Format::Human && (total > 1 || args.quiet) {
@@ -461,16 +461,28 @@ fn cross_checks(
     mut facts: Gathered,
     expect_count: Option<usize>,
     format: Format,
+    quiet: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<usize> {
     let mut failed = 0;
+    // --quiet shows only what is not valid, across documents too.
+    let cross = |out: &mut dyn Write,
+                 what: &str,
+                 name: &str,
+                 detail: &str,
+                 r: &chit_core::Report|
+     -> std::io::Result<()> {
+        if quiet && r.valid() {
+            return Ok(());
+        }
+        render::cross(out, format, what, name, detail, r)
+    };
     let pairs = facts.recompute_results();
     let rebinds = facts.rebinds();
     if expect_count.is_some() && facts.packets() == 0 {
         failed += 1;
-        render::cross(
+        cross(
             out,
-            format,
             "stream",
             "(none)",
             "",
@@ -492,24 +504,16 @@ fn cross_checks(
             s.packets,
             if s.packets == 1 { "" } else { "s" }
         );
-        render::cross(out, format, "stream", &s.stream, &detail, &s.report)?;
+        cross(out, "stream", &s.stream, &detail, &s.report)?;
     }
     for (todo, n, report) in rebinds {
         failed += usize::from(!report.valid());
-        render::cross(
-            out,
-            format,
-            "rebind",
-            &todo,
-            &format!("{n} packets"),
-            &report,
-        )?;
+        cross(out, "rebind", &todo, &format!("{n} packets"), &report)?;
     }
     for (source, packet, report) in pairs {
         failed += usize::from(!report.valid());
-        render::cross(
+        cross(
             out,
-            format,
             "recompute",
             &source.to_string(),
             &format!("against {packet}"),

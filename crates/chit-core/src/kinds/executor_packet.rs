@@ -9,6 +9,7 @@ use crate::lattice::{self, Value};
 use crate::report::Report;
 use crate::schema;
 use crate::streams::Origin;
+use sha2::{Digest, Sha256};
 
 pub const KIND: &str = "lattice.executor_packet.v1";
 
@@ -44,9 +45,16 @@ pub struct Checked {
 /// The packet's two digests, computed: (`context_content_digest`,
 /// `packet_digest`).
 pub fn digests(v: &Value) -> Result<(String, String), lattice::Error> {
-    let context = lattice::digest(&v.project(&CONTEXT_FIELDS))?;
-    let packet = lattice::digest(&v.without("packet_digest"))?;
-    Ok((context, packet))
+    digests_of(&lattice::Canonical::of(v)?)
+        .ok_or_else(|| lattice::Error::Profile("a packet is a JSON object".into()))
+}
+
+/// Both digests, cut from the packet's canonical bytes.
+fn digests_of(c: &lattice::Canonical) -> Option<(String, String)> {
+    let sha = |b: Vec<u8>| crate::lineage::hex(&Sha256::digest(b));
+    let context = c.members(|k| CONTEXT_FIELDS.iter().any(|f| lattice::key_is(k, f)))?;
+    let packet = c.members(|k| !lattice::key_is(k, "packet_digest"))?;
+    Some((sha(context), sha(packet)))
 }
 
 /// The digests the packet should carry: `context_content_digest`, and
@@ -101,21 +109,20 @@ pub fn from_val(v: Val) -> Value {
 
 pub fn check_value(v: &Value, bytes: Option<&[u8]>, source: Origin) -> Checked {
     let mut r = Report::new(KIND);
-    let schema_ok = x1_schema(v, &mut r);
-    let canonical = match lattice::canonical(v) {
+    let canonical = match lattice::Canonical::of(v) {
         Ok(c) => Some(c),
         Err(e) => {
             r.error("X2", "", format!("{e}; Lattice refuses the packet"));
             None
         }
     };
+    let schema_ok = x1_schema(v, canonical.as_ref(), &mut r);
     if let (Some(c), Some(b)) = (&canonical, bytes) {
-        x2_canonical_bytes(b, c, &mut r);
+        x2_canonical_bytes(b, &c.bytes, &mut r);
     }
-    let digests = canonical.as_ref().and_then(|_| digests(v).ok());
-    if let Some((context, packet)) = &digests {
-        x3_context_digest(v, context, &mut r);
-        x4_packet_digest(v, packet, &mut r);
+    if let Some((context, packet)) = canonical.as_ref().and_then(digests_of) {
+        x3_context_digest(v, &context, &mut r);
+        x4_packet_digest(v, &packet, &mut r);
     }
     x5_forbidden_operations(v, &mut r);
     let text = |k: &str| v.get(k).and_then(Value::as_text);
@@ -139,11 +146,23 @@ pub fn check_value(v: &Value, bytes: Option<&[u8]>, source: Origin) -> Checked {
     Checked { report: r, facts }
 }
 
-/// X1: the schema, under rule `schema`. Lone surrogates (which the schema's
-/// ASCII patterns refuse anyway) are seen as private-use characters.
-fn x1_schema(v: &Value, r: &mut Report) -> bool {
-    let text = lattice::unicode_json(v);
-    match crate::json::parse(&text, &crate::json::Limits::default()) {
+/// X1: the schema, under rule `schema`. The canonical bytes are read by
+/// chit's strict reader where they hold no lone surrogate; where they do
+/// (the schema's ASCII patterns refuse those anyway), each is seen as a
+/// private-use character ([`lattice::unicode_json`]).
+fn x1_schema(v: &Value, canonical: Option<&lattice::Canonical>, r: &mut Report) -> bool {
+    let plain = canonical
+        .map(|c| c.bytes.as_slice())
+        .filter(|b| memchr::memmem::find(b, b"\\ud").is_none());
+    let text;
+    let json: &[u8] = match plain {
+        Some(b) => b,
+        None => {
+            text = lattice::unicode_json(v);
+            &text
+        }
+    };
+    match crate::json::parse(json, &crate::json::Limits::default()) {
         Ok(doc) => schema::LATTICE_PACKET.check(doc.root(), r),
         Err(e) => {
             r.error(

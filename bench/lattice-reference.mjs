@@ -1,0 +1,40 @@
+// Times Lattice's own validator over a JSON Lines file of executor packets
+// in one warm Node process: each line parsed, checked to be its canonical
+// bytes (canonicalizeArtifact) and validated (validateExecutorPacket), the
+// checks chit makes of one packet (X1-X5).
+//
+//   node lattice-reference.mjs PATH/TO/Lattice FILE.jsonl [ROUNDS]
+//
+// Lattice (github.com/kitepon/Lattice) is not part of this repository; give
+// the path of a checkout. Prints {"packets", "valid", "seconds", "per_second"}.
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [lattice, file, roundsArg] = process.argv.slice(2);
+const load = (p) => import(pathToFileURL(resolve(join(lattice, p))).href);
+const { validateExecutorPacket } = await load("src/runtime-contracts.mjs");
+const { canonicalizeArtifact } = await load("src/artifact-contracts.mjs");
+const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0);
+const pass = () => {
+  let valid = 0;
+  for (const line of lines) {
+    try {
+      const v = JSON.parse(line);
+      if (canonicalizeArtifact(v) === line && validateExecutorPacket(v)) valid++;
+    } catch {
+      // not valid
+    }
+  }
+  return valid;
+};
+pass(); // warm-up
+let best = Infinity;
+let valid = 0;
+for (let i = 0; i < Number(roundsArg ?? 3); i++) {
+  const t0 = process.hrtime.bigint();
+  valid = pass();
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  best = Math.min(best, s);
+}
+console.log(JSON.stringify({ packets: lines.length, valid, seconds: best, per_second: lines.length / best }));
