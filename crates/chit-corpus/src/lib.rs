@@ -1391,8 +1391,7 @@ pub fn lattice_cases(seed: u64, n: usize) -> Vec<LatticeCase> {
     let s = |t: &str| Value::Str(t.encode_utf16().collect());
     (0..n)
         .map(|i| {
-            let base =
-                String::from_utf8(lattice_packet(rng.below(1_000_000) as u64)).expect("utf-8");
+            let base = String::from_utf8(lattice_packet(rng.below(1_000_000))).expect("utf-8");
             let v = lattice::parse(base.as_bytes()).expect("generated packets parse");
             let (mutation, text) = match rng.below(18) {
                 0 | 1 => ("none", base.clone()),
