@@ -21,6 +21,12 @@ Receipt kinds:
   numeric.lineage
                  Whether an LLM endpoint's temperature-0 tokens change with batch
                  occupancy: L1-L12, and L13-L15 with --transcript.
+  lattice.executor_packet.v1
+                 Lattice's context packets, in Lattice's canonical JSON: X1-X5, and
+                 X6 (epoch rebinds) across the packets given together.
+  zerker.reason.authorization.v1
+                 Zerker Reason certificates and bundles: A1-A4, A5 with --request
+                 or a bundle, A6 with --call; --require-authorized.
 
 Signed receipts are DSSE envelopes carrying a Treeship receipt statement,
 byte-compatible with Treeship. 'chit verify --trust FILE' checks the
@@ -109,11 +115,13 @@ is written to --out, or to standard output."
     /// Measure an LLM endpoint's numeric lineage, and open what it commits to.
     #[command(subcommand)]
     Lineage(LineageCommand),
-    /// Print a document's canonical JSON bytes (RFC 8785).
+    /// Print a document's canonical JSON bytes (RFC 8785, or Lattice's profile).
     #[command(
         long_about = "Print a JSON document's canonical bytes under RFC 8785: keys sorted by \
 UTF-16 code unit, no whitespace, numbers as ECMAScript writes them, strings as JSON.stringify \
 writes them. The document is read strictly first (no duplicate keys, no lone surrogates). \
+With --profile lattice, Lattice's profile instead: lone surrogates are kept as \\udxxx \
+escapes, -0 is refused, and Lattice's limits apply. \
 The bytes are written as they are, with no newline added, so they can be piped into a hash; \
 on a terminal a newline is added for readability."
     )]
