@@ -147,13 +147,10 @@ pub fn sequence_digest(runs: &Runs) -> String {
 }
 
 /// `distinct_sequence_count`: distinct whole vectors `runs[r]` over `r`.
+/// Linear in the tokens (a hash set), so a transcript of many repetitions
+/// cannot make it quadratic.
 pub fn distinct_count(runs: &Runs) -> u64 {
-    let mut seen: Vec<&Vec<Vec<u64>>> = Vec::new();
-    for r in runs {
-        if !seen.contains(&r) {
-            seen.push(r);
-        }
-    }
+    let seen: std::collections::HashSet<&Vec<Vec<u64>>> = runs.iter().collect();
     seen.len() as u64
 }
 
@@ -172,19 +169,31 @@ pub struct Comparison {
 }
 
 /// Compares `base` and `other` over `r < min(R_base, R_other)` and every
-/// request both have.
+/// request both have. The positions past the shorter sequence all differ
+/// and are counted at once, so the work is the shorter side's length (a
+/// long baseline compared with many short levels stays linear).
 pub fn compare(base: &Runs, other: &Runs) -> Comparison {
     let mut c = Comparison::default();
     for (ra, rb) in base.iter().zip(other) {
         for (a, b) in ra.iter().zip(rb) {
-            let n = a.len().max(b.len());
-            for p in 0..n {
-                c.compared += 1;
-                if a.get(p) != b.get(p) {
-                    c.differing += 1;
-                    let p = p as u64;
-                    c.first = Some(c.first.map_or(p, |f| f.min(p)));
+            let (short, long) = (a.len().min(b.len()), a.len().max(b.len()));
+            let mut diff_first = None;
+            let mut differing = 0u64;
+            for (p, (x, y)) in a.iter().zip(b).enumerate() {
+                if x != y {
+                    differing += 1;
+                    diff_first.get_or_insert(p);
                 }
+            }
+            if long > short {
+                differing += (long - short) as u64;
+                diff_first.get_or_insert(short);
+            }
+            c.compared += long as u64;
+            c.differing += differing;
+            if let Some(p) = diff_first {
+                let p = p as u64;
+                c.first = Some(c.first.map_or(p, |f| f.min(p)));
             }
         }
     }

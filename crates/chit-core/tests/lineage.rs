@@ -161,3 +161,139 @@ fn the_builder_reproduces_the_vector() {
     let want: serde_json::Value = serde_json::from_str(RECEIPT).unwrap();
     assert_eq!(receipt, want);
 }
+
+/// The vector's receipt with its `signed_body` edited by `f`, then signed
+/// again with the vector's key: a forger's receipt whose digest, id and
+/// signature all hold.
+fn resigned(f: impl FnOnce(&mut serde_json::Value)) -> String {
+    use chit_core::keys::SecretKey;
+    let mut v: serde_json::Value = serde_json::from_str(RECEIPT).unwrap();
+    let mut body = v["signed_body"].take();
+    f(&mut body);
+    let seed: [u8; 32] = std::array::from_fn(|i| i as u8);
+    let ts = v["ts"].as_u64().unwrap();
+    chit_core::lineage::sign(body, &SecretKey::from_seed(&seed), ts)
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_transcript_whose_end_line_names_another_receipt_is_refused() {
+    let id = "r_numeric_lineage_1796033130_b53ba222cc9f";
+    let end =
+        |id: &str| format!("{SEQUENCES}\n{{\"end\": \"complete\", \"receipt_id\": \"{id}\"}}\n");
+    assert_eq!(
+        rules(RECEIPT, Some(&transcript(&end(id)))),
+        Vec::<&str>::new()
+    );
+    let e = rules(
+        RECEIPT,
+        Some(&transcript(&end(
+            "r_numeric_lineage_1796033130_000000000000",
+        ))),
+    );
+    assert_eq!(e, vec!["L14"]);
+}
+
+#[test]
+fn max_output_tokens_must_be_the_recorded_sets_largest() {
+    let t = transcript(SEQUENCES);
+    assert_eq!(rules(&resigned(|_| {}), Some(&t)), Vec::<&str>::new());
+    let forged = resigned(|b| b["request_set"]["max_output_tokens"] = 1.into());
+    assert_eq!(rules(&forged, None), Vec::<&str>::new());
+    assert_eq!(rules(&forged, Some(&t)), vec!["L14"]);
+}
+
+#[test]
+fn a_coupled_receipt_that_drops_the_transcripts_reroute_target_is_refused() {
+    let t = transcript(SEQUENCES);
+    let forged = resigned(|b| {
+        b["effect"]["reroute_target_commitment"] = serde_json::Value::Null;
+        b["effect"]["reroute_target_batch_invariant_declared"] = serde_json::Value::Null;
+    });
+    assert_eq!(rules(&forged, None), Vec::<&str>::new());
+    assert_eq!(rules(&forged, Some(&t)), vec!["L13"]);
+}
+
+#[test]
+fn an_empty_request_set_is_unreadable_not_a_loop_over_the_claimed_repetitions() {
+    let mut lines: Vec<&str> = SEQUENCES.lines().take(1).collect();
+    lines.push("{\"requests\": []}");
+    let err = Transcript::read(lines.join("\n").as_bytes(), &Limits::default()).unwrap_err();
+    assert!(err.contains("line 2") && err.contains("empty"), "{err}");
+    // Without that refusal a receipt claiming 2^62 repetitions per level
+    // would have been walked repetition by repetition.
+    let forged = resigned(|b| {
+        for l in b["levels"].as_array_mut().unwrap() {
+            l["repetitions"] = (1u64 << 62).into();
+        }
+    });
+    let e = rules(&forged, Some(&transcript(SEQUENCES)));
+    assert!(e.contains(&"L14"), "{e:?}");
+}
+
+#[test]
+fn many_repetitions_and_a_long_baseline_stay_linear() {
+    use chit_core::lineage::{compare, distinct_count, Runs};
+    // 40,000 distinct repetitions: quadratic counting took minutes.
+    let runs: Runs = (0..40_000u64).map(|r| vec![vec![r]]).collect();
+    let start = std::time::Instant::now();
+    assert_eq!(distinct_count(&runs), 40_000);
+    // A baseline of 2,000,000 tokens against 2,000 empty levels.
+    let base: Runs = vec![vec![(0..2_000_000u64).collect()]];
+    let empty: Runs = vec![vec![vec![]]];
+    for _ in 0..2_000 {
+        let c = compare(&base, &empty);
+        assert_eq!(
+            (c.compared, c.differing, c.first),
+            (2_000_000, 2_000_000, Some(0))
+        );
+    }
+    assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+}
+
+/// In-flight counts recorded for some of a level's requests and not others
+/// are refused: taking one away must not hide the request that kept the
+/// level from its concurrency.
+#[test]
+fn in_flight_counts_are_all_or_none() {
+    let with_counts: String = SEQUENCES
+        .lines()
+        .map(|l| {
+            if l.contains("\"token_ids\"") {
+                let level: u64 = l
+                    .split("\"level\": ")
+                    .nth(1)
+                    .and_then(|x| x.split(',').next())
+                    .and_then(|x| x.parse().ok())
+                    .unwrap();
+                let c = [1, 4, 8][level as usize];
+                format!(
+                    "{}, \"in_flight_at_accept\": {c}, \"in_flight_at_complete\": {c}}}",
+                    l.trim_end_matches('}')
+                )
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        rules(RECEIPT, Some(&transcript(&with_counts))),
+        Vec::<&str>::new()
+    );
+    // One level-2 line loses its counts.
+    let mut lines: Vec<String> = with_counts.lines().map(str::to_owned).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("\"level\": 2"))
+        .unwrap();
+    lines[at] = lines[at]
+        .split(", \"in_flight_at_accept\"")
+        .next()
+        .unwrap()
+        .to_owned()
+        + "}";
+    let e = rules(RECEIPT, Some(&transcript(&lines.join("\n"))));
+    assert_eq!(e, vec!["L14"], "{e:?}");
+}

@@ -59,7 +59,7 @@ pub fn check_with(v: Val, ctx: Context) -> Report {
     l10_effect(body, &mut r);
     l11_times(v, body, &mut r);
     if let Some(t) = ctx.transcript {
-        t.check(body, &mut r);
+        t.check(v, body, &mut r);
     }
     r
 }
@@ -472,6 +472,8 @@ pub struct Transcript {
     pub in_flight: BTreeMap<(u64, u64, u64), (u64, u64)>,
     /// `Some(None)` complete, `Some(Some(why))` incomplete, `None` no end line.
     pub end: Option<Option<String>>,
+    /// The receipt the end line names (`receipt_id`), if it names one.
+    pub receipt_id: Option<String>,
 }
 
 impl Transcript {
@@ -507,6 +509,9 @@ impl Transcript {
                     .ok_or_else(|| bad("the second line must be {\"requests\": [...]}"))?;
                 t.set_digest = math::sha256_hex(&canon::to_vec(set, Profile::Jcs));
                 t.request_count = set.len() as u64;
+                if t.request_count == 0 {
+                    return Err(bad("the request set is empty"));
+                }
                 t.max_tokens = set
                     .items()
                     .filter_map(|q| int(q, "max_tokens"))
@@ -514,6 +519,7 @@ impl Transcript {
                     .unwrap_or(0);
                 requests = true;
             } else if let Some(end) = v.get("end") {
+                t.receipt_id = text(v, "receipt_id").map(str::to_owned);
                 t.end = Some(match end.as_str() {
                     Some("complete") => None,
                     _ => Some(text(v, "reason").unwrap_or("no reason given").to_owned()),
@@ -563,8 +569,17 @@ impl Transcript {
             .collect()
     }
 
-    /// L13-L15 against a receipt's `signed_body`.
-    fn check(&self, body: Val, r: &mut Report) {
+    /// L13-L15 against a receipt (`v`, whose `signed_body` is `body`).
+    fn check(&self, v: Val, body: Val, r: &mut Report) {
+        if let Some(id) = &self.receipt_id {
+            if text(v, "receipt_id") != Some(id.as_str()) {
+                r.error(
+                    "L14",
+                    "/receipt_id",
+                    format!("the transcript's end line names another receipt, {id}"),
+                );
+            }
+        }
         if let Some(Some(why)) = &self.end {
             r.error(
                 "L14",
@@ -624,6 +639,14 @@ impl Transcript {
                     "the receipt commits to a reroute target the transcript does not name",
                 ),
             }
+        } else if self.reroute.is_some()
+            && get("divergence", "class") == Some(Class::Coupled.name())
+        {
+            r.error(
+                "L13",
+                "/signed_body/effect/reroute_target_commitment",
+                "the transcript names a reroute target, declared batch invariant, but this coupled endpoint's receipt commits to none",
+            );
         }
     }
 
@@ -637,6 +660,18 @@ impl Transcript {
                 "L14",
                 "/signed_body/request_set/set_digest_sha256",
                 format!("the recorded request set's digest is {}", self.set_digest),
+            );
+        }
+        if self.max_tokens > 0
+            && set.and_then(|s| int(s, "max_output_tokens")) != Some(self.max_tokens)
+        {
+            r.error(
+                "L14",
+                "/signed_body/request_set/max_output_tokens",
+                format!(
+                    "the recorded request set's largest max_tokens is {}",
+                    self.max_tokens
+                ),
             );
         }
         if set.and_then(|s| int(s, "request_count")) != Some(self.request_count) {
@@ -668,7 +703,11 @@ impl Transcript {
                     continue;
                 }
             };
-            covered += (reps * self.request_count) as usize;
+            // Every (repetition, request) was found, so this is at most the
+            // number of recorded sequences; saturating all the same.
+            covered = covered.saturating_add(
+                usize::try_from(reps.saturating_mul(self.request_count)).unwrap_or(usize::MAX),
+            );
             let checks: [(&str, Option<String>, String); 3] = [
                 (
                     "sequence_digest_sha256",
@@ -714,13 +753,29 @@ impl Transcript {
     /// The observed in-flight figures, where the transcript recorded the
     /// count for every measured request of the level.
     fn in_flight_figures(&self, level: u64, reps: u64, lv: Val, at: &str, r: &mut Report) {
-        let counts: Option<Vec<(u64, u64)>> = (0..reps)
+        let all: Vec<Option<(u64, u64)>> = (0..reps)
             .flat_map(|rep| (0..self.request_count).map(move |i| (level, rep, i)))
             .map(|k| self.in_flight.get(&k).copied())
             .collect();
-        let Some(counts) = counts.filter(|c| !c.is_empty()) else {
+        let counts: Vec<(u64, u64)> = all.iter().flatten().copied().collect();
+        if counts.is_empty() {
+            // A transcript that records no counts (the public vector's).
             return;
-        };
+        }
+        if counts.len() < all.len() {
+            // Some recorded, some not: a count taken away would hide the
+            // request that kept the level from its concurrency.
+            r.error(
+                "L14",
+                at.to_owned(),
+                format!(
+                    "the transcript records in-flight counts for {} of this level's {} requests; a gateway records all or none",
+                    counts.len(),
+                    all.len()
+                ),
+            );
+            return;
+        }
         let accept = counts.iter().map(|c| c.0).min().unwrap_or(0);
         let complete = counts.iter().map(|c| c.1).min().unwrap_or(0);
         for (field, want) in [
