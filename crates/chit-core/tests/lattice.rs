@@ -357,3 +357,34 @@ fn documents_over_each_limit() {
     )
     .is_err());
 }
+
+/// Lattice's `plan_epoch` is `Number.isSafeInteger` and not negative: 2^53
+/// and 1e300 are whole doubles the schema's `integer` takes, but Lattice
+/// refuses them, so chit must too (found by a differential run against
+/// Lattice's own validator).
+#[test]
+fn plan_epoch_past_the_safe_integers_is_refused() {
+    let mut rng = Rng(53);
+    let v = packet(&mut rng, "todo-1", "plan-a", 1);
+    for (epoch, ok) in [
+        (0.0, true),
+        (9_007_199_254_740_991.0, true),
+        (9_007_199_254_740_992.0, false),
+        (1e21, false),
+        (1e300, false),
+    ] {
+        let bytes = sealed(&with(&v, "plan_epoch", Value::Num(epoch)));
+        let (errors, _) = rules(&bytes);
+        assert_eq!(errors.is_empty(), ok, "{epoch}: {errors:?}");
+        if !ok {
+            assert_eq!(errors, vec!["schema"], "{epoch}");
+        }
+        // No rebind facts for a packet that breaks the schema.
+        let checked = xp::check_bytes(&bytes, Origin::new("p.json", None)).unwrap();
+        assert_eq!(
+            checked.facts.map(|f| (f.valid, f.plan_epoch)),
+            ok.then_some((true, Some(epoch as u64))),
+            "{epoch}"
+        );
+    }
+}

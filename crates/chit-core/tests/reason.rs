@@ -513,3 +513,57 @@ fn schema_failures_are_reported_as_schema_and_stop_the_rules() {
     let r = with_call(&c, r#"{"tool":"rm","arguments":{}}"#);
     assert_eq!(rules(&r), vec!["schema"]);
 }
+
+/// A whole number past 2^53 - 1 reads as a double other spellings share:
+/// 9007199254740993 and 9007199254740992 have the same RFC 8785 bytes, but
+/// a tool (and Reason, reading integers exactly) sees two calls. A6 and A5
+/// refuse such numbers rather than pass a changed call; safe integers,
+/// 1.0 for 1, and -0 for 0 still compare equal.
+#[test]
+fn a5_a6_refuse_numbers_past_the_safe_integers() {
+    let c = set(
+        certificate("proved"),
+        "/action/arguments/count",
+        json!(9_007_199_254_740_992u64),
+    );
+    let spelled = |n: &str| {
+        call()
+            .to_string()
+            .replace(r#""count":1"#, &format!(r#""count":{n}"#))
+    };
+    for n in [
+        "9007199254740993",
+        "9007199254740992",
+        "9.007199254740993e15",
+    ] {
+        let r = with_call(&c, &spelled(n));
+        assert_eq!(rules(&r), vec!["A6"], "{n}");
+        assert_eq!(paths(&r, "A6"), vec!["/action/arguments/count"], "{n}");
+    }
+    let req = set(
+        request(),
+        "/action/arguments/options/limits/bytes",
+        json!(-9_007_199_254_740_993i64),
+    );
+    let c = set(
+        certificate("proved"),
+        "/action/arguments/options/limits/bytes",
+        json!(-9_007_199_254_740_992i64),
+    );
+    let r = with_request(&c, &req);
+    assert_eq!(
+        paths(&r, "A5"),
+        vec!["/action/arguments/options/limits/bytes"]
+    );
+    // The largest safe integer, and spellings of one double, are fine.
+    let c = set(
+        certificate("proved"),
+        "/action/arguments/count",
+        json!(9_007_199_254_740_991u64),
+    );
+    assert!(with_call(&c, &spelled("9007199254740991")).valid());
+    assert!(with_call(&c, &spelled("9.007199254740991e15")).valid());
+    let c = set(certificate("proved"), "/action/arguments/count", json!(0));
+    assert!(with_call(&c, &spelled("-0")).valid());
+    assert!(with_call(&c, &spelled("0.0e5")).valid());
+}

@@ -136,7 +136,7 @@ pub fn check_value(v: &Value, bytes: Option<&[u8]>, source: Origin) -> Checked {
                 plan_epoch: v
                     .get("plan_epoch")
                     .and_then(Value::as_f64)
-                    .filter(|x| *x >= 0.0 && x.fract() == 0.0 && *x < 9.007_199_254_740_992e15)
+                    .filter(|x| *x >= 0.0 && x.fract() == 0.0 && *x <= MAX_SAFE_INTEGER)
                     .map(|x| x as u64),
                 context_content_digest: text("context_content_digest"),
                 valid: r.valid(),
@@ -162,7 +162,7 @@ fn x1_schema(v: &Value, canonical: Option<&lattice::Canonical>, r: &mut Report) 
             &text
         }
     };
-    match crate::json::parse(json, &crate::json::Limits::default()) {
+    let schema_ok = match crate::json::parse(json, &crate::json::Limits::default()) {
         Ok(doc) => schema::LATTICE_PACKET.check(doc.root(), r),
         Err(e) => {
             r.error(
@@ -172,8 +172,25 @@ fn x1_schema(v: &Value, canonical: Option<&lattice::Canonical>, r: &mut Report) 
             );
             false
         }
+    };
+    // The schema's `integer` takes any whole double (2^53, 1e300); Lattice's
+    // `nonNegativeInteger` is `Number.isSafeInteger`, at most 2^53 - 1.
+    let unsafe_epoch = matches!(
+        v.get("plan_epoch"),
+        Some(Value::Num(x)) if x.fract() == 0.0 && *x > MAX_SAFE_INTEGER
+    );
+    if unsafe_epoch {
+        r.error(
+            "schema",
+            "/plan_epoch",
+            "plan_epoch is past 2^53 - 1, the largest safe integer (Lattice's Number.isSafeInteger)",
+        );
     }
+    schema_ok && !unsafe_epoch
 }
+
+/// `Number.MAX_SAFE_INTEGER`, 2^53 - 1.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// X2: the bytes are the canonical bytes (one trailing LF allowed).
 fn x2_canonical_bytes(bytes: &[u8], canonical: &[u8], r: &mut Report) {

@@ -295,6 +295,13 @@ fn a5_request(cert: Val, req: Val, r: &mut Report) {
             continue;
         };
         if jcs(here) == jcs(there) {
+            if let Some(suffix) = inexact(here).or_else(|| inexact(there)) {
+                r.error(
+                    "A5",
+                    format!("{pointer}{suffix}"),
+                    format!("{label}: {INEXACT}"),
+                );
+            }
             continue;
         }
         let (suffix, a, b) = first_difference(here, there, 0);
@@ -345,7 +352,15 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
     let Some(here) = action.get("arguments") else {
         return;
     };
-    if jcs(here) != jcs(args) {
+    if jcs(here) == jcs(args) {
+        if let Some(suffix) = inexact(here).or_else(|| inexact(args)) {
+            r.error(
+                "A6",
+                format!("/action/arguments{suffix}"),
+                format!("the call's arguments: {INEXACT}"),
+            );
+        }
+    } else {
         let (suffix, a, b) = first_difference(here, args, 0);
         r.error(
             "A6",
@@ -358,6 +373,28 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
             ),
         );
     }
+}
+
+/// Why a whole number past 2^53 - 1 fails A5 and A6.
+const INEXACT: &str = "a whole number past 2^53 - 1 is read as the nearest double, which several spellings share (9007199254740993 reads as 9007199254740992), so the certified and the given values cannot be told equal; write such a number as a string";
+
+/// Where `v` holds a whole number past 2^53 - 1 (a JSON Pointer relative
+/// to `v`), if anywhere: such a number is read as a double that other
+/// numbers round to as well, so equal canonical bytes do not show the same
+/// number was written (Reason, reading it as an `i64` or `u64`, would see
+/// two).
+fn inexact(v: Val) -> Option<String> {
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if let Some(x) = v.as_f64() {
+        return (x.fract() == 0.0 && x.abs() > MAX_SAFE).then(String::new);
+    }
+    if let Some(items) = v.as_array() {
+        return items
+            .enumerate()
+            .find_map(|(i, x)| inexact(x).map(|rest| format!("/{i}{rest}")));
+    }
+    v.members()
+        .find_map(|(k, x)| inexact(x).map(|rest| format!("/{}{rest}", pointer_token(k))))
 }
 
 /// Where two values that differ first differ: a JSON Pointer relative to
