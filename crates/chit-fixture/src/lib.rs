@@ -82,6 +82,11 @@
 //!   `temperature` (must be 0), `stream`, `return_tokens`; events
 //!   `{"content","tokens","stop":false,"id_slot":0}` and a final
 //!   `{"content":"","tokens":[],"stop":true,"stop_type":"limit","id"}`.
+//! * `POST /generate` (SGLang's native API): `text`, `sampling_params`
+//!   (`max_new_tokens`, `temperature` 0), `stream`; every event carries the
+//!   whole `text` and `output_ids` so far and `meta_info` (`id`,
+//!   `finish_reason`, `completion_tokens`), then `data: [DONE]`.
+//!   `GET /get_model_info` exists only with [`Api::SGLang`].
 //! * `GET /fixture/timings` → every finished or disconnected completion
 //!   request as a [`Timing`], in microseconds since the server started, on
 //!   one monotonic clock. `received_us` is taken at handler entry (body
@@ -124,6 +129,8 @@ pub enum Mode {
 pub enum Api {
     OpenAi,
     LlamaCpp,
+    /// SGLang: its native `/generate`, detected by `/get_model_info`.
+    SGLang,
 }
 
 /// Failure injection. Completion requests are counted from 0, so

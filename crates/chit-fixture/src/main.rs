@@ -1,7 +1,7 @@
 //! `chit-fixture`: run the fixture server from the command line.
 //!
 //! ```text
-//! chit-fixture [--mode coupled|invariant|one-slot] [--api openai|llamacpp]
+//! chit-fixture [--mode coupled|invariant|one-slot] [--api openai|llamacpp|sglang]
 //!              [--addr 127.0.0.1:8080] [--step-ms 2] [--model NAME]
 //!              [--max-batch N] [--seed N]
 //!              [--fail none|http500:N|malformed:N|no-token-ids|stall:N]
@@ -17,7 +17,7 @@ use std::time::Duration;
 use chit_fixture::{Api, Config, Fail, Mode};
 
 const USAGE: &str = "usage: chit-fixture [--mode coupled|invariant|one-slot] \
-[--api openai|llamacpp] [--addr HOST:PORT] [--step-ms MS] [--model NAME] \
+[--api openai|llamacpp|sglang] [--addr HOST:PORT] [--step-ms MS] [--model NAME] \
 [--max-batch N] [--seed N] [--fail none|http500:N|malformed:N|no-token-ids|stall:N]";
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
@@ -66,6 +66,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
                 config.api = match value.as_str() {
                     "openai" => Api::OpenAi,
                     "llamacpp" => Api::LlamaCpp,
+                    "sglang" => Api::SGLang,
                     _ => return Err(format!("--api: unknown api {value:?}")),
                 }
             }

@@ -95,8 +95,12 @@ pub async fn serve_with(
         .route("/completion", post(llama_completion))
         .route("/fixture/timings", get(timings))
         .route("/fixture/stats", get(stats));
+    router = router.route("/generate", post(sglang_generate));
     if api == Api::LlamaCpp {
         router = router.route("/props", get(props));
+    }
+    if api == Api::SGLang {
+        router = router.route("/get_model_info", get(model_info));
     }
     // Tokens are small writes: without TCP_NODELAY each waits for the
     // client's delayed ACK, and the timings would blame the client for it.
@@ -146,6 +150,10 @@ async fn props(State(s): State<Shared>) -> Response {
     }))
 }
 
+async fn model_info(State(s): State<Shared>) -> Response {
+    json_body(&json!({"model_path": s.config.model, "is_generation": true}))
+}
+
 async fn timings(State(s): State<Shared>) -> Response {
     let list: Vec<Value> = s
         .recorder
@@ -178,6 +186,8 @@ async fn stats(State(s): State<Shared>) -> Response {
 enum Route {
     OpenAi,
     Llama,
+    /// SGLang's native `/generate`: `output_ids` and `text` are cumulative.
+    SGLang,
 }
 
 /// Everything needed to format one request's responses.
@@ -188,10 +198,29 @@ struct Format {
     model: String,
     with_ids: bool,
     malformed: bool,
+    /// The tokens sent so far (SGLang repeats them all in every event).
+    sent: Vec<u32>,
 }
 
 impl Format {
-    fn token_event(&self, token: u32) -> Bytes {
+    fn sglang_event(&self, finish: Value) -> Value {
+        let text: String = self.sent.iter().map(|&t| piece(t)).collect();
+        let mut event = json!({
+            "text": text,
+            "meta_info": {
+                "id": self.id,
+                "finish_reason": finish,
+                "prompt_tokens": 0,
+                "completion_tokens": self.sent.len(),
+            },
+        });
+        if self.with_ids {
+            event["output_ids"] = json!(self.sent);
+        }
+        event
+    }
+
+    fn token_event(&mut self, token: u32) -> Bytes {
         if self.malformed {
             return Bytes::from_static(b"data: {\"choices\":[{\n\n");
         }
@@ -216,6 +245,10 @@ impl Format {
                     event["tokens"] = json!([token]);
                 }
                 event
+            }
+            Route::SGLang => {
+                self.sent.push(token);
+                self.sglang_event(Value::Null)
             }
         };
         Bytes::from(format!("data: {event}\n\n"))
@@ -244,6 +277,11 @@ impl Format {
                     event["tokens"] = json!([]);
                 }
                 Bytes::from(format!("data: {event}\n\n"))
+            }
+            Route::SGLang => {
+                let finish = json!({"type": "length", "length": self.sent.len()});
+                let event = self.sglang_event(finish);
+                Bytes::from(format!("data: {event}\n\ndata: [DONE]\n\n"))
             }
         }
     }
@@ -275,6 +313,21 @@ impl Format {
                         "total_tokens": prompt_tokens + tokens.len(),
                     },
                 })
+            }
+            Route::SGLang => {
+                let mut body = json!({
+                    "text": text,
+                    "meta_info": {
+                        "id": self.id,
+                        "finish_reason": {"type": "length", "length": tokens.len()},
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": tokens.len(),
+                    },
+                });
+                if self.with_ids {
+                    body["output_ids"] = json!(tokens);
+                }
+                body
             }
             Route::Llama => {
                 let mut body = json!({
@@ -371,6 +424,10 @@ async fn llama_completion(State(s): State<Shared>, body: Bytes) -> Response {
     complete(s, Route::Llama, body).await
 }
 
+async fn sglang_generate(State(s): State<Shared>, body: Bytes) -> Response {
+    complete(s, Route::SGLang, body).await
+}
+
 /// What a completion request asked for.
 struct Request {
     prompt: Vec<u32>,
@@ -417,21 +474,38 @@ fn parse(s: &Server, route: Route, body: &[u8]) -> Result<Request, Rejection> {
             }
         }
     }
-    if body.get("temperature").and_then(Value::as_f64) != Some(0.0) {
+    // SGLang keeps its sampling parameters in an object of their own.
+    let params = match route {
+        Route::SGLang => body.get("sampling_params").cloned().unwrap_or(json!({})),
+        _ => body.clone(),
+    };
+    if params.get("temperature").and_then(Value::as_f64) != Some(0.0) {
         return Err(reject(
             StatusCode::BAD_REQUEST,
             "this fixture decodes greedily: `temperature` must be 0",
         ));
     }
-    let prompt = match body.get("prompt") {
+    let prompt_name = if route == Route::SGLang {
+        "text"
+    } else {
+        "prompt"
+    };
+    let prompt = match body.get(prompt_name) {
         Some(Value::String(p)) => tokenize(p),
-        _ => return Err(reject(StatusCode::BAD_REQUEST, "`prompt` must be a string")),
+        _ => {
+            return Err(reject(
+                StatusCode::BAD_REQUEST,
+                &format!("`{prompt_name}` must be a string"),
+            ))
+        }
     };
     let (limit_name, ids_name) = match route {
         Route::OpenAi => ("max_tokens", "return_token_ids"),
         Route::Llama => ("n_predict", "return_tokens"),
+        // SGLang always returns output_ids.
+        Route::SGLang => ("max_new_tokens", ""),
     };
-    let max_tokens = match body.get(limit_name) {
+    let max_tokens = match params.get(limit_name) {
         None | Some(Value::Null) => 16,
         Some(v) => match v.as_u64() {
             Some(n) => n as usize,
@@ -447,7 +521,7 @@ fn parse(s: &Server, route: Route, body: &[u8]) -> Result<Request, Rejection> {
         prompt,
         max_tokens,
         stream: flag("stream")?,
-        with_ids: flag(ids_name)? && s.config.fail != Fail::NoTokenIds,
+        with_ids: (route == Route::SGLang || flag(ids_name)?) && s.config.fail != Fail::NoTokenIds,
     })
 }
 
@@ -505,6 +579,7 @@ async fn complete(s: Shared, route: Route, body: Bytes) -> Response {
         model: s.config.model.clone(),
         with_ids: req.with_ids,
         malformed,
+        sent: Vec::new(),
     };
     if req.stream {
         let stream = TokenStream {

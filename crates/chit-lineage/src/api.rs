@@ -8,8 +8,15 @@
 //!   sends `"cache_prompt": false`, so a repetition never reuses another's
 //!   prompt cache (a cached prefix would change what the batch computes).
 //!
+//! - `sglang`: SGLang's native `POST /generate` (its OpenAI API carries no
+//!   token ids): each streamed event's `output_ids`, which SGLang sends
+//!   whole (every token so far) unless it runs with `--stream-output`; the
+//!   event's `meta_info.completion_tokens` tells which, and a cumulative
+//!   list must extend the tokens already read.
+//!
 //! Detection: `GET /props` answering llama.cpp's shape means `llamacpp`;
-//! otherwise `GET /v1/models` answering means `openai`.
+//! `GET /get_model_info` answering means `sglang`; otherwise
+//! `GET /v1/models` answering means `openai`.
 
 use crate::{Decoding, Failure, Occupancy, Request};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,13 +26,15 @@ use std::time::Duration;
 pub enum Api {
     OpenAi,
     LlamaCpp,
+    SGLang,
 }
 
 impl Api {
     pub fn parse(s: &str) -> Option<Api> {
         match s {
-            "openai" | "vllm" | "sglang" => Some(Api::OpenAi),
+            "openai" | "vllm" => Some(Api::OpenAi),
             "llamacpp" | "llama.cpp" => Some(Api::LlamaCpp),
+            "sglang" => Some(Api::SGLang),
             _ => None,
         }
     }
@@ -34,6 +43,7 @@ impl Api {
         match self {
             Api::OpenAi => "openai",
             Api::LlamaCpp => "llamacpp",
+            Api::SGLang => "sglang",
         }
     }
 }
@@ -57,6 +67,7 @@ impl Endpoint {
         match api {
             Api::OpenAi => format!("{}/v1/completions", self.root()),
             Api::LlamaCpp => format!("{}/completion", self.root()),
+            Api::SGLang => format!("{}/generate", self.root()),
         }
     }
 
@@ -87,11 +98,16 @@ impl Endpoint {
                 return Ok(Api::LlamaCpp);
             }
         }
+        if let Some(info) = get("/get_model_info").await? {
+            if info.get("model_path").is_some() {
+                return Ok(Api::SGLang);
+            }
+        }
         if get("/v1/models").await?.is_some() {
             return Ok(Api::OpenAi);
         }
         Err(Failure::new(format!(
-            "cannot tell {}'s API (neither /props nor /v1/models answered); name it with --api openai or --api llamacpp",
+            "cannot tell {}'s API (none of /props, /get_model_info and /v1/models answered); name it with --api openai, llamacpp or sglang",
             self.url
         )))
     }
@@ -201,9 +217,17 @@ async fn run(
             "return_tokens": true,
             "cache_prompt": false,
         }),
+        Api::SGLang => serde_json::json!({
+            "text": req.prompt,
+            "sampling_params": {"max_new_tokens": req.max_tokens, "temperature": 0},
+            "stream": true,
+        }),
     };
     if !measured {
-        body["ignore_eos"] = true.into();
+        match api {
+            Api::SGLang => body["sampling_params"]["ignore_eos"] = true.into(),
+            _ => body["ignore_eos"] = true.into(),
+        }
     }
     let mut resp = client
         .post(&url)
@@ -250,12 +274,23 @@ async fn run(
                 ended = true;
                 break;
             }
-            let got = match filler_event(api, &data, measured) {
+            let mut got = match filler_event(api, &data, measured) {
                 Some(got) => got,
                 None => parse_event(api, &data, measured).map_err(|why| {
                     Failure::new(format!("{url} sent a stream event chit cannot use: {why}"))
                 })?,
             };
+            if got.cumulative {
+                // Every token so far: it must extend what was read.
+                let seen = out.tokens.len();
+                if got.ids.len() < seen || got.ids[..seen] != out.tokens[..] {
+                    return Err(Failure::new(format!(
+                        "{url} sent an output_ids list that does not extend the tokens it sent before"
+                    )));
+                }
+                got.ids.drain(..seen);
+                got.tokens = got.ids.len();
+            }
             if let Some(id) = got.id {
                 out.id.get_or_insert(id);
             }
@@ -324,6 +359,8 @@ fn filler_event(api: Api, data: &[u8], measured: bool) -> Option<Event> {
     let (going, ids_key): (&[u8], &[u8]) = match api {
         Api::OpenAi => (b"\"finish_reason\":null", b"\"token_ids\":["),
         Api::LlamaCpp => (b"\"stop\":false", b"\"tokens\":["),
+        // Cumulative lists: parsed in full.
+        Api::SGLang => return None,
     };
     memmem::find(data, going)?;
     // Tokens in the event: the ids listed, or one when there is no list.
@@ -346,6 +383,7 @@ fn filler_event(api: Api, data: &[u8], measured: bool) -> Option<Event> {
         has_tokens: tokens > 0,
         stop: false,
         id: None,
+        cumulative: false,
     })
 }
 
@@ -372,6 +410,8 @@ struct Event {
     has_tokens: bool,
     stop: bool,
     id: Option<String>,
+    /// `ids` holds every token so far, not only the new ones (SGLang).
+    cumulative: bool,
 }
 
 fn parse_event(api: Api, data: &[u8], measured: bool) -> Result<Event, String> {
@@ -420,6 +460,7 @@ fn parse_event(api: Api, data: &[u8], measured: bool) -> Result<Event, String> {
                 ids,
                 stop: finish,
                 id: v.get("id").and_then(|i| i.as_str()).map(str::to_owned),
+                cumulative: false,
             })
         }
         Api::LlamaCpp => {
@@ -435,6 +476,32 @@ fn parse_event(api: Api, data: &[u8], measured: bool) -> Result<Event, String> {
                 ids,
                 stop: v.get("stop").and_then(|s| s.as_bool()).unwrap_or(false),
                 id: v.get("id").and_then(|i| i.as_str()).map(str::to_owned),
+                cumulative: false,
+            })
+        }
+        Api::SGLang => {
+            let ids = ids_of(v.get("output_ids"))?;
+            let text = v.get("text").and_then(|t| t.as_str()).unwrap_or("");
+            let meta = v.get("meta_info");
+            if measured && ids.is_none() && !text.is_empty() {
+                return Err(missing("output_ids"));
+            }
+            let ids = ids.unwrap_or_default();
+            let completion = meta
+                .and_then(|m| m.get("completion_tokens"))
+                .and_then(|c| c.as_u64());
+            Ok(Event {
+                tokens: ids.len(),
+                has_tokens: !measured && !text.is_empty(),
+                cumulative: completion == Some(ids.len() as u64),
+                ids,
+                stop: meta
+                    .and_then(|m| m.get("finish_reason"))
+                    .is_some_and(|f| !f.is_null()),
+                id: meta
+                    .and_then(|m| m.get("id"))
+                    .and_then(|i| i.as_str())
+                    .map(str::to_owned),
             })
         }
     }

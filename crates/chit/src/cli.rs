@@ -328,10 +328,10 @@ request set and every measured sequence. It is private; the receipt is what is p
 If the run stops early (the endpoint fails, a timeout, Ctrl-C), the transcript is kept and \
 marked incomplete and no receipt is signed.
 
-APIs: openai (vLLM's /v1/completions with return_token_ids; SGLang's OpenAI API where it \
-returns token ids) and llamacpp (llama.cpp's native /completion with return_tokens; prompt \
-caching is turned off for every request). Without --api, /props then /v1/models tell them \
-apart.
+APIs: openai (vLLM's /v1/completions with return_token_ids), llamacpp (llama.cpp's native \
+/completion with return_tokens; prompt caching is turned off for every request) and sglang \
+(SGLang's native /generate and its output_ids; its OpenAI API returns no token ids). Without \
+--api, /props, /get_model_info and /v1/models tell them apart.
 
 Exit status: 0 a receipt was signed (whatever its class), 2 the run failed or the input \
 could not be read, 130 interrupted.";
@@ -402,7 +402,7 @@ pub struct MeasureArgs {
     /// Where to write the transcript (never overwritten).
     #[arg(long, value_name = "FILE")]
     pub transcript: PathBuf,
-    /// The endpoint's API: openai (vLLM, SGLang) or llamacpp; detected if not given.
+    /// The endpoint's API: openai (vLLM), llamacpp or sglang; detected if not given.
     #[arg(long, value_name = "API", value_parser = ["openai", "vllm", "sglang", "llamacpp"])]
     pub api: Option<String>,
     /// max_tokens for requests that do not say.

@@ -101,6 +101,8 @@ fn each_mode_gives_its_class_and_the_receipt_verifies() {
         (Mode::Coupled, Api::OpenAi, "1,8", "occupancy_coupled"),
         (Mode::Invariant, Api::OpenAi, "1,8", "occupancy_invariant"),
         (Mode::Coupled, Api::LlamaCpp, "1,4,8", "occupancy_coupled"),
+        (Mode::Invariant, Api::SGLang, "1,8", "occupancy_invariant"),
+        (Mode::Coupled, Api::SGLang, "1,8", "occupancy_coupled"),
         (Mode::OneSlot, Api::OpenAi, "1,4", "indeterminate"),
     ] {
         let dir = setup(4, 16);
