@@ -178,6 +178,9 @@ pub async fn stream_filler(
     run(client, endpoint, api, model, req, occ, Some(budget)).await
 }
 
+/// How often a decoding filler's events are read.
+const FILLER_READ_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// Sets a filler's budget to 0 when its request ends, however it ends.
 struct Budget<'a>(Option<&'a AtomicU64>);
 
@@ -258,6 +261,11 @@ async fn run(
     let mut buf: Vec<u8> = Vec::new();
     let mut ended = false;
     while !ended {
+        // A filler that is decoding is read in batches: its events wait in
+        // the socket, and the measured request's do not queue behind them.
+        if !measured && decoding.0.is_some() {
+            tokio::time::sleep(FILLER_READ_INTERVAL).await;
+        }
         let chunk = resp.chunk().await.map_err(|e| describe(&url, &e))?;
         let Some(chunk) = chunk else { break };
         buf.extend_from_slice(&chunk);

@@ -561,7 +561,7 @@ async fn measure_level(
 
 /// Tokens a filler must have left, beyond the longest measured request,
 /// before a measured request may join it.
-const FILLER_MARGIN: u64 = 16;
+const FILLER_MARGIN: u64 = 32;
 
 /// Measured requests run on a thread and runtime of their own, so that the
 /// token events of hundreds of fillers never queue in front of theirs.
