@@ -150,8 +150,11 @@ pub struct Streamed {
 }
 
 /// Sends one request and streams it to its end, counting it as decoding
-/// from its first token to its last. `measured`: whether token ids are
-/// read (a filler's events are only counted).
+/// from its first token to its last. A measured request (`budget` None)
+/// has its token ids read. A filler's events are only counted: `budget`
+/// says how many tokens it has still to emit (0 when it is not decoding),
+/// and it asks the endpoint to ignore end-of-sequence so it runs its whole
+/// length.
 pub async fn stream(
     client: &reqwest::Client,
     endpoint: &Endpoint,
@@ -159,23 +162,9 @@ pub async fn stream(
     model: &str,
     req: &Request,
     occ: &Occupancy,
+    budget: Option<&AtomicU64>,
 ) -> Result<Streamed, Failure> {
-    run(client, endpoint, api, model, req, occ, None).await
-}
-
-/// A filler: its events are only counted, `budget` says how many tokens it
-/// has still to emit (0 when it is not decoding), and it asks the endpoint
-/// to ignore end-of-sequence so it runs its whole length.
-pub async fn stream_filler(
-    client: &reqwest::Client,
-    endpoint: &Endpoint,
-    api: Api,
-    model: &str,
-    req: &Request,
-    occ: &Occupancy,
-    budget: &AtomicU64,
-) -> Result<Streamed, Failure> {
-    run(client, endpoint, api, model, req, occ, Some(budget)).await
+    run(client, endpoint, api, model, req, occ, budget).await
 }
 
 /// How often a decoding filler's events are read.

@@ -478,8 +478,15 @@ async fn measure_level(
                     max_tokens: filler_max + (k as u64 * 7 + round * 3) % (filler_max / 2 + 1),
                 };
                 slot.budget.store(0, Ordering::SeqCst);
-                let run =
-                    api::stream_filler(&client, &endpoint, api, &model, &req, &occ, &slot.budget);
+                let run = api::stream(
+                    &client,
+                    &endpoint,
+                    api,
+                    &model,
+                    &req,
+                    &occ,
+                    Some(&slot.budget),
+                );
                 tokio::select! {
                     r = run => {
                         if let Err(e) = r {
@@ -591,7 +598,8 @@ impl Lane {
                 for (req, occ, reply) in incoming {
                     let r = runtime.block_on(async {
                         let started = Instant::now();
-                        let got = api::stream(&client, &endpoint, api, &model, &req, &occ).await?;
+                        let got =
+                            api::stream(&client, &endpoint, api, &model, &req, &occ, None).await?;
                         Ok((got, started.elapsed().as_micros() as u64))
                     });
                     let _ = reply.send(r);

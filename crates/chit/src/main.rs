@@ -209,9 +209,25 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
         .ok()
         .and_then(|v| chit_core::edit::set_top_level_member(&text, "digest", v))
         .ok_or_else(|| Fail(2, format!("{} is not a JSON object", source.label())))?;
-    // Never write what would not verify.
     let recheck = json::parse(&sealed, &limits).map(|d| kind.check(&d));
-    if !recheck.as_ref().is_ok_and(|r| r.valid()) {
+    let valid = recheck.as_ref().is_ok_and(|r| r.valid());
+    if let Some(target) = write_sealed(a, &source, &sealed, valid, out)? {
+        writeln!(out, "sealed {} {d}", target.display()).map_err(write_fail)?;
+    }
+    Ok(0)
+}
+
+/// Writes sealed bytes where `seal` was asked to (over the input, to
+/// `--out`, or to standard output for `-`), but never bytes that do not
+/// verify. The path written, or `None` for standard output.
+fn write_sealed(
+    a: &SealArgs,
+    source: &Source,
+    sealed: &[u8],
+    valid: bool,
+    out: &mut dyn Write,
+) -> Result<Option<PathBuf>, Fail> {
+    if !valid {
         return Err(Fail(
             2,
             format!(
@@ -222,14 +238,13 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
     }
     let target: PathBuf = a.out.clone().unwrap_or_else(|| a.input.clone());
     if target.as_os_str() == "-" {
-        out.write_all(&sealed).map_err(write_fail)?;
-        return Ok(0);
+        out.write_all(sealed).map_err(write_fail)?;
+        return Ok(None);
     }
     let target = replaceable(&target)?;
-    write_atomically(&target, &sealed)
+    write_atomically(&target, sealed)
         .map_err(|e| Fail(2, format!("cannot write {}: {e}", target.display())))?;
-    writeln!(out, "sealed {} {d}", target.display()).map_err(write_fail)?;
-    Ok(0)
+    Ok(Some(target))
 }
 
 /// Seals a Lattice executor packet: both digests set, written as its
@@ -265,23 +280,10 @@ fn seal_lattice(
     let sealed =
         xp::seal(v).map_err(|e| Fail(1, format!("refusing to seal {}: {e}", source.label())))?;
     let again = xp::check_bytes(&sealed, Origin::new(source.label(), None));
-    if !again.as_ref().is_ok_and(|c| c.report.valid()) {
-        return Err(Fail(
-            2,
-            format!(
-                "internal error: sealing {} did not give a valid packet; nothing was written",
-                source.label()
-            ),
-        ));
-    }
-    let target: PathBuf = a.out.clone().unwrap_or_else(|| a.input.clone());
-    if target.as_os_str() == "-" {
-        out.write_all(&sealed).map_err(write_fail)?;
+    let valid = again.as_ref().is_ok_and(|c| c.report.valid());
+    let Some(target) = write_sealed(a, source, &sealed, valid, out)? else {
         return Ok(0);
-    }
-    let target = replaceable(&target)?;
-    write_atomically(&target, &sealed)
-        .map_err(|e| Fail(2, format!("cannot write {}: {e}", target.display())))?;
+    };
     let sealed_value = chit_core::lattice::parse(&sealed).map_err(|e| Fail(2, e.to_string()))?;
     let digest = sealed_value
         .get("packet_digest")
