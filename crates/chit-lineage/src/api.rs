@@ -149,24 +149,6 @@ pub struct Streamed {
     pub id: Option<String>,
 }
 
-/// Sends one request and streams it to its end, counting it as decoding
-/// from its first token to its last. A measured request (`budget` None)
-/// has its token ids read. A filler's events are only counted: `budget`
-/// says how many tokens it has still to emit (0 when it is not decoding),
-/// and it asks the endpoint to ignore end-of-sequence so it runs its whole
-/// length.
-pub async fn stream(
-    client: &reqwest::Client,
-    endpoint: &Endpoint,
-    api: Api,
-    model: &str,
-    req: &Request,
-    occ: &Occupancy,
-    budget: Option<&AtomicU64>,
-) -> Result<Streamed, Failure> {
-    run(client, endpoint, api, model, req, occ, budget).await
-}
-
 /// How often a decoding filler's events are read.
 const FILLER_READ_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -181,7 +163,13 @@ impl Drop for Budget<'_> {
     }
 }
 
-async fn run(
+/// Sends one request and streams it to its end, counting it as decoding
+/// from its first token to its last. A measured request (`budget` None)
+/// has its token ids read. A filler's events are only counted: `budget`
+/// says how many tokens it has still to emit (0 when it is not decoding),
+/// and it asks the endpoint to ignore end-of-sequence so it runs its whole
+/// length.
+pub async fn stream(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     api: Api,

@@ -177,27 +177,8 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
     let doc = json::parse(&text, &limits)
         .map_err(|e| Fail(2, format!("cannot read {}: {e}", source.label())))?;
     let kind = kind_of(&doc, a.kind, &a.input)?;
-    let report = kind.check(&doc);
     // A stale digest is what sealing mends; every other error refuses.
-    let mut broken: Vec<&str> = report
-        .errors
-        .iter()
-        .map(|f| f.rule)
-        .filter(|r| *r != "D1")
-        .collect();
-    broken.sort_unstable();
-    broken.dedup();
-    if !broken.is_empty() {
-        return Err(Fail(
-            1,
-            format!(
-                "refusing to seal {}: it breaks {} (run 'chit verify {}' for the details)",
-                source.label(),
-                broken.join(", "),
-                source.label()
-            ),
-        ));
-    }
+    refuse_broken(&kind.check(&doc), &["D1"], &source)?;
     let d = kind
         .digest(&doc)
         .ok_or_else(|| Fail(2, format!("a {} has no digest to seal", kind.name())))?;
@@ -215,6 +196,31 @@ fn seal(a: &SealArgs, out: &mut dyn Write) -> CmdResult {
         writeln!(out, "sealed {} {d}", target.display()).map_err(write_fail)?;
     }
     Ok(0)
+}
+
+/// Refuses to seal a document that breaks any rule but those sealing mends
+/// (`mended`), naming the rules.
+fn refuse_broken(report: &chit_core::Report, mended: &[&str], source: &Source) -> Result<(), Fail> {
+    let mut broken: Vec<&str> = report
+        .errors
+        .iter()
+        .map(|f| f.rule)
+        .filter(|r| !mended.contains(r))
+        .collect();
+    broken.sort_unstable();
+    broken.dedup();
+    if broken.is_empty() {
+        return Ok(());
+    }
+    Err(Fail(
+        1,
+        format!(
+            "refusing to seal {}: it breaks {} (run 'chit verify {}' for the details)",
+            source.label(),
+            broken.join(", "),
+            source.label()
+        ),
+    ))
 }
 
 /// Writes sealed bytes where `seal` was asked to (over the input, to
@@ -259,24 +265,7 @@ fn seal_lattice(
     use chit_core::kinds::executor_packet as xp;
     use chit_core::streams::Origin;
     let before = xp::check_value(v, None, Origin::new(source.label(), None)).report;
-    let mut broken: Vec<&str> = before
-        .errors
-        .iter()
-        .map(|f| f.rule)
-        .filter(|r| !matches!(*r, "X2" | "X3" | "X4"))
-        .collect();
-    broken.dedup();
-    if !broken.is_empty() {
-        return Err(Fail(
-            1,
-            format!(
-                "refusing to seal {}: it breaks {} (run 'chit verify {}' for the details)",
-                source.label(),
-                broken.join(", "),
-                source.label()
-            ),
-        ));
-    }
+    refuse_broken(&before, &["X2", "X3", "X4"], source)?;
     let sealed =
         xp::seal(v).map_err(|e| Fail(1, format!("refusing to seal {}: {e}", source.label())))?;
     let again = xp::check_bytes(&sealed, Origin::new(source.label(), None));

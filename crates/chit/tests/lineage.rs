@@ -326,24 +326,27 @@ fn refusals_before_anything_is_sent() {
     assert!(run.stderr.contains("req.jsonl:1"), "{}", run.stderr);
 
     // 'chit lineage bound' writes a bound that measures accept.
-    let run = chit_in(
-        p,
-        &[
-            "lineage",
-            "bound",
-            "--max-differing-positions",
-            "0",
-            "--min-first-divergent-index",
-            "0",
-            "--max-distinct-sequences",
-            "1",
-            "--repetitions",
-            "2",
-            "--out",
-            "b2.json",
-        ],
-        None,
-    );
+    let bound = || {
+        chit_in(
+            p,
+            &[
+                "lineage",
+                "bound",
+                "--max-differing-positions",
+                "0",
+                "--min-first-divergent-index",
+                "0",
+                "--max-distinct-sequences",
+                "1",
+                "--repetitions",
+                "2",
+                "--out",
+                "b2.json",
+            ],
+            None,
+        )
+    };
+    let run = bound();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("b2.json")).unwrap()).unwrap();
@@ -351,24 +354,7 @@ fn refusals_before_anything_is_sent() {
     let doc = chit_core::json::parse(text.as_bytes(), &Default::default()).unwrap();
     let back = chit_core::lineage::Bound::from_val(doc.root()).unwrap();
     assert_eq!(written["bound_digest_sha256"], back.digest());
-    let again = chit_in(
-        p,
-        &[
-            "lineage",
-            "bound",
-            "--max-differing-positions",
-            "0",
-            "--min-first-divergent-index",
-            "0",
-            "--max-distinct-sequences",
-            "1",
-            "--repetitions",
-            "2",
-            "--out",
-            "b2.json",
-        ],
-        None,
-    );
+    let again = bound();
     assert_eq!(again.code, 2, "a bound is never overwritten");
 }
 
