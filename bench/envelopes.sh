@@ -10,6 +10,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 count=${BENCH_COUNT:-100000}
 rounds=${BENCH_ROUNDS:-3}
 dir="$root/bench/out/packets-$count"
@@ -24,14 +26,7 @@ run() {
 }
 run # warm the file cache; fails the benchmark if the stream is not valid
 
-best=""
-for _ in $(seq "$rounds"); do
-  t0=$(date +%s.%N)
-  run
-  t1=$(date +%s.%N)
-  t=$(echo "$t1 - $t0" | bc -l)
-  if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
-done
+best=$(best_of "$rounds" run)
 printf 'chit verify --lines: %d envelopes in %.3f s = %.0f envelopes/s (%s cores, best of %s)\n' \
   "$count" "$best" "$(echo "$count / $best" | bc -l)" "$(nproc)" "$rounds"
 if [ -x /usr/bin/time ]; then

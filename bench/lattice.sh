@@ -13,6 +13,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 count=${BENCH_COUNT:-100000}
 rounds=${BENCH_ROUNDS:-5}
 lattice=${1:-}
@@ -29,14 +31,7 @@ run() {
 }
 run # warm the file cache; fails the benchmark if a packet is not valid
 
-best=""
-for _ in $(seq "$rounds"); do
-  t0=$(date +%s.%N)
-  run
-  t1=$(date +%s.%N)
-  t=$(echo "$t1 - $t0" | bc -l)
-  if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
-done
+best=$(best_of "$rounds" run)
 chit_rate=$(echo "$count / $best" | bc -l)
 printf 'chit verify --lines:  %d packets in %.3f s = %.0f packets/s (%s cores, whole process, best of %s)\n' \
   "$count" "$best" "$chit_rate" "$(nproc)" "$rounds"

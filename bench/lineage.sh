@@ -22,6 +22,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 levels=${BENCH_LEVELS:-1,256}
 requests=${BENCH_REQUESTS:-8}
 tokens=${BENCH_TOKENS:-16}
@@ -120,14 +122,7 @@ run() {
   "$bin/chit" verify --quiet "$synthetic/receipt.json" --transcript "$synthetic/transcript.jsonl" > /dev/null
 }
 run # warm the file cache; fails the benchmark if the receipt is not valid
-best=""
-for _ in $(seq "$rounds"); do
-  t0=$(date +%s.%N)
-  run
-  t1=$(date +%s.%N)
-  t=$(echo "$t1 - $t0" | bc -l)
-  if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
-done
+best=$(best_of "$rounds" run)
 size=$(wc -c < "$synthetic/transcript.jsonl")
 lines=$(wc -l < "$synthetic/transcript.jsonl")
 printf 'chit verify --transcript: %.1f MB transcript (%d lines, token ids < %d) in %.3f s (whole process, best of %s)\n' \

@@ -12,6 +12,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 reference=${1:-}
 count=${BENCH_COUNT:-20000}
 rounds=${BENCH_ROUNDS:-5}
@@ -28,14 +30,10 @@ set +e
 ./target/release/chit verify --quiet "$dir" > /dev/null
 set -e
 
-best=""
-for _ in $(seq "$rounds"); do
-  t0=$(date +%s.%N)
+run() {
   ./target/release/chit verify --quiet "$dir" > /dev/null || true
-  t1=$(date +%s.%N)
-  t=$(echo "$t1 - $t0" | bc -l)
-  if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
-done
+}
+best=$(best_of "$rounds" run)
 chit_rate=$(echo "$count / $best" | bc -l)
 printf 'chit verify:     %6d receipts in %.3f s = %8.0f receipts/s (%s cores, best of %s)\n' \
   "$count" "$best" "$chit_rate" "$(nproc)" "$rounds"
