@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { bestOf } from "./best-of.mjs";
 
 const [lattice, file, roundsArg] = process.argv.slice(2);
 const load = (p) => import(pathToFileURL(resolve(join(lattice, p))).href);
@@ -28,13 +29,5 @@ const pass = () => {
   }
   return valid;
 };
-pass(); // warm-up
-let best = Infinity;
-let valid = 0;
-for (let i = 0; i < Number(roundsArg ?? 3); i++) {
-  const t0 = process.hrtime.bigint();
-  valid = pass();
-  const s = Number(process.hrtime.bigint() - t0) / 1e9;
-  best = Math.min(best, s);
-}
+const { seconds: best, result: valid } = bestOf(Number(roundsArg ?? 3), pass);
 console.log(JSON.stringify({ packets: lines.length, valid, seconds: best, per_second: lines.length / best }));

@@ -4,14 +4,23 @@ use sha2::{Digest, Sha256};
 
 /// `sha256:` followed by the lower-case hex SHA-256 of `bytes`.
 pub fn sha256_tagged(bytes: &[u8]) -> String {
-    let sum = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in sum {
-        out.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
-        out.push(char::from(b"0123456789abcdef"[(b & 15) as usize]));
+    format!("sha256:{}", sha256_hex(bytes))
+}
+
+/// The lower-case hex SHA-256 of `bytes`, untagged.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[(b >> 4) as usize]));
+        s.push(char::from(DIGITS[(b & 15) as usize]));
     }
-    out
+    s
 }
 
 #[cfg(test)]

@@ -132,8 +132,7 @@ impl PublicKey {
     /// the key's SHA-256. A hint only: verifiers pick keys from their trust.
     pub fn key_id(&self) -> String {
         let sum = Sha256::digest(self.0.as_bytes());
-        let hex: String = sum[..8].iter().map(|b| format!("{b:02x}")).collect();
-        format!("key_{hex}")
+        format!("key_{}", crate::digest::hex(&sum[..8]))
     }
 
     /// Strict verification (RFC 8032 with canonical `S` and no small-order

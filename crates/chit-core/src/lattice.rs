@@ -15,7 +15,6 @@
 //!
 //! Duplicate keys are refused when reading (JavaScript would keep the last).
 
-use sha2::{Digest, Sha256};
 use std::fmt;
 
 pub const MAX_DEPTH: usize = 32;
@@ -60,33 +59,6 @@ impl Value {
             Value::Num(x) => Some(*x),
             _ => None,
         }
-    }
-
-    /// This object without the member `key` (Lattice's self-digest
-    /// projection: the field removed, not emptied).
-    pub fn without(&self, key: &str) -> Value {
-        match self {
-            Value::Obj(m) => Value::Obj(
-                m.iter()
-                    .filter(|(k, _)| !k.iter().copied().eq(key.encode_utf16()))
-                    .cloned()
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
-    }
-
-    /// A new object of exactly these members of this one (a missing member
-    /// is left out, as JavaScript's `JSON.stringify` leaves out `undefined`).
-    pub fn project(&self, keys: &[&str]) -> Value {
-        Value::Obj(
-            keys.iter()
-                .filter_map(|k| {
-                    self.get(k)
-                        .map(|v| (k.encode_utf16().collect::<Vec<u16>>(), v.clone()))
-                })
-                .collect(),
-        )
     }
 }
 
@@ -569,11 +541,6 @@ pub fn key_is(units: &[u16], key: &str) -> bool {
     units.iter().copied().eq(key.encode_utf16())
 }
 
-/// Lowercase hex SHA-256 of `v`'s canonical bytes (Lattice's digests).
-pub fn digest(v: &Value) -> Result<String, Error> {
-    Ok(crate::lineage::hex(&Sha256::digest(canonical(v)?)))
-}
-
 /// Whether `bytes` are exactly `canonical`, allowing one trailing LF.
 pub fn is_canonical(bytes: &[u8], canonical: &[u8]) -> bool {
     bytes == canonical || bytes.strip_suffix(b"\n") == Some(canonical)
@@ -730,9 +697,11 @@ mod tests {
     #[test]
     fn projection_and_removal() {
         let v = parse(br#"{"a":1,"b":2,"c":3}"#).unwrap();
-        assert_eq!(canonical(&v.without("b")).unwrap(), br#"{"a":1,"c":3}"#);
+        let c = Canonical::of(&v).unwrap();
+        assert_eq!(c.members(|k| !key_is(k, "b")).unwrap(), br#"{"a":1,"c":3}"#);
         assert_eq!(
-            canonical(&v.project(&["c", "a", "z"])).unwrap(),
+            c.members(|k| ["c", "a", "z"].iter().any(|f| key_is(k, f)))
+                .unwrap(),
             br#"{"a":1,"c":3}"#
         );
         assert!(is_canonical(b"{\"a\":1}\n", b"{\"a\":1}"));

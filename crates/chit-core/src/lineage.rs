@@ -6,7 +6,7 @@
 //! the token ids in order.
 
 use crate::canon;
-use sha2::{Digest, Sha256};
+use crate::digest::sha256_hex;
 
 pub const RECEIPT_TYPE: &str = "numeric.lineage";
 pub const SCHEMA_VERSION: &str = "r1.0.0";
@@ -15,21 +15,6 @@ pub const DEFAULT_FRACTION_SCALE: u32 = 6;
 
 /// The schema's constant `boundary` text (L12).
 pub const BOUNDARY: &str = "Numeric Lineage record. Attests that an identical request set declaring a temperature of zero was transmitted to one named serving endpoint at two or more batch occupancy levels induced by the measuring gateway, that the bitwise divergence of the emitted token sequence across those levels was measured against a divergence bound whose digest was fixed before the first measured request was transmitted, that the accumulator width identifier, the reduction split count, and the reduction order identifier reported for each level are recorded as signed fields, and that the recorded serving set change and the recorded withholding of settlement authorization were recomputed from the measurement rather than supplied. It does not attest that any emitted token sequence is correct, does not attest the numeric precision of the weights, does not attest a quantization level, does not attest the identity of the model served, and does not attest that any nondeterminism observed arose from batch occupancy rather than from another source the endpoint may have introduced.";
-
-/// Lowercase hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
-}
 
 /// `JCS({"salt": salt})`, the preimage of `salt.commitment_sha256`.
 pub fn salt_preimage(salt_hex: &str) -> Vec<u8> {
@@ -560,15 +545,20 @@ mod tests {
         assert!(divergence(&[&base]).is_none());
     }
 
-    #[test]
-    fn class_rules_in_order() {
-        let bound = Bound {
+    /// The public vector's bound.
+    fn vector_bound() -> Bound {
+        Bound {
             committed_at: "2026-11-30T10:00:00Z".into(),
             max_differing_positions: 0,
             min_first_divergent_index: 0,
             max_distinct_sequences_per_level: 1,
             required_repetitions_per_level: 2,
-        };
+        }
+    }
+
+    #[test]
+    fn class_rules_in_order() {
+        let bound = vector_bound();
         let lv = |c, acc, reps, distinct| LevelFigures {
             induced_concurrency: c,
             observed_in_flight_at_accept: acc,
@@ -609,13 +599,7 @@ mod tests {
             identity_commitment(&salt, "http://127.0.0.1:8080/v1"),
             "98dbe0971ef6a139c997360ee1fd4939d2c7a4d1989c00b61d09db4ff5ffc012"
         );
-        let bound = Bound {
-            committed_at: "2026-11-30T10:00:00Z".into(),
-            max_differing_positions: 0,
-            min_first_divergent_index: 0,
-            max_distinct_sequences_per_level: 1,
-            required_repetitions_per_level: 2,
-        };
+        let bound = vector_bound();
         assert_eq!(
             bound.digest(),
             "c9f3868ef802520eced0c56dce37d67e4da8164bbba1e7b36764b0324f0fe8d3"

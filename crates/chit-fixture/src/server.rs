@@ -203,6 +203,23 @@ struct Format {
 }
 
 impl Format {
+    /// An OpenAI completion object (a whole response, or one stream chunk)
+    /// with one choice: its text, its token ids where asked for, and its
+    /// finish reason (null while streaming).
+    fn openai(&self, text: &str, tokens: &[u32], finish: Value) -> Value {
+        let mut choice = json!({"index": 0, "text": text, "finish_reason": finish});
+        if self.with_ids {
+            choice["token_ids"] = json!(tokens);
+        }
+        json!({
+            "id": self.id,
+            "object": "text_completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [choice],
+        })
+    }
+
     fn sglang_event(&self, finish: Value) -> Value {
         let text: String = self.sent.iter().map(|&t| piece(t)).collect();
         let mut event = json!({
@@ -226,19 +243,7 @@ impl Format {
         }
         let text = piece(token);
         let event = match self.route {
-            Route::OpenAi => {
-                let mut choice = json!({"index": 0, "text": text, "finish_reason": null});
-                if self.with_ids {
-                    choice["token_ids"] = json!([token]);
-                }
-                json!({
-                    "id": self.id,
-                    "object": "text_completion",
-                    "created": self.created,
-                    "model": self.model,
-                    "choices": [choice],
-                })
-            }
+            Route::OpenAi => self.openai(&text, &[token], Value::Null),
             Route::Llama => {
                 let mut event = json!({"content": text, "stop": false, "id_slot": 0});
                 if self.with_ids {
@@ -257,17 +262,7 @@ impl Format {
     fn final_events(&self) -> Bytes {
         match self.route {
             Route::OpenAi => {
-                let mut choice = json!({"index": 0, "text": "", "finish_reason": "length"});
-                if self.with_ids {
-                    choice["token_ids"] = json!([]);
-                }
-                let event = json!({
-                    "id": self.id,
-                    "object": "text_completion",
-                    "created": self.created,
-                    "model": self.model,
-                    "choices": [choice],
-                });
+                let event = self.openai("", &[], json!("length"));
                 Bytes::from(format!("data: {event}\n\ndata: [DONE]\n\n"))
             }
             Route::Llama => {
@@ -297,22 +292,13 @@ impl Format {
         let text: String = tokens.iter().map(|&t| piece(t)).collect();
         let body = match self.route {
             Route::OpenAi => {
-                let mut choice = json!({"index": 0, "text": text, "finish_reason": "length"});
-                if self.with_ids {
-                    choice["token_ids"] = json!(tokens);
-                }
-                json!({
-                    "id": self.id,
-                    "object": "text_completion",
-                    "created": self.created,
-                    "model": self.model,
-                    "choices": [choice],
-                    "usage": {
-                        "prompt_tokens": prompt_tokens,
-                        "completion_tokens": tokens.len(),
-                        "total_tokens": prompt_tokens + tokens.len(),
-                    },
-                })
+                let mut body = self.openai(&text, tokens, json!("length"));
+                body["usage"] = json!({
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": tokens.len(),
+                    "total_tokens": prompt_tokens + tokens.len(),
+                });
+                body
             }
             Route::SGLang => {
                 let mut body = json!({

@@ -210,7 +210,7 @@ pub fn fresh_salt() -> Result<String, Failure> {
     let mut salt = [0u8; 32];
     getrandom::fill(&mut salt)
         .map_err(|e| Failure::new(format!("no randomness for the salt: {e}")))?;
-    Ok(lineage::hex(&salt))
+    Ok(chit_core::digest::hex(&salt))
 }
 
 /// The request objects exactly as committed: model, prompt, max_tokens,

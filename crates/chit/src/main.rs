@@ -115,26 +115,13 @@ fn lattice_packet(
     kind: Option<Kind>,
     p: &Path,
 ) -> Result<Option<chit_core::lattice::Value>, Fail> {
-    use chit_core::kinds::executor_packet as xp;
     let forced = kind == Some(Kind::LatticePacket);
     if kind.is_some() && !forced {
         return Ok(None);
     }
-    if !forced && memchr::memmem::find(bytes, xp::KIND.as_bytes()).is_none() {
-        return Ok(None);
-    }
-    match chit_core::lattice::parse(bytes) {
-        Ok(v)
-            if forced || v.get("schema").and_then(|s| s.as_text()).as_deref() == Some(xp::KIND) =>
-        {
-            Ok(Some(v))
-        }
-        Err(e) if forced => Err(Fail(
-            2,
-            format!("cannot read {}: {e}", source_of(p).label()),
-        )),
-        _ => Ok(None),
-    }
+    chit_core::kinds::executor_packet::recognise(bytes, forced)
+        .transpose()
+        .map_err(|e| Fail(2, format!("cannot read {}: {e}", source_of(p).label())))
 }
 
 fn digest(a: &DigestArgs, out: &mut dyn Write) -> CmdResult {
@@ -338,40 +325,54 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Lattice's canonical bytes of one document, or why there are none.
-fn lattice_canonical(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let v = chit_core::lattice::parse(bytes).map_err(|e| e.to_string())?;
-    chit_core::lattice::canonical(&v).map_err(|e| e.to_string())
+/// Appends one document's canonical bytes under `profile` to `out`, or
+/// says why there are none; `line` places an error in JSON Lines.
+fn canonicalise(
+    bytes: &[u8],
+    profile: ProfileArg,
+    limits: &Limits,
+    line: Option<usize>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let at = |why: String| match line {
+        Some(n) => format!("line {n}: {why}"),
+        None => why,
+    };
+    match profile {
+        ProfileArg::Jcs => json::parse(bytes, limits)
+            .map(|doc| canon::write(doc.root(), Profile::Jcs, out))
+            .map_err(|e| match line {
+                Some(n) => e.starting_at_line(n).to_string(),
+                None => e.to_string(),
+            }),
+        // Lattice's profile reads lone surrogates chit's strict reader refuses.
+        ProfileArg::Lattice => chit_core::lattice::parse(bytes)
+            .and_then(|v| chit_core::lattice::canonical(&v))
+            .map(|c| out.extend_from_slice(&c))
+            .map_err(|e| at(format!("not writable in Lattice's profile: {e}"))),
+    }
 }
 
 fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
-    let profile = match a.profile {
-        ProfileArg::Jcs => Profile::Jcs,
-        ProfileArg::Lattice => return canon_lattice(a, out),
-    };
     let limits = a.limits.limits();
     let source = source_of(&a.input);
+    let mut buf = Vec::with_capacity(1 << 16);
     if !a.lines {
         let text = read_bytes(&a.input, &limits)?;
-        let doc = parse_doc(&a.input, &text, &limits)?;
-        let mut bytes = canon::to_vec(doc.root(), profile);
+        canonicalise(&text, a.profile, &limits, None, &mut buf)
+            .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
         if std::io::stdout().is_terminal() {
-            bytes.push(b'\n');
+            buf.push(b'\n');
         }
-        out.write_all(&bytes).map_err(write_fail)?;
+        out.write_all(&buf).map_err(write_fail)?;
         return Ok(0);
     }
     let reader = inputs::open(&source)
         .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
-    let mut buf = Vec::with_capacity(1 << 16);
     for (n, line) in inputs::Lines::new(reader, limits.max_size) {
         let parsed = line
             .map_err(|why| format!("line {n}: {why}"))
-            .and_then(|l| {
-                json::parse(&l, &limits)
-                    .map(|doc| canon::write(doc.root(), profile, &mut buf))
-                    .map_err(|e| e.starting_at_line(n).to_string())
-            });
+            .and_then(|l| canonicalise(&l, a.profile, &limits, Some(n), &mut buf));
         if let Err(why) = parsed {
             // What was converted before the bad line is still written.
             out.write_all(&buf).map_err(write_fail)?;
@@ -389,42 +390,4 @@ fn canon_cmd(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
 
 pub fn write_fail(e: std::io::Error) -> Fail {
     Fail(2, format!("cannot write output: {e}"))
-}
-
-fn canon_lattice(a: &CanonArgs, out: &mut dyn Write) -> CmdResult {
-    let limits = a.limits.limits();
-    let source = source_of(&a.input);
-    if !a.lines {
-        let text = read_bytes(&a.input, &limits)?;
-        let mut bytes = lattice_canonical(&text).map_err(|why| {
-            Fail(
-                2,
-                format!(
-                    "cannot write {} in Lattice's profile: {why}",
-                    source.label()
-                ),
-            )
-        })?;
-        if std::io::stdout().is_terminal() {
-            bytes.push(b'\n');
-        }
-        out.write_all(&bytes).map_err(write_fail)?;
-        return Ok(0);
-    }
-    let reader = inputs::open(&source)
-        .map_err(|why| Fail(2, format!("cannot read {}: {why}", source.label())))?;
-    for (n, line) in inputs::Lines::new(reader, limits.max_size) {
-        let bytes = line.and_then(|l| lattice_canonical(&l)).map_err(|why| {
-            Fail(
-                2,
-                format!(
-                    "cannot write {} line {n} in Lattice's profile: {why}",
-                    source.label()
-                ),
-            )
-        })?;
-        out.write_all(&bytes).map_err(write_fail)?;
-        out.write_all(b"\n").map_err(write_fail)?;
-    }
-    Ok(0)
 }

@@ -49,8 +49,7 @@ impl Hasher {
             Hasher::Sha384(h) => h.finalize().to_vec(),
             Hasher::Sha512(h) => h.finalize().to_vec(),
         };
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        format!("{alg}:{hex}")
+        format!("{alg}:{}", chit_core::digest::hex(&bytes))
     }
 }
 

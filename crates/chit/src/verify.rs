@@ -383,32 +383,20 @@ fn check_lattice(
 ) -> Option<Done> {
     use chit_core::kinds::executor_packet as xp;
     let forced = settings.kind == Some(Kind::LatticePacket);
-    if settings.kind.is_some() && !forced {
-        return None;
-    }
-    if !forced && memchr::memmem::find(bytes, xp::KIND.as_bytes()).is_none() {
-        return None;
-    }
-    if bytes.len() > settings.limits.max_size {
+    if (settings.kind.is_some() && !forced) || bytes.len() > settings.limits.max_size {
         return None;
     }
     let source = Origin::new(file.clone(), line);
-    let is_packet = |v: &chit_core::lattice::Value| {
-        forced || v.get("schema").and_then(|s| s.as_text()).as_deref() == Some(xp::KIND)
-    };
-    let checked = match chit_core::lattice::parse(bytes) {
-        Ok(v) if is_packet(&v) => xp::check_value(&v, Some(bytes), source),
-        Err(chit_core::lattice::Error::Profile(_)) if forced => {
-            xp::check_bytes(bytes, source).ok()?
-        }
-        Err(e @ chit_core::lattice::Error::Read { .. }) if forced => {
+    let checked = match xp::recognise(bytes, forced)? {
+        Ok(v) => xp::check_value(&v, Some(bytes), source),
+        Err(chit_core::lattice::Error::Profile(why)) => xp::refused(&why),
+        Err(e) => {
             return Some(no_facts(finish(
                 &unreadable(file, line, e.to_string()),
                 None,
                 settings,
             )));
         }
-        _ => return None,
     };
     let o = Outcome {
         file,

@@ -39,8 +39,9 @@ fn setup(requests: usize, max_tokens: u64) -> tempfile::TempDir {
     dir
 }
 
-fn measure(dir: &Path, url: &str, levels: &str, extra: &[&str]) -> Run {
-    let mut args = vec![
+/// `chit lineage measure` against `url` with the files [`setup`] writes.
+fn measure_args<'a>(url: &'a str, levels: &'a str, repetitions: &'a str) -> Vec<&'a str> {
+    vec![
         "lineage",
         "measure",
         "--endpoint",
@@ -52,7 +53,7 @@ fn measure(dir: &Path, url: &str, levels: &str, extra: &[&str]) -> Run {
         "--levels",
         levels,
         "--repetitions",
-        "2",
+        repetitions,
         "--bound",
         "b.json",
         "--key",
@@ -63,7 +64,11 @@ fn measure(dir: &Path, url: &str, levels: &str, extra: &[&str]) -> Run {
         "t.jsonl",
         "--gateway-name",
         "chit-test-gateway",
-    ];
+    ]
+}
+
+fn measure(dir: &Path, url: &str, levels: &str, extra: &[&str]) -> Run {
+    let mut args = measure_args(url, levels, "2");
     args.extend_from_slice(extra);
     chit_in(dir, &args, None)
 }
@@ -369,28 +374,7 @@ fn ctrl_c_keeps_the_transcript_and_signs_nothing() {
     .unwrap();
     let url = fx.url();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args([
-            "lineage",
-            "measure",
-            "--endpoint",
-            &url,
-            "--model",
-            "fixture-model",
-            "--requests",
-            "req.jsonl",
-            "--levels",
-            "1,4",
-            "--repetitions",
-            "3",
-            "--bound",
-            "b.json",
-            "--key",
-            "k.pem",
-            "--out",
-            "r.json",
-            "--transcript",
-            "t.jsonl",
-        ])
+        .args(measure_args(&url, "1,4", "3"))
         .current_dir(p)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -4,12 +4,12 @@
 //! digests follow Lattice's canonical profile ([`crate::lattice`]), not
 //! RFC 8785.
 
+use crate::digest::sha256_hex;
 use crate::doc::{Kind as ValKind, Val};
 use crate::lattice::{self, Value};
 use crate::report::Report;
 use crate::schema;
 use crate::streams::Origin;
-use sha2::{Digest, Sha256};
 
 pub const KIND: &str = "lattice.executor_packet.v1";
 
@@ -42,47 +42,84 @@ pub struct Checked {
     pub facts: Option<RebindFacts>,
 }
 
-/// The packet's two digests, computed: (`context_content_digest`,
-/// `packet_digest`).
-pub fn digests(v: &Value) -> Result<(String, String), lattice::Error> {
-    digests_of(&lattice::Canonical::of(v)?)
-        .ok_or_else(|| lattice::Error::Profile("a packet is a JSON object".into()))
-}
-
-/// Both digests, cut from the packet's canonical bytes.
+/// Both digests, cut from the packet's canonical bytes: (the digest of the
+/// six projected fields, the digest of all but `packet_digest`).
 fn digests_of(c: &lattice::Canonical) -> Option<(String, String)> {
-    let sha = |b: Vec<u8>| crate::lineage::hex(&Sha256::digest(b));
     let context = c.members(|k| CONTEXT_FIELDS.iter().any(|f| lattice::key_is(k, f)))?;
     let packet = c.members(|k| !lattice::key_is(k, "packet_digest"))?;
-    Some((sha(context), sha(packet)))
+    Some((sha256_hex(&context), sha256_hex(&packet)))
+}
+
+/// The packet with both digests set, and the two digests: the context
+/// digest first (it does not cover either digest), then the self-digest
+/// over the packet with that context digest in place.
+fn with_digests(v: &Value) -> Result<(Value, String, String), lattice::Error> {
+    let not_object = || lattice::Error::Profile("a packet is a JSON object".into());
+    let Value::Obj(members) = v else {
+        return Err(not_object());
+    };
+    let set = |members: &mut Vec<(Vec<u16>, Value)>, key: &str, value: &str| {
+        let val = Value::Str(value.encode_utf16().collect());
+        match members.iter_mut().find(|(k, _)| lattice::key_is(k, key)) {
+            Some(m) => m.1 = val,
+            None => members.push((key.encode_utf16().collect(), val)),
+        }
+    };
+    let mut members = members.clone();
+    let (context, _) = digests_of(&lattice::Canonical::of(v)?).ok_or_else(not_object)?;
+    set(&mut members, "context_content_digest", &context);
+    let partial = Value::Obj(members);
+    let (_, packet) = digests_of(&lattice::Canonical::of(&partial)?).ok_or_else(not_object)?;
+    let Value::Obj(mut members) = partial else {
+        return Err(not_object());
+    };
+    set(&mut members, "packet_digest", &packet);
+    Ok((Value::Obj(members), context, packet))
 }
 
 /// The digests the packet should carry: `context_content_digest`, and
 /// `packet_digest` over the packet with that context digest in place (what
 /// [`seal`] writes).
 pub fn sealed_digests(v: &Value) -> Result<(String, String), lattice::Error> {
-    let sealed = seal(v)?;
-    let back = lattice::parse(&sealed)?;
-    let get = |k: &str| back.get(k).and_then(Value::as_text).unwrap_or_default();
-    Ok((get("context_content_digest"), get("packet_digest")))
+    with_digests(v).map(|(_, context, packet)| (context, packet))
+}
+
+/// Whether `bytes` are a Lattice executor packet, read under Lattice's
+/// profile: `None` when they are not one (no `schema` naming this kind, or
+/// unreadable), unless `forced` (`--kind`) says they are, in which case a
+/// read or profile error is returned. A cheap scan for the kind's name
+/// keeps other documents from being read twice.
+pub fn recognise(bytes: &[u8], forced: bool) -> Option<Result<Value, lattice::Error>> {
+    if !forced && memchr::memmem::find(bytes, KIND.as_bytes()).is_none() {
+        return None;
+    }
+    match lattice::parse(bytes) {
+        Ok(v) if forced || v.get("schema").and_then(Value::as_text).as_deref() == Some(KIND) => {
+            Some(Ok(v))
+        }
+        Err(e) if forced => Some(Err(e)),
+        _ => None,
+    }
+}
+
+/// A packet Lattice's profile refuses outright (past a limit), as X2.
+pub fn refused(why: &str) -> Checked {
+    let mut r = Report::new(KIND);
+    r.error("X2", "", format!("{why}; Lattice refuses the packet"));
+    Checked {
+        report: r,
+        facts: None,
+    }
 }
 
 /// Checks a packet's bytes: all of X1-X5. A read error is returned as is
 /// (the input is unreadable, not an invalid packet).
 pub fn check_bytes(bytes: &[u8], source: Origin) -> Result<Checked, lattice::Error> {
-    let v = match lattice::parse(bytes) {
-        Ok(v) => v,
-        Err(lattice::Error::Profile(why)) => {
-            let mut r = Report::new(KIND);
-            r.error("X2", "", format!("{why}; Lattice refuses the packet"));
-            return Ok(Checked {
-                report: r,
-                facts: None,
-            });
-        }
-        Err(e) => return Err(e),
-    };
-    Ok(check_value(&v, Some(bytes), source))
+    match lattice::parse(bytes) {
+        Ok(v) => Ok(check_value(&v, Some(bytes), source)),
+        Err(lattice::Error::Profile(why)) => Ok(refused(&why)),
+        Err(e) => Err(e),
+    }
 }
 
 /// Checks a packet read by chit's strict reader (inside an envelope, or
@@ -257,24 +294,7 @@ fn x5_forbidden_operations(v: &Value, r: &mut Report) {
 
 /// The packet with both digests set, as canonical bytes (and one LF).
 pub fn seal(v: &Value) -> Result<Vec<u8>, lattice::Error> {
-    let Value::Obj(members) = v else {
-        return Err(lattice::Error::Profile("a packet is a JSON object".into()));
-    };
-    let mut members = members.clone();
-    let set = |members: &mut Vec<(Vec<u16>, Value)>, key: &str, value: String| {
-        let k: Vec<u16> = key.encode_utf16().collect();
-        let val = Value::Str(value.encode_utf16().collect());
-        match members.iter_mut().find(|(mk, _)| *mk == k) {
-            Some(m) => m.1 = val,
-            None => members.push((k, val)),
-        }
-    };
-    let context = lattice::digest(&v.project(&CONTEXT_FIELDS))?;
-    set(&mut members, "context_content_digest", context);
-    let partial = Value::Obj(members.clone());
-    let packet = lattice::digest(&partial.without("packet_digest"))?;
-    set(&mut members, "packet_digest", packet);
-    let mut out = lattice::canonical(&Value::Obj(members))?;
+    let mut out = lattice::canonical(&with_digests(v)?.0)?;
     out.push(b'\n');
     Ok(out)
 }

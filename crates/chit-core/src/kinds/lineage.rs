@@ -4,6 +4,7 @@
 //! ([`Transcript`]). The arithmetic is [`crate::lineage`]'s.
 
 use crate::canon::{self, Profile};
+use crate::digest::sha256_hex;
 use crate::doc::Val;
 use crate::json::Limits;
 use crate::keys::{decode_base64, PublicKey};
@@ -41,7 +42,7 @@ pub fn check_with(v: Val, ctx: Context) -> Report {
         return r;
     };
     let canonical = canon::to_vec(body, Profile::Jcs);
-    let digest = math::sha256_hex(&canonical);
+    let digest = sha256_hex(&canonical);
     l2_payload_digest(v, &digest, &mut r);
     l3_signature(v, &canonical, ctx.trust, &mut r);
     l4_receipt_id(v, &mut r);
@@ -507,7 +508,7 @@ impl Transcript {
                     .get("requests")
                     .filter(|x| x.as_array().is_some())
                     .ok_or_else(|| bad("the second line must be {\"requests\": [...]}"))?;
-                t.set_digest = math::sha256_hex(&canon::to_vec(set, Profile::Jcs));
+                t.set_digest = sha256_hex(&canon::to_vec(set, Profile::Jcs));
                 t.request_count = set.len() as u64;
                 if t.request_count == 0 {
                     return Err(bad("the request set is empty"));
