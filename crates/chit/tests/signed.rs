@@ -2,7 +2,7 @@
 //! Treeship's own envelopes (chit-core/tests/data/treeship, Apache-2.0).
 
 mod common;
-use common::{chit_in, example_text};
+use common::{chit_in, example_text, Run};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -10,6 +10,13 @@ const TREESHIP_KEY: &str = "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY"
 
 fn vectors() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../chit-core/tests/data/treeship")
+}
+
+/// `chit verify --trust TRUST ARGS...` in `d`.
+fn verify_trusted(d: &Path, trust: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["verify", "--trust", trust.to_str().unwrap()];
+    all.extend_from_slice(args);
+    chit_in(d, &all, None)
 }
 
 fn trust(dir: &Path, name: &str, key: &str, kinds: Option<&str>) -> PathBuf {
@@ -112,17 +119,7 @@ fn sign_then_verify_under_trust() {
 
     let me = public_key(d, "k.pem");
     let t = trust(d, "me", &me, None);
-    let run = chit_in(
-        d,
-        &[
-            "verify",
-            "--json",
-            "--trust",
-            t.to_str().unwrap(),
-            "r.env.json",
-        ],
-        None,
-    );
+    let run = verify_trusted(d, &t, &["--json", "r.env.json"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["kind"], "run-receipt");
@@ -130,11 +127,7 @@ fn sign_then_verify_under_trust() {
 
     // Another key's trust: the signature names its keyid.
     let other = trust(d, "other", &public_key(d, "other.pem"), None);
-    let run = chit_in(
-        d,
-        &["verify", "--trust", other.to_str().unwrap(), "r.env.json"],
-        None,
-    );
+    let run = verify_trusted(d, &other, &["r.env.json"]);
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
@@ -145,11 +138,7 @@ fn sign_then_verify_under_trust() {
 
     // A key allowed other kinds only.
     let narrow = trust(d, "narrow", &me, Some("verification.packet.v1"));
-    let run = chit_in(
-        d,
-        &["verify", "--trust", narrow.to_str().unwrap(), "r.env.json"],
-        None,
-    );
+    let run = verify_trusted(d, &narrow, &["r.env.json"]);
     assert!(
         run.stdout
             .contains("key narrow signed a run-receipt, which the trust file does not let it sign"),
@@ -158,18 +147,7 @@ fn sign_then_verify_under_trust() {
     );
 
     // A threshold of two distinct keys: one key is not enough.
-    let run = chit_in(
-        d,
-        &[
-            "verify",
-            "--threshold",
-            "2",
-            "--trust",
-            t.to_str().unwrap(),
-            "r.env.json",
-        ],
-        None,
-    );
+    let run = verify_trusted(d, &t, &["--threshold", "2", "r.env.json"]);
     assert!(
         run.stdout
             .contains("error threshold: 1 distinct trusted key(s) signed; 2 required"),
@@ -231,11 +209,7 @@ fn an_invalid_payload_is_not_signed() {
         run.stderr
     );
     let t = trust(d, "me", &public_key(d, "k.pem"), None);
-    let run = chit_in(
-        d,
-        &["verify", "--trust", t.to_str().unwrap(), "x.env.json"],
-        None,
-    );
+    let run = verify_trusted(d, &t, &["x.env.json"]);
     assert_eq!(run.code, 0);
     assert!(
         run.stdout
@@ -250,18 +224,7 @@ fn treeship_envelopes_verify_as_a_stream() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let t = trust(d, "treeship", TREESHIP_KEY, None);
-    let run = chit_in(
-        d,
-        &[
-            "verify",
-            "--trust",
-            t.to_str().unwrap(),
-            "--expect-count",
-            "5",
-            vectors().to_str().unwrap(),
-        ],
-        None,
-    );
+    let run = verify_trusted(d, &t, &["--expect-count", "5", vectors().to_str().unwrap()]);
     // artifact-ids.json in the same folder is no receipt: rule kind.
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
@@ -296,11 +259,7 @@ fn a_dropped_packet_and_a_forged_one_are_named() {
     std::fs::create_dir(&d).unwrap();
     packets_without(&d, &["pkt-2", "recompute"]);
     let t = trust(dir.path(), "treeship", TREESHIP_KEY, None);
-    let run = chit_in(
-        dir.path(),
-        &["verify", "--trust", t.to_str().unwrap(), "in"],
-        None,
-    );
+    let run = verify_trusted(dir.path(), &t, &["in"]);
     assert_eq!(run.code, 1);
     assert!(run.stdout.contains("INVALID stream stream-α (4 packets)\n  error P3: 1 packet(s) dropped: sequence 2 missing"), "{}", run.stdout);
 
@@ -328,11 +287,7 @@ fn a_dropped_packet_and_a_forged_one_are_named() {
         d.join("pkt-4__art_00000000000000000000000000000000.envelope.json"),
     )
     .unwrap();
-    let run = chit_in(
-        dir.path(),
-        &["verify", "--trust", t.to_str().unwrap(), "in"],
-        None,
-    );
+    let run = verify_trusted(dir.path(), &t, &["in"]);
     assert!(
         run.stdout.contains("pkt-3__")
             && run.stdout.contains(
@@ -360,7 +315,7 @@ fn broken_envelopes_are_unreadable_or_invalid_never_valid() {
     {
         let name = format!("e{i}.json");
         std::fs::write(d.join(&name), text).unwrap();
-        let run = chit_in(d, &["verify", "--trust", t.to_str().unwrap(), &name], None);
+        let run = verify_trusted(d, &t, &[&name]);
         assert_eq!(run.code, 1, "{text}: {}", run.stdout);
         assert!(run.stdout.contains(needle), "{text}: {}", run.stdout);
     }
@@ -479,18 +434,7 @@ fn recompute(d: &Path, extra: &[&str], command: &[&str]) -> (common::Run, Value)
     args.extend_from_slice(&["--out", "rec.env.json", "--"]);
     args.extend_from_slice(command);
     let run = chit_in(d, &args, None);
-    let verified = chit_in(
-        d,
-        &[
-            "verify",
-            "--json",
-            "--trust",
-            t.to_str().unwrap(),
-            "pkt.env.json",
-            "rec.env.json",
-        ],
-        None,
-    );
+    let verified = verify_trusted(d, &t, &["--json", "pkt.env.json", "rec.env.json"]);
     assert_eq!(verified.code, 0, "{}", verified.stdout);
     // The result, decoded from its envelope.
     let env: Value =
@@ -662,11 +606,7 @@ fn another_payload_type_still_answers_to_trust() {
     )
     .unwrap();
     let narrow = trust(d, "narrow", &me, Some("verification.packet.v1"));
-    let run = chit_in(
-        d,
-        &["verify", "--trust", narrow.to_str().unwrap(), "e.json"],
-        None,
-    );
+    let run = verify_trusted(d, &narrow, &["e.json"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stdout
@@ -675,29 +615,14 @@ fn another_payload_type_still_answers_to_trust() {
         run.stdout
     );
     let open = trust(d, "open", &me, None);
-    let run = chit_in(
-        d,
-        &[
-            "verify",
-            "--threshold",
-            "2",
-            "--trust",
-            open.to_str().unwrap(),
-            "e.json",
-        ],
-        None,
-    );
+    let run = verify_trusted(d, &open, &["--threshold", "2", "e.json"]);
     assert!(
         run.stdout
             .contains("error threshold: 1 distinct trusted key(s) signed; 2 required"),
         "{}",
         run.stdout
     );
-    let run = chit_in(
-        d,
-        &["verify", "--trust", open.to_str().unwrap(), "e.json"],
-        None,
-    );
+    let run = verify_trusted(d, &open, &["e.json"]);
     assert_eq!(
         run.code, 0,
         "signed by a trusted key; the payload is carried unchecked, with a warning"
@@ -732,11 +657,7 @@ fn a_payload_is_checked_under_the_kind_it_declares() {
         ),
     )
     .unwrap();
-    let run = chit_in(
-        d,
-        &["verify", "--trust", t.to_str().unwrap(), "e.json"],
-        None,
-    );
+    let run = verify_trusted(d, &t, &["e.json"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stdout
@@ -749,18 +670,7 @@ fn a_payload_is_checked_under_the_kind_it_declares() {
         "{}",
         run.stdout
     );
-    let run = chit_in(
-        d,
-        &[
-            "verify",
-            "--kind",
-            "run-receipt",
-            "--trust",
-            t.to_str().unwrap(),
-            "e.json",
-        ],
-        None,
-    );
+    let run = verify_trusted(d, &t, &["--kind", "run-receipt", "e.json"]);
     assert!(
         run.stdout.contains("but --kind asked for run-receipt"),
         "{}",
@@ -778,11 +688,7 @@ fn too_many_signatures_are_refused_unchecked() {
     many["signatures"] = Value::Array(vec![one["signatures"][0].clone(); 17]);
     std::fs::write(d.join("e.json"), many.to_string()).unwrap();
     let t = trust(d, "a", &public_key(d, "a.pem"), None);
-    let run = chit_in(
-        d,
-        &["verify", "--trust", t.to_str().unwrap(), "e.json"],
-        None,
-    );
+    let run = verify_trusted(d, &t, &["e.json"]);
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
