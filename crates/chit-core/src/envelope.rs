@@ -216,6 +216,24 @@ impl Envelope {
     }
 }
 
+/// Whether `s` is an art id: `art_` and 32 lower-case hex digits.
+pub fn is_art_id(s: &str) -> bool {
+    s.len() == 36
+        && s.starts_with("art_")
+        && s[4..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The art id a file name carries (`…art_<32 hex>…`), as Treeship files
+/// envelopes: the envelope must then have that art id.
+pub fn art_id_in_file_name(file: &str) -> Option<&str> {
+    let name = file.rsplit(['/', '\\']).next()?;
+    let at = name.find("art_")?;
+    let id = name.get(at..at + 36)?;
+    is_art_id(id).then_some(id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,15 +1,34 @@
 //! chit-core: receipts of AI work, checked.
 //!
-//! No I/O and no async: bytes in, [`Report`]s out. The pieces, in the order
-//! a document meets them:
+//! No I/O and no async: bytes in, verdicts out. [`check()`] is the one entry
+//! point; the command line, the log and the server all call it, and only
+//! read, render and store around it.
+//!
+//! ```
+//! use chit_core::{check, Context};
+//!
+//! let bytes = std::fs::read("../../examples/run-receipts/agreed-verified.json").unwrap();
+//! let checked = check(&bytes, &Context::default()).expect("a readable receipt");
+//! assert!(checked.report.valid());
+//! println!("{}: {} errors", checked.report.kind, checked.report.errors.len());
+//! ```
+//!
+//! The pieces, in the order an input meets them:
 //!
 //! 1. [`json`]: strict reading (UTF-8, no duplicate keys, bounded depth,
-//!    size and keys, numbers as doubles, errors with line and column).
-//! 2. [`kinds`]: which kind of receipt a document is, and that kind's schema
-//!    ([`schema`]) and rules, one function per rule id.
-//! 3. [`canon`] and [`digest`]: canonical JSON (RFC 8785) and `sha256:` digests.
+//!    size and keys, errors with line and column) into a [`Doc`]; and
+//!    [`lattice`], Lattice's own reading and canonical profile.
+//! 2. [`check()`]: which kind of input it is ([`kinds`]), and every check
+//!    that applies to it alone, under a [`Context`] (trust, transcript,
+//!    request, call, limits); [`statement`] for signed envelopes.
+//! 3. [`across`]: the checks across inputs (packet streams, recompute
+//!    results, Lattice rebinds), fed each input's facts.
+//! 4. [`canon`] and [`digest`]: canonical JSON (RFC 8785) and `sha256:`
+//!    digests; [`keys`], [`envelope`] and [`trust`] for signatures.
 
+pub mod across;
 pub mod canon;
+pub mod check;
 pub mod digest;
 pub mod doc;
 pub mod edit;
@@ -20,32 +39,15 @@ pub mod kinds;
 pub mod lattice;
 pub mod lineage;
 pub mod report;
+pub mod rule;
 pub mod schema;
+pub mod seal;
 pub mod statement;
-pub mod streams;
 pub mod time;
 pub mod trust;
 
+pub use check::{check, Checked, Context, Unreadable};
 pub use doc::{Doc, Val};
 pub use json::{Limits, ReadError};
 pub use kinds::Kind;
 pub use report::{Finding, Report};
-
-/// Reads `bytes` strictly and checks the document as `kind`, or as the kind
-/// it declares when `kind` is `None`.
-pub fn verify_bytes(
-    bytes: &[u8],
-    limits: &Limits,
-    kind: Option<Kind>,
-) -> Result<Report, ReadError> {
-    let doc = json::parse(bytes, limits)?;
-    Ok(verify_doc(&doc, kind))
-}
-
-/// Checks a parsed document as `kind`, or as the kind it declares.
-pub fn verify_doc(doc: &Doc, kind: Option<Kind>) -> Report {
-    match kind.or_else(|| Kind::detect(doc)) {
-        Some(k) => k.check(doc),
-        None => kinds::unknown_kind(),
-    }
-}

@@ -79,3 +79,92 @@ impl Report {
 pub fn pointer_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
+
+/// The machine-readable verdicts: one JSON object a line, as `chit verify
+/// --json` writes them (and the server answers with). Members, in order:
+/// `file`, `line` (JSON Lines only), `artifact_id` (signed inputs only),
+/// `kind` (null when none could be told), `valid`, `errors`, `warnings`;
+/// each finding is `{rule, message, path}`. An unreadable input has kind
+/// null and one error of rule `read`.
+pub mod json {
+    use super::{Finding, Report};
+    use crate::canon::write_string;
+
+    /// One input's verdict line (with its LF): `result` is the report, or
+    /// why the input could not be read.
+    pub fn verdict_line(
+        file: &str,
+        line: Option<usize>,
+        artifact_id: Option<&str>,
+        result: Result<&Report, &str>,
+        out: &mut Vec<u8>,
+    ) {
+        out.extend_from_slice(b"{\"file\":");
+        write_string(file, out);
+        if let Some(n) = line {
+            out.extend_from_slice(format!(",\"line\":{n}").as_bytes());
+        }
+        if let Some(art) = artifact_id {
+            out.extend_from_slice(b",\"artifact_id\":");
+            write_string(art, out);
+        }
+        out.extend_from_slice(b",\"kind\":");
+        match result {
+            Err(why) => {
+                out.extend_from_slice(b"null,\"valid\":false,\"errors\":");
+                findings(&[Finding::new(crate::rule::READ, "", why)], out);
+                out.extend_from_slice(b",\"warnings\":[]");
+            }
+            Ok(r) => {
+                if r.kind.is_empty() {
+                    out.extend_from_slice(b"null");
+                } else {
+                    write_string(r.kind, out);
+                }
+                verdict_fields(r, out);
+            }
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
+    /// A check across inputs (with its LF): `{"stream"|"rebind"|"recompute":
+    /// NAME, "valid", "errors", "warnings"}`.
+    pub fn cross_line(subject: &str, name: &str, r: &Report, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"");
+        out.extend_from_slice(subject.as_bytes());
+        out.extend_from_slice(b"\":");
+        write_string(name, out);
+        verdict_fields(r, out);
+        out.extend_from_slice(b"}\n");
+    }
+
+    fn findings(list: &[Finding], out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, f) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"rule\":");
+            write_string(f.rule, out);
+            out.extend_from_slice(b",\"message\":");
+            write_string(&f.message, out);
+            out.extend_from_slice(b",\"path\":");
+            write_string(&f.path, out);
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+
+    /// The `,"valid":…,"errors":[…],"warnings":[…]` members.
+    fn verdict_fields(r: &Report, out: &mut Vec<u8>) {
+        out.extend_from_slice(if r.valid() {
+            b",\"valid\":true"
+        } else {
+            b",\"valid\":false"
+        });
+        out.extend_from_slice(b",\"errors\":");
+        findings(&r.errors, out);
+        out.extend_from_slice(b",\"warnings\":");
+        findings(&r.warnings, out);
+    }
+}

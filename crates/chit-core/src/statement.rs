@@ -10,58 +10,28 @@
 //! 6. the payload, under its kind's own schema and rules (paths under
 //!    `/payload`); a kind chit does not know is a warning, never a pass.
 
+use crate::across::Facts;
+use crate::check::{check_as, Checked, Context};
 use crate::envelope::{Envelope, Ids, TREESHIP_RECEIPT};
-use crate::json::{self, Limits};
+use crate::json;
 use crate::kinds::Kind;
 use crate::report::Report;
-use crate::streams::Facts;
 use crate::time::is_rfc3339;
-use crate::trust::Trust;
 
 /// The statement type Treeship writes.
 pub const STATEMENT_TYPE: &str = "treeship/receipt/v1";
 
-/// What checking an envelope found: the report (its kind is the payload's
-/// where chit knows it) and the envelope's ids where it could be read.
-pub struct Checked {
-    pub report: Report,
-    pub ids: Option<Ids>,
-    /// The statement's kind, as written.
-    pub statement_kind: Option<String>,
-    /// A packet's or recompute result's facts, for the checks across documents.
-    pub facts: Option<Facts>,
-}
-
-/// The options of a check.
-#[derive(Clone, Copy, Debug)]
-pub struct Policy<'a> {
-    pub trust: Option<&'a Trust>,
-    /// Distinct trusted keys required (at least 1).
-    pub threshold: usize,
-    /// The art id the envelope was filed under (from its file name), if any.
-    pub expected_art: Option<&'a str>,
-    pub limits: &'a Limits,
-    /// Where the envelope came from, for findings across documents.
-    pub source: &'a crate::streams::Origin,
-    /// The statement kind the caller expects (`--kind`), if any.
-    pub expected_kind: Option<&'a str>,
-}
-
-pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
+/// Checks an envelope, step by step, under what the caller knows.
+pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
     let mut report = Report::new("envelope");
     let Some(env) = Envelope::read(doc, &mut report) else {
-        return Checked {
-            report,
-            ids: None,
-            statement_kind: None,
-            facts: None,
-        };
+        return Checked::of(report);
     };
     let pae = env.pae();
     let ids = Ids::of_pae(&pae);
 
     // 2. Signatures: the distinct trusted keys that signed.
-    let signers: Vec<crate::keys::PublicKey> = if let Some(trust) = policy.trust {
+    let signers: Vec<crate::keys::PublicKey> = if let Some(trust) = ctx.trust {
         env.signers(&pae, trust.public_keys(), &mut report)
             .into_iter()
             .copied()
@@ -77,7 +47,7 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
     };
 
     // 3. Art id.
-    if let Some(want) = policy.expected_art {
+    if let Some(want) = ctx.expected_art {
         if want != ids.artifact_id {
             report.error(
                 "art",
@@ -92,7 +62,7 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
 
     // 4. Statement. Another payload type is carried, signed, but unchecked.
     let statement = if env.payload_type == TREESHIP_RECEIPT {
-        match json::parse(&env.payload, policy.limits) {
+        match json::parse(&env.payload, &ctx.limits) {
             Ok(s) => Some(s),
             Err(e) => {
                 report.error(
@@ -117,7 +87,7 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
     let kind = statement
         .as_ref()
         .and_then(|s| statement_shape(s, &mut report));
-    if let Some(want) = policy.expected_kind {
+    if let Some(want) = ctx.kind.map(Kind::name) {
         if kind.as_deref() != Some(want) {
             report.error(
                 "statement",
@@ -134,7 +104,7 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
     // whatever the payload type: a key limited to some kinds may sign no
     // payload that is not a statement of one of them.
     let mut signer = None;
-    if let Some(trust) = policy.trust {
+    if let Some(trust) = ctx.trust {
         let mut allowed = 0;
         for key in &signers {
             let entries: Vec<&crate::trust::TrustedKey> =
@@ -160,13 +130,13 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
                 );
             }
         }
-        if allowed < policy.threshold {
+        if allowed < ctx.threshold {
             report.error(
                 "threshold",
                 "/signatures",
                 format!(
                     "{allowed} distinct trusted key(s) signed; {} required",
-                    policy.threshold
+                    ctx.threshold
                 ),
             );
         }
@@ -194,13 +164,12 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
                 match named.or(declared) {
                     Some(k) => {
                         report.kind = k.name();
-                        let inner = k.check_val(payload);
+                        let inner = check_as(k, payload, ctx);
                         if named.is_some() {
                             facts = Facts::of(
                                 k,
                                 payload,
                                 &inner,
-                                policy.source.clone(),
                                 signer,
                                 Some(ids.artifact_id.as_str().into()),
                             );
@@ -227,7 +196,7 @@ pub fn check(doc: &crate::Doc, policy: &Policy) -> Checked {
     }
     Checked {
         report,
-        ids: Some(ids),
+        artifact_id: Some(ids.artifact_id),
         statement_kind: kind,
         facts,
     }
@@ -309,4 +278,122 @@ fn statement_shape(statement: &crate::Doc, report: &mut Report) -> Option<String
         report.error("statement", "/kind", "the statement needs a kind");
     }
     kind
+}
+
+/// Why chit will not sign a payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SignError {
+    /// A statement's payload is a JSON object (exit 1).
+    NotAnObject,
+    /// As the kind named, the payload breaks these rules (exit 1).
+    Breaks {
+        kind: &'static str,
+        rules: Vec<&'static str>,
+    },
+    /// The subject is not an art id (exit 2).
+    NotAnArtId(String),
+    /// The statement did not read back (exit 2).
+    Internal(String),
+}
+
+impl SignError {
+    /// Whether the payload breaks a rule (exit 1) rather than the request
+    /// being wrong (exit 2).
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, SignError::NotAnObject | SignError::Breaks { .. })
+    }
+}
+
+impl std::fmt::Display for SignError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SignError::NotAnObject => f.write_str("a payload must be a JSON object"),
+            SignError::Breaks { kind, rules } => {
+                write!(f, "as a {kind} it breaks {}", rules.join(", "))
+            }
+            SignError::NotAnArtId(s) => write!(
+                f,
+                "--subject {s} is not an art id (art_ and 32 lower-case hex digits)"
+            ),
+            SignError::Internal(why) => {
+                write!(f, "internal error: the statement does not read back: {why}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SignError {}
+
+/// What a signed statement says besides its payload.
+#[derive(Clone, Copy, Debug)]
+pub struct Claim<'a> {
+    /// The statement's kind (a payload of a kind chit knows must pass it).
+    pub kind: &'a str,
+    /// The system that made it (a URI).
+    pub system: &'a str,
+    /// The art id of the receipt it is about, if any.
+    pub subject: Option<&'a str>,
+    /// When it was made, in seconds since 1970 (UTC).
+    pub at_unix_secs: u64,
+}
+
+/// Checks `payload` as the claim's kind (when chit knows the kind), then
+/// signs a statement around it: chit signs nothing it would reject.
+pub fn sign_checked(
+    key: &crate::keys::SecretKey,
+    claim: Claim,
+    payload: crate::Val,
+) -> Result<Envelope, SignError> {
+    if !payload.is_object() {
+        return Err(SignError::NotAnObject);
+    }
+    if let Some(kind) = Kind::from_name(claim.kind) {
+        let report = kind.check_val(payload);
+        let mut rules: Vec<&'static str> = report.errors.iter().map(|f| f.rule).collect();
+        rules.sort_unstable();
+        rules.dedup();
+        if !rules.is_empty() {
+            return Err(SignError::Breaks {
+                kind: kind.name(),
+                rules,
+            });
+        }
+    }
+    sign(key, claim, payload.to_value())
+}
+
+/// Signs a Treeship receipt statement around `payload`. The statement is
+/// written as RFC 8785 canonical JSON: the same payload and claim always
+/// give the same bytes, whatever their spelling.
+pub fn sign(
+    key: &crate::keys::SecretKey,
+    claim: Claim,
+    payload: serde_json::Value,
+) -> Result<Envelope, SignError> {
+    if let Some(s) = claim.subject {
+        if !crate::envelope::is_art_id(s) {
+            return Err(SignError::NotAnArtId(s.to_owned()));
+        }
+    }
+    let mut st = serde_json::Map::new();
+    st.insert("type".into(), STATEMENT_TYPE.into());
+    st.insert(
+        "timestamp".into(),
+        crate::time::format_unix_utc(claim.at_unix_secs).into(),
+    );
+    st.insert("system".into(), claim.system.into());
+    if let Some(s) = claim.subject {
+        st.insert("subject".into(), serde_json::json!({ "artifactId": s }));
+    }
+    st.insert("kind".into(), claim.kind.into());
+    st.insert("payload".into(), payload);
+    let text = serde_json::to_vec(&serde_json::Value::Object(st))
+        .map_err(|e| SignError::Internal(e.to_string()))?;
+    let doc = json::parse(&text, &crate::Limits::default())
+        .map_err(|e| SignError::Internal(e.to_string()))?;
+    Ok(Envelope::sign(
+        TREESHIP_RECEIPT,
+        crate::canon::to_vec(doc.root(), crate::canon::Profile::Jcs),
+        key,
+    ))
 }

@@ -2,9 +2,9 @@
 //! valid, each projected field and each digest is checked, epoch rebinds,
 //! -0, lone surrogates, key order, and every limit of the profile.
 
+use chit_core::across::{Facts, Origin};
 use chit_core::kinds::executor_packet::{self as xp, RebindFacts};
 use chit_core::lattice::{self, Value};
-use chit_core::streams::Origin;
 
 /// A small deterministic generator (splitmix64).
 struct Rng(u64);
@@ -191,6 +191,7 @@ fn facts(bytes: &[u8], name: &str) -> RebindFacts {
     xp::check_bytes(bytes, Origin::new(name, None))
         .unwrap()
         .facts
+        .and_then(Facts::into_rebind)
         .unwrap()
 }
 
@@ -382,7 +383,10 @@ fn plan_epoch_past_the_safe_integers_is_refused() {
         // No rebind facts for a packet that breaks the schema.
         let checked = xp::check_bytes(&bytes, Origin::new("p.json", None)).unwrap();
         assert_eq!(
-            checked.facts.map(|f| (f.valid, f.plan_epoch)),
+            checked
+                .facts
+                .and_then(Facts::into_rebind)
+                .map(|f| (f.valid, f.plan_epoch)),
             ok.then_some((true, Some(epoch as u64))),
             "{epoch}"
         );

@@ -1,23 +1,48 @@
-//! How an outcome is written: for a person, as JSON, or as Markdown.
+//! How a verdict is written: for a person, as JSON, or as Markdown.
 //!
-//! Human output carries ANSI styles; the writer strips them unless colour is
-//! wanted (see `main`), so rendering never has to ask about the terminal.
+//! Human text is styled with the [`Palette`] the output chose (empty styles
+//! when colour is off), so rendering never asks about the terminal and no
+//! layer has to strip anything. JSON is `chit_core`'s own writer, byte for
+//! byte what the core gives every front end.
 
 use crate::cli::Format;
-use crate::verify::Outcome;
-use anstyle::{AnsiColor, Style};
+use crate::output::Palette;
 use chit_core::kinds::run_receipt;
-use chit_core::{Doc, Finding};
+use chit_core::{Doc, Report};
 use std::fmt::Write;
 
-const GOOD: Style = AnsiColor::Green.on_default().bold();
-const BAD: Style = AnsiColor::Red.on_default().bold();
-const WARN: Style = AnsiColor::Yellow.on_default();
-const RULE: Style = Style::new().bold();
+/// What became of one input.
+pub struct Outcome<'a> {
+    pub file: &'a str,
+    /// The line, with --lines.
+    pub line: Option<usize>,
+    /// The report, or why the input could not be read.
+    pub result: Result<Report, String>,
+    /// A signed receipt's art id.
+    pub artifact_id: Option<String>,
+}
 
-pub fn render(o: &Outcome, doc: Option<&Doc>, format: Format) -> String {
+impl Outcome<'_> {
+    pub fn status(&self) -> Status {
+        match &self.result {
+            Err(_) => Status::Unreadable,
+            Ok(r) if r.valid() => Status::Valid,
+            Ok(_) => Status::Invalid,
+        }
+    }
+}
+
+/// An input's standing in the summary and the exit status.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Valid,
+    Invalid,
+    Unreadable,
+}
+
+pub fn render(o: &Outcome, doc: Option<&Doc>, format: Format, p: &Palette) -> String {
     match format {
-        Format::Human => human(o),
+        Format::Human => human(o, p),
         Format::Json => json_line(o),
         Format::Markdown => markdown(o, doc),
     }
@@ -30,86 +55,93 @@ fn label(o: &Outcome) -> String {
     }
 }
 
-fn human(o: &Outcome) -> String {
+fn human(o: &Outcome, p: &Palette) -> String {
+    let Palette {
+        good, bad, rule, ..
+    } = *p;
     let mut s = String::with_capacity(64);
     let name = label(o);
     match &o.result {
         Err(why) => {
-            let _ = writeln!(s, "{BAD}UNREADABLE{BAD:#} {name}");
-            let _ = writeln!(s, "  {BAD}error{BAD:#} {RULE}read{RULE:#}: {why}");
+            let _ = writeln!(s, "{bad}UNREADABLE{bad:#} {name}");
+            let _ = writeln!(s, "  {bad}error{bad:#} {rule}read{rule:#}: {why}");
         }
         Ok(r) => {
             if r.valid() {
-                let _ = writeln!(s, "{GOOD}VALID{GOOD:#} {name}");
+                let _ = writeln!(s, "{good}VALID{good:#} {name}");
             } else {
-                let _ = writeln!(s, "{BAD}INVALID{BAD:#} {name}");
+                let _ = writeln!(s, "{bad}INVALID{bad:#} {name}");
             }
-            finding_lines(&mut s, r);
+            finding_lines(&mut s, r, p);
         }
     }
     s
 }
 
 /// A check across documents (a packet stream, a recompute result against
-/// its packet): `VALID stream NAME (detail)` and findings, or one JSON line
-/// `{"stream"|"recompute": NAME, "valid", "errors", "warnings"}`.
+/// its packet, a rebind): `VALID stream NAME (detail)` and findings, or one
+/// JSON line.
 pub fn cross(
     out: &mut dyn std::io::Write,
     format: Format,
-    what: &str,
-    name: &str,
-    detail: &str,
-    r: &chit_core::Report,
+    c: &chit_core::across::CrossReport,
+    p: &Palette,
 ) -> std::io::Result<()> {
+    let what = c.subject.name();
     match format {
         Format::Json => {
             let mut line = Vec::with_capacity(128);
-            line.extend_from_slice(b"{\"");
-            line.extend_from_slice(what.as_bytes());
-            line.extend_from_slice(b"\":");
-            js(name, &mut line);
-            verdict_fields(r, &mut line);
-            line.extend_from_slice(b"}\n");
+            chit_core::report::json::cross_line(what, &c.name, &c.report, &mut line);
             out.write_all(&line)
         }
         _ => {
             let mut s = String::new();
-            let verdict = if r.valid() {
-                format!("{GOOD}VALID{GOOD:#}")
+            let verdict = if c.report.valid() {
+                format!("{}VALID{:#}", p.good, p.good)
             } else {
-                format!("{BAD}INVALID{BAD:#}")
+                format!("{}INVALID{:#}", p.bad, p.bad)
             };
-            let _ = writeln!(s, "{verdict} {what} {name} ({detail})");
-            finding_lines(&mut s, r);
+            let _ = writeln!(s, "{verdict} {what} {} ({})", c.name, c.detail);
+            finding_lines(&mut s, &c.report, p);
             out.write_all(s.as_bytes())
         }
     }
 }
 
 /// The `  error RULE: message` and `  warning RULE: message` lines of a report.
-fn finding_lines(s: &mut String, r: &chit_core::Report) {
+fn finding_lines(s: &mut String, r: &Report, p: &Palette) {
+    let Palette {
+        bad, warn, rule, ..
+    } = *p;
     for f in &r.errors {
         let _ = writeln!(
             s,
-            "  {BAD}error{BAD:#} {RULE}{}{RULE:#}: {}",
+            "  {bad}error{bad:#} {rule}{}{rule:#}: {}",
             f.rule, f.message
         );
     }
     for f in &r.warnings {
         let _ = writeln!(
             s,
-            "  {WARN}warning{WARN:#} {RULE}{}{RULE:#}: {}",
+            "  {warn}warning{warn:#} {rule}{}{rule:#}: {}",
             f.rule, f.message
         );
     }
 }
 
-pub fn summary(total: usize, valid: usize, invalid: usize, unreadable: usize) -> String {
+pub fn summary(
+    total: usize,
+    valid: usize,
+    invalid: usize,
+    unreadable: usize,
+    p: &Palette,
+) -> String {
+    let Palette { good, bad, .. } = *p;
     let noun = if total == 1 { "input" } else { "inputs" };
-    let mut s = format!("{total} {noun}: {GOOD}{valid} valid{GOOD:#}");
+    let mut s = format!("{total} {noun}: {good}{valid} valid{good:#}");
     let part = |n: usize, what: &str| {
         if n > 0 {
-            format!(", {BAD}{n} {what}{BAD:#}")
+            format!(", {bad}{n} {what}{bad:#}")
         } else {
             format!(", {n} {what}")
         }
@@ -119,71 +151,16 @@ pub fn summary(total: usize, valid: usize, invalid: usize, unreadable: usize) ->
     s
 }
 
-/// A JSON string, as chit writes every string (JSON.stringify's escapes).
-fn js(s: &str, out: &mut Vec<u8>) {
-    chit_core::canon::write_string(s, out);
-}
-
-fn findings(list: &[Finding], out: &mut Vec<u8>) {
-    out.push(b'[');
-    for (i, f) in list.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"{\"rule\":");
-        js(f.rule, out);
-        out.extend_from_slice(b",\"message\":");
-        js(&f.message, out);
-        out.extend_from_slice(b",\"path\":");
-        js(&f.path, out);
-        out.push(b'}');
-    }
-    out.push(b']');
-}
-
-/// The `,"valid":…,"errors":[…],"warnings":[…]` members of a JSON line.
-fn verdict_fields(r: &chit_core::Report, out: &mut Vec<u8>) {
-    out.extend_from_slice(if r.valid() {
-        b",\"valid\":true"
-    } else {
-        b",\"valid\":false"
-    });
-    out.extend_from_slice(b",\"errors\":");
-    findings(&r.errors, out);
-    out.extend_from_slice(b",\"warnings\":");
-    findings(&r.warnings, out);
-}
-
-/// One line of `--json`, its fields in the documented order:
-/// file, line (with --lines), kind, valid, errors, warnings.
+/// One line of `--json`, as `chit_core::report::json` writes it.
 fn json_line(o: &Outcome) -> String {
     let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"file\":");
-    js(o.file, &mut out);
-    if let Some(n) = o.line {
-        out.extend_from_slice(format!(",\"line\":{n}").as_bytes());
-    }
-    if let Some(art) = &o.artifact_id {
-        out.extend_from_slice(b",\"artifact_id\":");
-        js(art, &mut out);
-    }
-    out.extend_from_slice(b",\"kind\":");
-    match &o.result {
-        Err(why) => {
-            out.extend_from_slice(b"null,\"valid\":false,\"errors\":");
-            findings(&[Finding::new("read", "", why.as_str())], &mut out);
-            out.extend_from_slice(b",\"warnings\":[]");
-        }
-        Ok(r) => {
-            if r.kind.is_empty() {
-                out.extend_from_slice(b"null");
-            } else {
-                js(r.kind, &mut out);
-            }
-            verdict_fields(r, &mut out);
-        }
-    }
-    out.extend_from_slice(b"}\n");
+    chit_core::report::json::verdict_line(
+        o.file,
+        o.line,
+        o.artifact_id.as_deref(),
+        o.result.as_ref().map_err(String::as_str),
+        &mut out,
+    );
     String::from_utf8(out).unwrap_or_default()
 }
 

@@ -6,8 +6,8 @@
 //! every case, and the rule that decides it must be the one the mutation
 //! breaks.
 
+use chit_core::across::Origin;
 use chit_core::kinds::executor_packet as xp;
-use chit_core::streams::Origin;
 use std::collections::BTreeMap;
 
 const SEED: u64 = 2026;

@@ -9,7 +9,7 @@
 //! ids, except the cases built to land on a documented difference, which must
 //! differ in exactly the documented way.
 
-use chit_core::{json::Limits, Kind};
+use chit_core::{json::Limits, Context, Kind};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -57,7 +57,12 @@ fn recorded() -> Vec<(String, Verdict)> {
 }
 
 fn chit(text: &str) -> Verdict {
-    match chit_core::verify_bytes(text.as_bytes(), &Limits::default(), Some(Kind::RunReceipt)) {
+    let ctx = Context {
+        kind: Some(Kind::RunReceipt),
+        limits: Limits::default(),
+        ..Context::default()
+    };
+    match chit_core::check(text.as_bytes(), &ctx).map(|c| c.report) {
         Err(e) => Verdict {
             valid: false,
             errors: ["read".to_string()].into(),

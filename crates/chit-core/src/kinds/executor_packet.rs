@@ -4,12 +4,13 @@
 //! digests follow Lattice's canonical profile ([`crate::lattice`]), not
 //! RFC 8785.
 
+use crate::across::{Facts, Origin};
+use crate::check::Checked;
 use crate::digest::sha256_hex;
 use crate::doc::{Kind as ValKind, Val};
 use crate::lattice::{self, Value};
 use crate::report::Report;
 use crate::schema;
-use crate::streams::Origin;
 
 pub const KIND: &str = "lattice.executor_packet.v1";
 
@@ -34,12 +35,6 @@ pub struct RebindFacts {
     pub context_content_digest: Option<String>,
     /// Whether the packet is valid on its own (X1-X4).
     pub valid: bool,
-}
-
-/// One packet, checked.
-pub struct Checked {
-    pub report: Report,
-    pub facts: Option<RebindFacts>,
 }
 
 /// Both digests, cut from the packet's canonical bytes: (the digest of the
@@ -106,10 +101,7 @@ pub fn recognise(bytes: &[u8], forced: bool) -> Option<Result<Value, lattice::Er
 pub fn refused(why: &str) -> Checked {
     let mut r = Report::new(KIND);
     r.error("X2", "", format!("{why}; Lattice refuses the packet"));
-    Checked {
-        report: r,
-        facts: None,
-    }
+    Checked::of(r)
 }
 
 /// Checks a packet's bytes: all of X1-X5. A read error is returned as is
@@ -180,7 +172,10 @@ pub fn check_value(v: &Value, bytes: Option<&[u8]>, source: Origin) -> Checked {
             })
         })
         .flatten();
-    Checked { report: r, facts }
+    Checked {
+        facts: facts.map(Facts::Rebind),
+        ..Checked::of(r)
+    }
 }
 
 /// X1: the schema, under rule `schema`. The canonical bytes are read by

@@ -1,9 +1,11 @@
 //! `verification.recompute.v1`: a verifier's result of re-running one
 //! packet. R3 and R4 hold for a result alone; R1 needs its envelope (see
 //! [`crate::statement`]) and R1-R2 against the packet need the packet
-//! ([`crate::streams::recompute_against_packet`]).
+//! ([`recompute_against_packet`], fed by [`crate::across::Across`]).
 
+use crate::across::Origin;
 use crate::doc::Val;
+use crate::kinds::packet::stream::{Fingerprint, PacketFacts};
 use crate::report::Report;
 use crate::schema;
 
@@ -64,4 +66,230 @@ fn r3_distance_decides(
         ),
         _ => {}
     }
+}
+
+/// What the cross-checks need of one (schema-valid) recompute result.
+#[derive(Clone, Debug)]
+pub struct RecomputeFacts {
+    pub source: Origin,
+    /// The art id of the packet receipt it checks (`packet`).
+    pub packet: String,
+    pub packet_id: String,
+    pub verdict: String,
+    pub output_digest_recomputed: Option<Fingerprint>,
+}
+
+impl RecomputeFacts {
+    pub fn read(v: Val, source: Origin) -> Option<RecomputeFacts> {
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str());
+        Some(RecomputeFacts {
+            source,
+            packet: s("packet")?.to_owned(),
+            packet_id: s("packet_id")?.to_owned(),
+            verdict: s("verdict")?.to_owned(),
+            output_digest_recomputed: s("output_digest_recomputed").map(Fingerprint::of),
+        })
+    }
+}
+
+/// R1 and R2 of a recompute result against the packet receipt it names.
+pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> Report {
+    let mut r = Report::new(KIND);
+    if *rec.packet_id != *packet.packet_id {
+        r.error(
+            "R1",
+            "/payload/packet_id",
+            format!(
+                "packet_id {} differs from the packet's {}",
+                rec.packet_id, packet.packet_id
+            ),
+        );
+    }
+    if packet.bit_exact && rec.verdict != "inconclusive" {
+        if let Some(out) = rec.output_digest_recomputed {
+            let want = if out == packet.output_digest {
+                "match"
+            } else {
+                "mismatch"
+            };
+            if rec.verdict != want {
+                r.error(
+                    "R2",
+                    "/payload/verdict",
+                    format!("the recomputed output digest {} the packet's, so the verdict is {want}, not {}",
+                        if want == "match" { "equals" } else { "differs from" }, rec.verdict),
+                );
+            }
+        }
+    }
+    r
+}
+
+/// A signed packet ready to re-run: its envelope's art id and the fields a
+/// recompute result names or compares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PacketToRerun {
+    pub art_id: String,
+    pub packet_id: String,
+    pub input_digest: String,
+    pub output_digest: String,
+    /// `bit_exact`, `bounded`, `none`, or empty when the packet claims none.
+    pub reproducibility: String,
+}
+
+/// Why a packet cannot be re-run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RerunError {
+    /// Not a DSSE envelope (payload, payloadType, signatures).
+    NotAnEnvelope,
+    /// The envelope or its packet breaks these rules.
+    Breaks(Vec<&'static str>),
+    /// The statement is not a `verification.packet.v1`.
+    NotAPacket,
+}
+
+impl std::fmt::Display for RerunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RerunError::NotAnEnvelope => {
+                f.write_str("not a signed envelope (payload, payloadType, signatures)")
+            }
+            RerunError::Breaks(rules) => write!(f, "it breaks {}", rules.join(", ")),
+            RerunError::NotAPacket => f.write_str("not a verification.packet.v1 receipt"),
+        }
+    }
+}
+
+impl std::error::Error for RerunError {}
+
+/// Checks a signed packet before it is re-run: the envelope, the statement
+/// and the packet, as `chit verify --kind verification.packet.v1` does.
+/// Without `trust` its signature cannot be checked, and only that is let
+/// pass (the caller says so).
+pub fn packet_to_rerun(
+    doc: &crate::Doc,
+    trust: Option<&crate::trust::Trust>,
+) -> Result<PacketToRerun, RerunError> {
+    if !crate::envelope::looks_like_envelope(doc) {
+        return Err(RerunError::NotAnEnvelope);
+    }
+    let ctx = crate::check::Context {
+        kind: Some(crate::Kind::Packet),
+        trust,
+        ..Default::default()
+    };
+    let checked = crate::statement::check(doc, &ctx);
+    let mut rules: Vec<&'static str> = checked.report.errors.iter().map(|f| f.rule).collect();
+    if trust.is_none() {
+        rules.retain(|r| *r != "trust");
+    }
+    rules.sort_unstable();
+    rules.dedup();
+    if !rules.is_empty() {
+        return Err(RerunError::Breaks(rules));
+    }
+    if checked.statement_kind.as_deref() != Some(crate::kinds::packet::KIND) {
+        return Err(RerunError::NotAPacket);
+    }
+    let mut report = Report::new("envelope");
+    let env = crate::envelope::Envelope::read(doc, &mut report).ok_or(RerunError::NotAnEnvelope)?;
+    let statement =
+        crate::json::parse(&env.payload, &ctx.limits).map_err(|_| RerunError::NotAPacket)?;
+    let payload = statement
+        .root()
+        .get("payload")
+        .ok_or(RerunError::NotAPacket)?;
+    let field = |k: &str| {
+        payload
+            .get(k)
+            .and_then(|x| x.as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
+    Ok(PacketToRerun {
+        art_id: env.ids().artifact_id,
+        packet_id: field("packet_id"),
+        input_digest: field("input_digest"),
+        output_digest: field("output_digest"),
+        reproducibility: field("reproducibility"),
+    })
+}
+
+/// What re-running a packet's workload gave.
+#[derive(Clone, Debug)]
+pub struct Rerun {
+    /// The workload's exit status, when it did not succeed.
+    pub failed: Option<String>,
+    /// The digest of its output, in the packet's algorithm.
+    pub output_digest: String,
+    /// For a bounded claim: the distance between the outputs and the
+    /// largest distance allowed, when both could be had.
+    pub distance: Option<(f64, f64)>,
+}
+
+/// The recompute result for `packet` re-run as `rerun`: its verdict, and
+/// the `verification.recompute.v1` document to sign. A `match` or
+/// `mismatch` is decided by the packet's claim: `bit_exact` by the output
+/// digests, `bounded` by the distance against the threshold; anything else
+/// (or a failed workload) is `inconclusive`, saying why in `notes`.
+pub fn result(
+    packet: &PacketToRerun,
+    rerun: &Rerun,
+    recomputed_at: String,
+) -> (&'static str, serde_json::Value) {
+    let mut result = serde_json::Map::new();
+    result.insert("schema".into(), KIND.into());
+    result.insert("packet".into(), packet.art_id.clone().into());
+    result.insert("packet_id".into(), packet.packet_id.clone().into());
+    let claim = packet.reproducibility.as_str();
+    result.insert(
+        "method".into(),
+        if claim.is_empty() { "none" } else { claim }.into(),
+    );
+    let (verdict, notes): (&'static str, Option<String>) = match &rerun.failed {
+        Some(status) => (
+            "inconclusive",
+            Some(format!("the workload exited with {status}")),
+        ),
+        None => {
+            result.insert(
+                "output_digest_recomputed".into(),
+                rerun.output_digest.clone().into(),
+            );
+            match claim {
+                "bit_exact" => (
+                    if rerun.output_digest == packet.output_digest {
+                        "match"
+                    } else {
+                        "mismatch"
+                    },
+                    None,
+                ),
+                "bounded" => match rerun.distance {
+                    Some((d, max)) => {
+                        result.insert("distance".into(), serde_json::json!(d));
+                        result.insert("threshold".into(), serde_json::json!(max));
+                        (if d <= max { "match" } else { "mismatch" }, None)
+                    }
+                    None => (
+                        "inconclusive",
+                        Some(
+                            "a bounded claim needs --distance-cmd and --max-distance to decide"
+                                .into(),
+                        ),
+                    ),
+                },
+                _ => (
+                    "inconclusive",
+                    Some("the packet claims no reproducibility, so nothing decides a match".into()),
+                ),
+            }
+        }
+    };
+    result.insert("verdict".into(), verdict.into());
+    if let Some(n) = notes {
+        result.insert("notes".into(), n.into());
+    }
+    result.insert("recomputed_at".into(), recomputed_at.into());
+    (verdict, serde_json::Value::Object(result))
 }

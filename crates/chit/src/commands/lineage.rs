@@ -1,7 +1,10 @@
 //! `chit lineage`: commit a bound, measure an endpoint, open commitments.
 
 use crate::cli::{BoundArgs, MeasureArgs, OpenArgs};
-use crate::{inputs, keycmd, Fail};
+use crate::exit::{CmdResult, Exit, Failure};
+use crate::files::write_new;
+use crate::inputs;
+use crate::output::Output;
 use anstream::eprintln;
 use chit_core::kinds::lineage::Transcript;
 use chit_core::lineage::{self as math, Bound, Class};
@@ -12,8 +15,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-type CmdResult = Result<i32, Fail>;
-
 fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -21,31 +22,7 @@ fn now_secs() -> u64 {
         .as_secs()
 }
 
-/// Writes `text` to a new file (never over an existing one).
-fn write_new(path: &Path, text: &str) -> Result<(), Fail> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                Fail(
-                    2,
-                    format!(
-                        "{} exists; chit never overwrites it (choose another name)",
-                        path.display()
-                    ),
-                )
-            } else {
-                Fail(2, format!("cannot write {}: {e}", path.display()))
-            }
-        })?;
-    f.write_all(text.as_bytes())
-        .and_then(|_| f.sync_all())
-        .map_err(|e| Fail(2, format!("cannot write {}: {e}", path.display())))
-}
-
-pub fn bound(a: &BoundArgs, out: &mut dyn Write) -> CmdResult {
+pub fn bound(a: &BoundArgs, out: &mut Output) -> CmdResult {
     let b = Bound {
         committed_at: chit_core::time::format_unix_utc(now_secs()),
         max_differing_positions: a.max_differing_positions,
@@ -63,46 +40,38 @@ pub fn bound(a: &BoundArgs, out: &mut dyn Write) -> CmdResult {
         "bound_digest_sha256": digest,
     });
     let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
-    write_new(&a.out, &text)?;
+    write_new(&a.out, text.as_bytes())?;
     let _ = writeln!(out, "committed {} at {}", a.out.display(), b.committed_at);
     let _ = writeln!(out, "bound_digest_sha256 {digest}");
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// Reads a bound file and checks its digest.
-fn read_bound(path: &Path) -> Result<Bound, Fail> {
+fn read_bound(path: &Path) -> Result<Bound, Failure> {
     let bytes =
         inputs::read(&inputs::Source::File(path.to_path_buf()), 1 << 20).map_err(|why| {
-            Fail(
-                2,
-                format!("cannot read the bound {}: {why}", path.display()),
-            )
+            Failure::error(format!("cannot read the bound {}: {why}", path.display()))
         })?;
     let doc = chit_core::json::parse(&bytes, &Default::default())
-        .map_err(|e| Fail(2, format!("cannot read the bound {}: {e}", path.display())))?;
+        .map_err(|e| Failure::error(format!("cannot read the bound {}: {e}", path.display())))?;
     let b = Bound::from_val(doc.root()).ok_or_else(|| {
-        Fail(
-            2,
-            format!(
-                "{} is not a bound (write one with 'chit lineage bound')",
-                path.display()
-            ),
-        )
+        Failure::error(format!(
+            "{} is not a bound (write one with 'chit lineage bound')",
+            path.display()
+        ))
     })?;
     if chit_core::time::rfc3339_nanos(&b.committed_at).is_none() {
-        return Err(Fail(
-            2,
-            format!("{}: committed_at is not a UTC time", path.display()),
-        ));
+        return Err(Failure::error(format!(
+            "{}: committed_at is not a UTC time",
+            path.display()
+        )));
     }
     let recorded = doc
         .root()
         .get("bound_digest_sha256")
         .and_then(|d| d.as_str());
     if recorded.is_some_and(|d| d != b.digest()) {
-        return Err(Fail(
-            2,
-            format!(
+        return Err(Failure::error(format!(
                 "{}: bound_digest_sha256 does not match its fields (the bound was edited after it was committed)",
                 path.display()
             ),
@@ -112,9 +81,9 @@ fn read_bound(path: &Path) -> Result<Bound, Fail> {
 }
 
 /// Reads the request set: one `{"prompt", "max_tokens"?}` a line.
-fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Fail> {
+fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Failure> {
     let bytes = inputs::read(&inputs::Source::File(path.to_path_buf()), 64 << 20)
-        .map_err(|why| Fail(2, format!("cannot read {}: {why}", path.display())))?;
+        .map_err(|why| Failure::error(format!("cannot read {}: {why}", path.display())))?;
     let mut out = Vec::new();
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.iter().all(|b| b.is_ascii_whitespace()) {
@@ -122,25 +91,26 @@ fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Fail> {
         }
         let at = format!("{}:{}", path.display(), n + 1);
         let doc = chit_core::json::parse(line, &Default::default())
-            .map_err(|e| Fail(2, format!("{at}: {}", e.starting_at_line(n + 1))))?;
+            .map_err(|e| Failure::error(format!("{at}: {}", e.starting_at_line(n + 1))))?;
         let v = doc.root();
         if v.get("messages").is_some() {
-            return Err(Fail(
-                2,
-                format!("{at}: chat messages are not supported yet; give a prompt"),
-            ));
+            return Err(Failure::error(format!(
+                "{at}: chat messages are not supported yet; give a prompt"
+            )));
         }
         let prompt = v
             .get("prompt")
             .and_then(|p| p.as_str())
-            .ok_or_else(|| Fail(2, format!("{at}: each line needs a \"prompt\" string")))?;
+            .ok_or_else(|| Failure::error(format!("{at}: each line needs a \"prompt\" string")))?;
         let max_tokens = match v.get("max_tokens") {
             None => default_max,
             Some(m) => m
                 .as_i64()
                 .and_then(|x| u64::try_from(x).ok())
                 .filter(|x| *x >= 1)
-                .ok_or_else(|| Fail(2, format!("{at}: max_tokens must be a whole number ≥ 1")))?,
+                .ok_or_else(|| {
+                    Failure::error(format!("{at}: max_tokens must be a whole number ≥ 1"))
+                })?,
         };
         out.push(Request {
             prompt: prompt.to_owned(),
@@ -148,7 +118,10 @@ fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Fail> {
         });
     }
     if out.is_empty() {
-        return Err(Fail(2, format!("{} holds no requests", path.display())));
+        return Err(Failure::error(format!(
+            "{} holds no requests",
+            path.display()
+        )));
     }
     Ok(out)
 }
@@ -207,7 +180,7 @@ impl Observer for Shown {
     }
 }
 
-pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
+pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     let bound = read_bound(&a.bound)?;
     let committed = chit_core::time::rfc3339_nanos(&bound.committed_at).unwrap_or(i128::MAX);
     let now = SystemTime::now()
@@ -215,9 +188,7 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
         .unwrap_or_default()
         .as_nanos() as i128;
     if committed >= now {
-        return Err(Fail(
-            2,
-            format!(
+        return Err(Failure::error(format!(
                 "the bound in {} was committed at {}, not before now: a bound must be fixed before the measurement starts",
                 a.bound.display(),
                 bound.committed_at
@@ -225,23 +196,21 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
         ));
     }
     let requests = read_requests(&a.requests, a.max_tokens)?;
-    let key = keycmd::read_key(&a.key)?;
+    let key = super::key::read_key(&a.key)?;
     let numerics = match &a.numerics {
         None => NumericsFile::default(),
         Some(p) => {
             let text = std::fs::read_to_string(p)
-                .map_err(|e| Fail(2, format!("cannot read {}: {e}", p.display())))?;
-            NumericsFile::parse(&text).map_err(|e| Fail(2, format!("{}: {e}", p.display())))?
+                .map_err(|e| Failure::error(format!("cannot read {}: {e}", p.display())))?;
+            NumericsFile::parse(&text)
+                .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
         }
     };
     if a.out.exists() {
-        return Err(Fail(
-            2,
-            format!(
-                "{} exists; chit never overwrites a receipt",
-                a.out.display()
-            ),
-        ));
+        return Err(Failure::error(format!(
+            "{} exists; chit never overwrites a receipt",
+            a.out.display()
+        )));
     }
     let gateway = a.gateway_name.clone().unwrap_or_else(|| {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
@@ -268,7 +237,7 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
         fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
         filler_max_tokens: a.filler_max_tokens.max(1),
     };
-    let salt = chit_lineage::fresh_salt().map_err(|f| Fail(2, f.message))?;
+    let salt = chit_lineage::fresh_salt().map_err(|f| Failure::error(f.message))?;
     let header = serde_json::json!({
         "transcript": "chit numeric.lineage transcript 1",
         "lineage_id": plan.lineage_id,
@@ -290,15 +259,12 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
         chit_lineage::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(
             |e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    Fail(
-                        2,
-                        format!(
-                            "{} exists; chit never overwrites a transcript",
-                            a.transcript.display()
-                        ),
-                    )
+                    Failure::error(format!(
+                        "{} exists; chit never overwrites a transcript",
+                        a.transcript.display()
+                    ))
                 } else {
-                    Fail(2, format!("cannot write {}: {e}", a.transcript.display()))
+                    Failure::error(format!("cannot write {}: {e}", a.transcript.display()))
                 }
             },
         )?;
@@ -309,7 +275,7 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Fail(2, format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let stop = Arc::new(tokio::sync::Notify::new());
     let result = runtime.block_on(async {
         let s = stop.clone();
@@ -324,19 +290,23 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
     let measured = match result {
         Ok(m) => m,
         Err(f) => {
-            let code = if f.interrupted { 130 } else { 2 };
-            return Err(Fail(
-                code,
-                format!(
+            let exit = if f.interrupted {
+                Exit::Interrupted
+            } else {
+                Exit::Error
+            };
+            return Err(Failure {
+                exit,
+                message: format!(
                     "{}; no receipt was signed. The transcript so far is kept in {}, marked incomplete",
                     if f.interrupted { "interrupted (Ctrl-C)".to_owned() } else { f.message },
                     a.transcript.display()
                 ),
-            ));
+            });
         }
     };
     let text = serde_json::to_string_pretty(&measured.receipt).unwrap_or_default() + "\n";
-    write_new(&a.out, &text)?;
+    write_new(&a.out, text.as_bytes())?;
     table(out, &measured.levels)?;
     let d = measured.divergence;
     let c = d.comparison;
@@ -346,7 +316,7 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
         Class::Coupled => anstyle::AnsiColor::Red.on_default().bold(),
         Class::Indeterminate => anstyle::AnsiColor::Yellow.on_default().bold(),
     };
-    let io = |e: std::io::Error| Fail(2, format!("cannot write output: {e}"));
+    let io = |e: std::io::Error| Failure::error(format!("cannot write output: {e}"));
     writeln!(
         out,
         "divergence  levels 0 and {}: {} of {} positions differ{}",
@@ -366,11 +336,11 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
         measured.receipt["receipt_id"].as_str().unwrap_or("")
     )
     .map_err(io)?;
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
-fn table(out: &mut dyn Write, levels: &[LevelSummary]) -> Result<(), Fail> {
-    let io = |e: std::io::Error| Fail(2, format!("cannot write output: {e}"));
+fn table(out: &mut Output, levels: &[LevelSummary]) -> Result<(), Failure> {
+    let io = |e: std::io::Error| Failure::error(format!("cannot write output: {e}"));
     writeln!(
         out,
         "{:>5}  {:>11}  {:>8}  {:>10}  {:>8}  {:>8}",
@@ -394,26 +364,26 @@ fn table(out: &mut dyn Write, levels: &[LevelSummary]) -> Result<(), Fail> {
 }
 
 /// Reads a transcript for verify and open.
-pub fn read_transcript(path: &Path, limits: &chit_core::Limits) -> Result<Transcript, Fail> {
+pub fn read_transcript(path: &Path, limits: &chit_core::Limits) -> Result<Transcript, Failure> {
     let bytes = inputs::read(
         &inputs::Source::File(path.to_path_buf()),
         limits.max_size.max(1 << 30),
     )
     .map_err(|why| {
-        Fail(
-            2,
-            format!("cannot read the transcript {}: {why}", path.display()),
-        )
+        Failure::error(format!(
+            "cannot read the transcript {}: {why}",
+            path.display()
+        ))
     })?;
     Transcript::read(&bytes, limits).map_err(|why| {
-        Fail(
-            2,
-            format!("cannot read the transcript {}: {why}", path.display()),
-        )
+        Failure::error(format!(
+            "cannot read the transcript {}: {why}",
+            path.display()
+        ))
     })
 }
 
-pub fn open(a: &OpenArgs, out: &mut dyn Write) -> CmdResult {
+pub fn open(a: &OpenArgs, out: &mut Output) -> CmdResult {
     let t = read_transcript(&a.transcript, &Default::default())?;
     let mut items = vec![(
         "salt",
@@ -435,7 +405,7 @@ pub fn open(a: &OpenArgs, out: &mut dyn Write) -> CmdResult {
             ));
         }
     }
-    let io = |e: std::io::Error| Fail(2, format!("cannot write output: {e}"));
+    let io = |e: std::io::Error| Failure::error(format!("cannot write output: {e}"));
     if a.json {
         let v = serde_json::json!({
             "salt": t.salt,
@@ -447,7 +417,7 @@ pub fn open(a: &OpenArgs, out: &mut dyn Write) -> CmdResult {
             })).collect::<Vec<_>>(),
         });
         writeln!(out, "{v}").map_err(io)?;
-        return Ok(0);
+        return Ok(Exit::Ok);
     }
     writeln!(out, "salt  {}", t.salt).map_err(io)?;
     for (what, value, c, pre) in &items {
@@ -464,5 +434,5 @@ pub fn open(a: &OpenArgs, out: &mut dyn Write) -> CmdResult {
         "\nEach commitment is the SHA-256 of its preimage's bytes (RFC 8785 JSON), e.g.\n  printf '%s' 'PREIMAGE' | sha256sum"
     )
     .map_err(io)?;
-    Ok(0)
+    Ok(Exit::Ok)
 }

@@ -1,43 +1,16 @@
-//! Packet streams (`verification.packet.v1`), checked across packets: rules
-//! P1-P4, P6's order, P7, P8 and one signer per stream, plus recompute
-//! results checked against the packet they name (R1, R2).
+//! A packet stream (`verification.packet.v1`), checked across its packets:
+//! P1-P4, P6's order, P7, P8 and one signer per stream.
 //!
-//! A stream's bookkeeping is a few fields per packet, so a million packets
-//! are checked in one pass after sorting by sequence.
+//! A stream's bookkeeping is a few fields per packet ([`PacketFacts`]), so
+//! a million packets are checked in one pass after sorting by sequence.
 
+use crate::across::Origin;
 use crate::doc::Val;
 use crate::report::Report;
 use crate::time::rfc3339_nanos;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::sync::Arc;
-
-/// Where a document came from: a file, and its line in JSON Lines. The file
-/// name is shared by every line of the file.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Origin {
-    pub file: Arc<str>,
-    pub line: Option<usize>,
-}
-
-impl Origin {
-    pub fn new(file: impl Into<Arc<str>>, line: Option<usize>) -> Origin {
-        Origin {
-            file: file.into(),
-            line,
-        }
-    }
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(n) => write!(f, "{}:{n}", self.file),
-            None => f.write_str(&self.file),
-        }
-    }
-}
 
 /// A value the stream rules compare but never show (a digest): the first
 /// 16 bytes of its SHA-256. Two different values share a fingerprint only
@@ -104,130 +77,6 @@ impl PacketFacts {
     }
 }
 
-/// What the cross-checks need of one (schema-valid) recompute result.
-#[derive(Clone, Debug)]
-pub struct RecomputeFacts {
-    pub source: Origin,
-    /// The art id of the packet receipt it checks (`packet`).
-    pub packet: String,
-    pub packet_id: String,
-    pub verdict: String,
-    pub output_digest_recomputed: Option<Fingerprint>,
-}
-
-impl RecomputeFacts {
-    pub fn read(v: Val, source: Origin) -> Option<RecomputeFacts> {
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str());
-        Some(RecomputeFacts {
-            source,
-            packet: s("packet")?.to_owned(),
-            packet_id: s("packet_id")?.to_owned(),
-            verdict: s("verdict")?.to_owned(),
-            output_digest_recomputed: s("output_digest_recomputed").map(Fingerprint::of),
-        })
-    }
-}
-
-/// The cross-document facts of a packet or a recompute result.
-#[derive(Clone, Debug)]
-pub enum Facts {
-    Packet(PacketFacts),
-    Recompute(RecomputeFacts),
-    /// A Lattice executor packet, for epoch rebinds (X6).
-    Rebind(crate::kinds::executor_packet::RebindFacts),
-}
-
-impl Facts {
-    /// The facts of `v`, checked as `kind` and found `report`: only for a
-    /// packet or recompute result that passed its schema.
-    pub fn of(
-        kind: crate::Kind,
-        v: Val,
-        report: &Report,
-        source: Origin,
-        signer: Option<Arc<str>>,
-        art_id: Option<Box<str>>,
-    ) -> Option<Facts> {
-        if report.breaks("schema") {
-            return None;
-        }
-        match kind {
-            crate::Kind::Packet => PacketFacts::read(v, source, signer, art_id).map(Facts::Packet),
-            crate::Kind::Recompute => RecomputeFacts::read(v, source).map(Facts::Recompute),
-            crate::Kind::RunReceipt
-            | crate::Kind::Lineage
-            | crate::Kind::LatticePacket
-            | crate::Kind::ReasonAuthorization => None,
-        }
-    }
-}
-
-/// The facts of every packet and recompute result seen, gathered as they
-/// come: packets by stream (each stream's id kept once), results in order.
-#[derive(Default)]
-pub struct Gathered {
-    streams: BTreeMap<Arc<str>, Vec<PacketFacts>>,
-    results: Vec<RecomputeFacts>,
-    rebinds: Vec<crate::kinds::executor_packet::RebindFacts>,
-}
-
-impl Gathered {
-    pub fn add(&mut self, facts: Facts) {
-        match facts {
-            Facts::Packet(mut p) => {
-                if let Some((id, _)) = self.streams.get_key_value(&p.stream_id) {
-                    p.stream_id = id.clone();
-                }
-                self.streams.entry(p.stream_id.clone()).or_default().push(p);
-            }
-            Facts::Recompute(r) => self.results.push(r),
-            Facts::Rebind(f) => self.rebinds.push(f),
-        }
-    }
-
-    /// Epoch rebinds (X6): each `todo_id` given more than one Lattice
-    /// packet, with how many and the findings.
-    pub fn rebinds(&mut self) -> Vec<(String, usize, Report)> {
-        crate::kinds::executor_packet::rebinds(std::mem::take(&mut self.rebinds))
-    }
-
-    pub fn packets(&self) -> usize {
-        self.streams.values().map(Vec::len).sum()
-    }
-
-    /// Each recompute result whose packet is among the packets, checked
-    /// against it (R1, R2): the result's origin, its packet's art id and
-    /// the findings.
-    pub fn recompute_results(&self) -> Vec<(Origin, String, Report)> {
-        let by_art: HashMap<&str, &PacketFacts> = self
-            .streams
-            .values()
-            .flatten()
-            .filter_map(|p| p.art_id.as_deref().map(|a| (a, p)))
-            .collect();
-        self.results
-            .iter()
-            .filter_map(|r| {
-                let p = by_art.get(r.packet.as_str())?;
-                Some((
-                    r.source.clone(),
-                    r.packet.clone(),
-                    recompute_against_packet(r, p),
-                ))
-            })
-            .collect()
-    }
-
-    /// Checks each stream (P1-P8); with `expect_count`, every stream must
-    /// hold exactly that many packets.
-    pub fn check_streams(self, expect_count: Option<usize>) -> Vec<StreamReport> {
-        self.streams
-            .into_iter()
-            .map(|(stream, ps)| check_stream(&stream, ps, expect_count))
-            .collect()
-    }
-}
-
 /// One stream's findings.
 pub struct StreamReport {
     pub stream: String,
@@ -238,14 +87,17 @@ pub struct StreamReport {
 /// Groups packets by stream and checks each stream. With `expect_count`,
 /// every stream must hold exactly that many packets (P8).
 pub fn check_streams(packets: Vec<PacketFacts>, expect_count: Option<usize>) -> Vec<StreamReport> {
-    let mut all = Gathered::default();
+    let mut streams: BTreeMap<Arc<str>, Vec<PacketFacts>> = BTreeMap::new();
     for p in packets {
-        all.add(Facts::Packet(p));
+        streams.entry(p.stream_id.clone()).or_default().push(p);
     }
-    all.check_streams(expect_count)
+    streams
+        .into_iter()
+        .map(|(stream, ps)| check_stream(&stream, ps, expect_count))
+        .collect()
 }
 
-fn check_stream(
+pub(crate) fn check_stream(
     stream: &str,
     mut ps: Vec<PacketFacts>,
     expect_count: Option<usize>,
@@ -512,42 +364,10 @@ fn one_signer(ps: &[PacketFacts], r: &mut Report) {
     }
 }
 
-/// R1 and R2 of a recompute result against the packet receipt it names.
-pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> Report {
-    let mut r = Report::new(crate::kinds::recompute::KIND);
-    if *rec.packet_id != *packet.packet_id {
-        r.error(
-            "R1",
-            "/payload/packet_id",
-            format!(
-                "packet_id {} differs from the packet's {}",
-                rec.packet_id, packet.packet_id
-            ),
-        );
-    }
-    if packet.bit_exact && rec.verdict != "inconclusive" {
-        if let Some(out) = rec.output_digest_recomputed {
-            let want = if out == packet.output_digest {
-                "match"
-            } else {
-                "mismatch"
-            };
-            if rec.verdict != want {
-                r.error(
-                    "R2",
-                    "/payload/verdict",
-                    format!("the recomputed output digest {} the packet's, so the verdict is {want}, not {}",
-                        if want == "match" { "equals" } else { "differs from" }, rec.verdict),
-                );
-            }
-        }
-    }
-    r
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::recompute::{recompute_against_packet, RecomputeFacts};
 
     fn packet(seq: i64, id: &str, prev: Option<&str>) -> PacketFacts {
         PacketFacts {

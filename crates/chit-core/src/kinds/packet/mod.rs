@@ -1,11 +1,13 @@
 //! `verification.packet.v1`: one packet of a prover's stream. The rules a
 //! packet meets alone are here (schema, P5, P6's time check); the rules of
-//! a stream (P1-P4, P6's order, P7, P8) are in [`crate::streams`].
+//! a stream (P1-P4, P6's order, P7, P8) are in [`stream`].
 
 use crate::doc::Val;
 use crate::report::Report;
 use crate::schema;
 use crate::time::is_rfc3339;
+
+pub mod stream;
 
 pub const KIND: &str = "verification.packet.v1";
 

@@ -1,0 +1,256 @@
+//! Checks across inputs. Checking one input ([`crate::check`]) leaves what
+//! the others need of it ([`Facts`]); the caller feeds those to one
+//! [`Across`] as inputs come, in any order, and finishes it once all are in:
+//! packet streams (P1-P8), recompute results against their packets (R1, R2)
+//! and Lattice epoch rebinds (X6).
+//!
+//! ```
+//! use chit_core::across::{Across, Origin};
+//! use chit_core::check::{check, Context};
+//!
+//! let mut across = Across::new(None);
+//! for (name, bytes) in [("a.json", b"{}".as_slice())] {
+//!     let checked = check(bytes, &Context::default()).expect("readable");
+//!     if let Some(facts) = checked.facts {
+//!         across.add(Origin::new(name, None), facts);
+//!     }
+//! }
+//! assert!(across.finish().is_empty());
+//! ```
+
+use crate::doc::Val;
+use crate::kinds::executor_packet::{self, RebindFacts};
+use crate::kinds::packet::stream::{self, PacketFacts};
+use crate::kinds::recompute::{recompute_against_packet, RecomputeFacts};
+use crate::kinds::Kind;
+use crate::report::{Finding, Report};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+/// Where a document came from: a file, and its line in JSON Lines. The file
+/// name is shared by every line of the file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    pub file: Arc<str>,
+    pub line: Option<usize>,
+}
+
+impl Origin {
+    pub fn new(file: impl Into<Arc<str>>, line: Option<usize>) -> Origin {
+        Origin {
+            file: file.into(),
+            line,
+        }
+    }
+
+    /// The origin of facts not yet fed to an [`Across`], which names it.
+    pub(crate) fn unknown() -> Origin {
+        Origin::new("", None)
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(n) => write!(f, "{}:{n}", self.file),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+/// What the checks across inputs need of one input: a packet, a recompute
+/// result or a Lattice executor packet.
+#[derive(Clone, Debug)]
+pub enum Facts {
+    Packet(PacketFacts),
+    Recompute(RecomputeFacts),
+    /// A Lattice executor packet, for epoch rebinds (X6).
+    Rebind(RebindFacts),
+}
+
+impl Facts {
+    /// The facts of `v`, checked as `kind` and found `report`: only for a
+    /// packet or recompute result that passed its schema.
+    pub(crate) fn of(
+        kind: Kind,
+        v: Val,
+        report: &Report,
+        signer: Option<Arc<str>>,
+        art_id: Option<Box<str>>,
+    ) -> Option<Facts> {
+        if report.breaks(crate::rule::SCHEMA) {
+            return None;
+        }
+        let source = Origin::unknown();
+        match kind {
+            Kind::Packet => PacketFacts::read(v, source, signer, art_id).map(Facts::Packet),
+            Kind::Recompute => RecomputeFacts::read(v, source).map(Facts::Recompute),
+            Kind::RunReceipt | Kind::Lineage | Kind::LatticePacket | Kind::ReasonAuthorization => {
+                None
+            }
+        }
+    }
+
+    /// A Lattice packet's facts, if these are.
+    pub fn into_rebind(self) -> Option<RebindFacts> {
+        match self {
+            Facts::Rebind(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    fn set_source(&mut self, source: Origin) {
+        match self {
+            Facts::Packet(p) => p.source = source,
+            Facts::Recompute(r) => r.source = source,
+            Facts::Rebind(f) => f.source = source,
+        }
+    }
+}
+
+/// What a check across inputs is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// A packet stream: P1-P8 and one signer.
+    Stream,
+    /// A Lattice todo given several packets: X6.
+    Rebind,
+    /// A recompute result against its packet: R1, R2.
+    Recompute,
+}
+
+impl Subject {
+    /// The word chit reports (`--json` uses it as the member's name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Subject::Stream => "stream",
+            Subject::Rebind => "rebind",
+            Subject::Recompute => "recompute",
+        }
+    }
+}
+
+/// The findings of one check across inputs.
+#[derive(Clone, Debug)]
+pub struct CrossReport {
+    pub subject: Subject,
+    /// The stream id, the todo id, or the recompute result's origin.
+    pub name: String,
+    /// A few words on what was checked ("5 packets", "against art_…").
+    pub detail: String,
+    pub report: Report,
+}
+
+/// The facts of every input seen, gathered as they come: packets by stream
+/// (each stream's id kept once), results and Lattice packets in order.
+pub struct Across {
+    expect_count: Option<usize>,
+    streams: BTreeMap<Arc<str>, Vec<PacketFacts>>,
+    results: Vec<RecomputeFacts>,
+    rebinds: Vec<RebindFacts>,
+}
+
+impl Across {
+    /// With `expect_count` (`--expect-count`), every stream must hold
+    /// exactly that many packets, and some packet must be given (P8).
+    pub fn new(expect_count: Option<usize>) -> Across {
+        Across {
+            expect_count,
+            streams: BTreeMap::new(),
+            results: Vec::new(),
+            rebinds: Vec::new(),
+        }
+    }
+
+    /// Takes in one input's facts; `source` names the input in findings.
+    pub fn add(&mut self, source: Origin, mut facts: Facts) {
+        facts.set_source(source);
+        match facts {
+            Facts::Packet(mut p) => {
+                if let Some((id, _)) = self.streams.get_key_value(&p.stream_id) {
+                    p.stream_id = id.clone();
+                }
+                self.streams.entry(p.stream_id.clone()).or_default().push(p);
+            }
+            Facts::Recompute(r) => self.results.push(r),
+            Facts::Rebind(f) => self.rebinds.push(f),
+        }
+    }
+
+    /// How many packets have been taken in.
+    pub fn packets(&self) -> usize {
+        self.streams.values().map(Vec::len).sum()
+    }
+
+    /// Every check across the inputs taken in, in the order chit reports
+    /// them: P8 when no packet came at all, each stream, each rebind, then
+    /// each recompute result whose packet is among the inputs.
+    pub fn finish(self) -> Vec<CrossReport> {
+        let mut out = Vec::new();
+        if self.expect_count.is_some() && self.packets() == 0 {
+            out.push(CrossReport {
+                subject: Subject::Stream,
+                name: "(none)".into(),
+                detail: String::new(),
+                report: Report {
+                    kind: crate::kinds::packet::KIND,
+                    errors: vec![Finding::new(
+                        "P8",
+                        "",
+                        "--expect-count was given, but no packet was found",
+                    )],
+                    warnings: Vec::new(),
+                },
+            });
+        }
+        let recomputes = self.recompute_results();
+        let rebinds = executor_packet::rebinds(self.rebinds);
+        for (id, ps) in self.streams {
+            let s = stream::check_stream(&id, ps, self.expect_count);
+            out.push(CrossReport {
+                subject: Subject::Stream,
+                detail: format!(
+                    "{} packet{}",
+                    s.packets,
+                    if s.packets == 1 { "" } else { "s" }
+                ),
+                name: s.stream,
+                report: s.report,
+            });
+        }
+        for (todo, n, report) in rebinds {
+            out.push(CrossReport {
+                subject: Subject::Rebind,
+                name: todo,
+                detail: format!("{n} packets"),
+                report,
+            });
+        }
+        out.extend(recomputes);
+        out
+    }
+
+    /// Each recompute result whose packet is among the packets, checked
+    /// against it (R1, R2).
+    fn recompute_results(&self) -> Vec<CrossReport> {
+        let by_art: HashMap<&str, &PacketFacts> = self
+            .streams
+            .values()
+            .flatten()
+            .filter_map(|p| p.art_id.as_deref().map(|a| (a, p)))
+            .collect();
+        self.results
+            .iter()
+            .filter_map(|r| {
+                let p = by_art.get(r.packet.as_str())?;
+                Some(CrossReport {
+                    subject: Subject::Recompute,
+                    name: r.source.to_string(),
+                    detail: format!("against {}", r.packet),
+                    report: recompute_against_packet(r, p),
+                })
+            })
+            .collect()
+    }
+}

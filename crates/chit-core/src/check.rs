@@ -1,0 +1,221 @@
+//! The one entry point: what an input is, and every check that applies to
+//! it. The command line, the log and the server all call [`check`] and only
+//! read, render and store around it, so they give the same verdicts.
+//!
+//! The steps, in order:
+//!
+//! 1. `lattice`: a Lattice executor packet (its `schema` names the kind, or
+//!    `--kind` says so) is checked on its own bytes, under Lattice's
+//!    canonical profile, which keeps lone surrogates the strict reader
+//!    refuses ([`crate::kinds::executor_packet`]);
+//! 2. `read`: anything else goes through the strict reader ([`crate::json`]);
+//! 3. `envelope`: a DSSE envelope is checked as a signed Treeship statement
+//!    ([`crate::statement`]), its payload under step 4;
+//! 4. `kind`: a document (or a statement's payload) is checked under its
+//!    kind's schema and rules, with everything the [`Context`] adds: the
+//!    trust file for a lineage receipt's key, its transcript (L13-L15), a
+//!    Reason request and call (A5, A6) and `require_authorized`.
+//!
+//! Checks across inputs (streams, recompute results, rebinds) need every
+//! input: each [`Checked`] carries its [`Facts`] for an
+//! [`crate::across::Across`].
+
+use crate::across::{Facts, Origin};
+use crate::doc::{Doc, Val};
+use crate::json::{self, Limits, ReadError};
+use crate::kinds::{self, executor_packet, lineage, reason, Kind};
+use crate::lattice;
+use crate::report::Report;
+use crate::trust::Trust;
+use std::fmt;
+
+/// What the caller knows beyond the input. `Context::default()` checks an
+/// input alone, as its kind declares it, under the default limits.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    /// The kind to check the input as (`--kind`), instead of the one it declares.
+    pub kind: Option<Kind>,
+    pub limits: Limits,
+    /// The keys trusted to sign (`--trust`).
+    pub trust: Option<&'a Trust>,
+    /// How many distinct trusted keys must sign an envelope (at least 1).
+    pub threshold: usize,
+    /// The art id an envelope was filed under (its file name's), if any.
+    pub expected_art: Option<&'a str>,
+    /// A numeric lineage receipt's transcript (`--transcript`): L13-L15.
+    pub transcript: Option<&'a lineage::Transcript>,
+    /// A Reason request, `zerker.reason.action.v1` (`--request`): A5.
+    pub request: Option<Val<'a>>,
+    /// The concrete call `{tool, arguments}` about to run (`--call`): A6.
+    pub call: Option<Val<'a>>,
+    /// A Reason certificate is valid only when its status is `authorized`.
+    pub require_authorized: bool,
+}
+
+impl Default for Context<'_> {
+    fn default() -> Self {
+        Context {
+            kind: None,
+            limits: Limits::default(),
+            trust: None,
+            threshold: 1,
+            expected_art: None,
+            transcript: None,
+            request: None,
+            call: None,
+            require_authorized: false,
+        }
+    }
+}
+
+/// What checking one readable input found.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The verdict: its kind, errors and warnings.
+    pub report: Report,
+    /// A signed input's art id.
+    pub artifact_id: Option<String>,
+    /// The kind a signed statement names, as written.
+    pub statement_kind: Option<String>,
+    /// What the checks across inputs need of it.
+    pub facts: Option<Facts>,
+}
+
+impl Checked {
+    /// A verdict with nothing more to tell.
+    pub fn of(report: Report) -> Checked {
+        Checked {
+            report,
+            artifact_id: None,
+            statement_kind: None,
+            facts: None,
+        }
+    }
+}
+
+/// Why an input could not be read (chit's exit status 2): not a verdict on
+/// a receipt, but no verdict at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unreadable {
+    /// The strict reader refused it.
+    Json(ReadError),
+    /// Lattice's reader refused a Lattice packet.
+    Lattice(lattice::Error),
+}
+
+impl Unreadable {
+    /// The same error, with lines counted from `first` (JSON Lines).
+    pub fn starting_at_line(self, first: usize) -> Unreadable {
+        match self {
+            Unreadable::Json(e) => Unreadable::Json(e.starting_at_line(first)),
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unreadable::Json(e) => e.fmt(f),
+            Unreadable::Lattice(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+/// Checks one input's bytes: every check that applies to it alone.
+///
+/// ```
+/// use chit_core::check::{check, Context};
+///
+/// let receipt = include_bytes!("../../../examples/run-receipts/agreed-verified.json");
+/// let checked = check(receipt, &Context::default()).expect("readable");
+/// assert!(checked.report.valid(), "{:?}", checked.report.errors);
+/// ```
+pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
+    if let Some(checked) = lattice_packet(input, ctx)? {
+        return Ok(checked);
+    }
+    let doc = json::parse(input, &ctx.limits).map_err(Unreadable::Json)?;
+    Ok(check_doc(&doc, ctx))
+}
+
+/// Step 1: a Lattice executor packet, checked on its own bytes; `None` when
+/// the input is not one.
+fn lattice_packet(input: &[u8], ctx: &Context) -> Result<Option<Checked>, Unreadable> {
+    let forced = ctx.kind == Some(Kind::LatticePacket);
+    if (ctx.kind.is_some() && !forced) || input.len() > ctx.limits.max_size {
+        return Ok(None);
+    }
+    match executor_packet::recognise(input, forced) {
+        None => Ok(None),
+        Some(Ok(v)) => Ok(Some(executor_packet::check_value(
+            &v,
+            Some(input),
+            Origin::unknown(),
+        ))),
+        Some(Err(lattice::Error::Profile(why))) => Ok(Some(executor_packet::refused(&why))),
+        Some(Err(e)) => Err(Unreadable::Lattice(e)),
+    }
+}
+
+/// Steps 3 and 4 on a document already read.
+pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
+    if crate::envelope::looks_like_envelope(doc) {
+        return crate::statement::check(doc, ctx);
+    }
+    let Some(kind) = ctx.kind.or_else(|| Kind::detect(doc)) else {
+        return Checked::of(kinds::unknown_kind());
+    };
+    let report = check_as(kind, doc.root(), ctx);
+    let facts = Facts::of(kind, doc.root(), &report, None, None);
+    Checked {
+        facts,
+        ..Checked::of(report)
+    }
+}
+
+/// Step 4: a document, or a statement's payload, as `kind`, with everything
+/// the context adds. A payload in an envelope gets exactly the checks the
+/// same document gets bare.
+pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> Report {
+    match kind {
+        // Its key may resolve through the trust file; its transcript adds L13-L15.
+        Kind::Lineage => lineage::check_with(
+            v,
+            lineage::Context {
+                trust: ctx.trust,
+                transcript: ctx.transcript,
+            },
+        ),
+        Kind::ReasonAuthorization => reason_report(v, ctx),
+        k => k.check_val(v),
+    }
+}
+
+/// A Reason certificate (or bundle) against the request and call given,
+/// and under `require_authorized`, its status.
+fn reason_report(v: Val, ctx: &Context) -> Report {
+    let mut r = reason::check_with(
+        v,
+        reason::Context {
+            request: ctx.request,
+            call: ctx.call,
+        },
+    );
+    if ctx.require_authorized {
+        match reason::status(v) {
+            Some("authorized") => {}
+            status => r.error(
+                "authorized",
+                "/status",
+                format!(
+                    "the certificate's status is {}; --require-authorized accepts only authorized",
+                    status.unwrap_or("missing")
+                ),
+            ),
+        }
+    }
+    r
+}

@@ -1,0 +1,336 @@
+//! `chit verify`: read every input, have `chit_core::check` give each its
+//! verdict on all cores, feed the checks across inputs, and report in order.
+
+use crate::cli::{Format, VerifyArgs};
+use crate::exit::{CmdResult, Exit, Failure};
+use crate::inputs::{self, Source};
+use crate::output::{Output, Palette};
+use crate::render::{self, Outcome, Status};
+use chit_core::across::{Across, Facts, Origin};
+use chit_core::trust::Trust;
+use chit_core::{Context, Doc};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+use rayon::prelude::*;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+/// What every check in one run shares.
+struct Settings<'a> {
+    /// What the core is told of every input.
+    ctx: Context<'a>,
+    format: Format,
+    quiet: bool,
+    palette: Palette,
+}
+
+#[derive(Default)]
+struct Tally {
+    valid: usize,
+    invalid: usize,
+    unreadable: usize,
+}
+
+/// How many inputs are checked between writes: output flows while memory
+/// stays bounded.
+const BATCH: usize = 4096;
+
+pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
+    let limits = args.limits.limits();
+    let trust = match &args.trust {
+        None => None,
+        Some(path) => Some(read_trust(path)?),
+    };
+    let transcript = match &args.transcript {
+        None => None,
+        Some(path) => Some(super::lineage::read_transcript(path, &limits)?),
+    };
+    let read_doc = |path: &std::path::Path, what: &str| -> Result<Vec<u8>, Failure> {
+        inputs::read(&Source::File(path.to_path_buf()), limits.max_size).map_err(|why| {
+            Failure::error(format!("cannot read the {what} {}: {why}", path.display()))
+        })
+    };
+    let request_bytes = args
+        .request
+        .as_deref()
+        .map(|p| read_doc(p, "request"))
+        .transpose()?;
+    let call_bytes = args
+        .call
+        .as_deref()
+        .map(|p| read_doc(p, "call"))
+        .transpose()?;
+    let request = parse_extra(&request_bytes, args.request.as_deref(), "request", &limits)?;
+    let call = parse_extra(&call_bytes, args.call.as_deref(), "call", &limits)?;
+    let ctx = Context {
+        kind: args.kind,
+        limits,
+        trust: trust.as_ref(),
+        threshold: args.threshold as usize,
+        expected_art: None,
+        transcript: transcript.as_ref(),
+        request: request.as_ref().map(Doc::root),
+        call: call.as_ref().map(Doc::root),
+        require_authorized: args.require_authorized,
+    };
+    run_with(args, ctx, out).map_err(Failure::write)
+}
+
+fn parse_extra<'a>(
+    bytes: &'a Option<Vec<u8>>,
+    path: Option<&std::path::Path>,
+    what: &str,
+    limits: &chit_core::Limits,
+) -> Result<Option<Doc<'a>>, Failure> {
+    match (bytes, path) {
+        (Some(b), Some(p)) => chit_core::json::parse(b, limits)
+            .map(Some)
+            .map_err(|e| Failure::error(format!("cannot read the {what} {}: {e}", p.display()))),
+        _ => Ok(None),
+    }
+}
+
+/// Reads a trust file, or fails with exit 2 naming what is wrong.
+pub fn read_trust(path: &std::path::Path) -> Result<Trust, Failure> {
+    let bytes = inputs::read(&Source::File(path.to_path_buf()), 1 << 20).map_err(|why| {
+        Failure::error(format!("cannot read trust file {}: {why}", path.display()))
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Failure::error(format!("trust file {} is not UTF-8", path.display())))?;
+    Trust::parse(&text).map_err(|e| Failure::error(format!("trust file {}: {e}", path.display())))
+}
+
+fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Result<Exit> {
+    let format = if args.json {
+        Format::Json
+    } else {
+        args.format.unwrap_or(Format::Human)
+    };
+    let limits = ctx.limits;
+    let settings = Settings {
+        ctx,
+        format,
+        quiet: args.quiet,
+        palette: out.palette,
+    };
+    let mut notes = Vec::new();
+    let sources = inputs::expand(&args.inputs, &mut notes);
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+    let mut tally = Tally::default();
+    let progress = progress_bar(if args.lines {
+        None
+    } else {
+        Some(sources.len())
+    });
+    let labels: Vec<Arc<str>> = sources.iter().map(|s| Arc::from(s.label())).collect();
+    let mut across = Across::new(args.expect_count);
+    let mut emit = |status: Status,
+                    rendered: &str,
+                    f: Option<(Origin, Facts)>,
+                    out: &mut Output|
+     -> std::io::Result<()> {
+        match status {
+            Status::Valid => tally.valid += 1,
+            Status::Invalid => tally.invalid += 1,
+            Status::Unreadable => tally.unreadable += 1,
+        }
+        if let Some((origin, f)) = f {
+            across.add(origin, f);
+        }
+        out.write_all(rendered.as_bytes())
+    };
+
+    if args.lines {
+        for (source, label) in sources.iter().zip(&labels) {
+            let reader = match inputs::open(source) {
+                Ok(r) => r,
+                Err(why) => {
+                    let (status, s) = finish(&unreadable(label, None, why), None, &settings);
+                    emit(status, &s, None, out)?;
+                    continue;
+                }
+            };
+            // One thread reads the next batch while the pool checks this one.
+            let mut lines = inputs::Lines::new(reader, limits.max_size);
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<inputs::Line>>(1);
+            std::thread::scope(|scope| -> std::io::Result<()> {
+                scope.spawn(move || loop {
+                    let batch: Vec<inputs::Line> = lines.by_ref().take(BATCH).collect();
+                    if batch.is_empty() || tx.send(batch).is_err() {
+                        break;
+                    }
+                });
+                for batch in rx {
+                    let done: Vec<Done> = batch
+                        .par_iter()
+                        .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
+                        .collect();
+                    for (status, s, f) in done {
+                        emit(status, &s, f, out)?;
+                    }
+                    progress.inc(batch.len() as u64);
+                }
+                Ok(())
+            })?;
+        }
+    } else {
+        let indexed: Vec<(&Source, &Arc<str>)> = sources.iter().zip(&labels).collect();
+        for batch in indexed.chunks(BATCH) {
+            let done: Vec<Done> = batch
+                .par_iter()
+                .map(|&(source, label)| {
+                    let bytes = inputs::read(source, limits.max_size);
+                    let r = check(label, None, bytes.as_deref(), &settings);
+                    progress.inc(1);
+                    r
+                })
+                .collect();
+            for (status, s, f) in done {
+                emit(status, &s, f, out)?;
+            }
+        }
+    }
+    progress.finish_and_clear();
+    let failed_across = cross_checks(across, &settings, out)?;
+
+    let total = tally.valid + tally.invalid + tally.unreadable;
+    if format == Format::Human && (total > 1 || args.quiet) {
+        writeln!(
+            out,
+            "{}",
+            render::summary(
+                total,
+                tally.valid,
+                tally.invalid,
+                tally.unreadable,
+                &settings.palette
+            )
+        )?;
+    }
+    if total == 0 {
+        eprintln!(
+            "chit: no receipts found in the inputs given (folders are searched for *.json files)"
+        );
+        return Ok(Exit::Error);
+    }
+    out.flush()?;
+    Ok(if tally.unreadable > 0 {
+        Exit::Error
+    } else if tally.invalid > 0 || failed_across > 0 {
+        Exit::Invalid
+    } else {
+        Exit::Ok
+    })
+}
+
+/// The outcome's status and its rendering (empty where --quiet hides it).
+fn finish(o: &Outcome, doc: Option<&Doc>, settings: &Settings) -> (Status, String) {
+    let status = o.status();
+    let shown = if settings.quiet && status == Status::Valid {
+        String::new()
+    } else {
+        render::render(o, doc, settings.format, &settings.palette)
+    };
+    (status, shown)
+}
+
+fn unreadable(file: &str, line: Option<usize>, why: String) -> Outcome<'_> {
+    Outcome {
+        file,
+        line,
+        result: Err(why),
+        artifact_id: None,
+    }
+}
+
+/// Checks and renders one input; the input lives only here.
+fn check(
+    file: &Arc<str>,
+    line: Option<usize>,
+    bytes: Result<&[u8], &String>,
+    settings: &Settings,
+) -> Done {
+    let bytes = match bytes {
+        Ok(b) => b,
+        Err(why) => return no_facts(finish(&unreadable(file, line, why.clone()), None, settings)),
+    };
+    let ctx = Context {
+        // Treeship files an envelope under its art id; JSON Lines has no name per line.
+        expected_art: if line.is_none() {
+            chit_core::envelope::art_id_in_file_name(file)
+        } else {
+            None
+        },
+        ..settings.ctx
+    };
+    match chit_core::check(bytes, &ctx) {
+        Err(e) => {
+            let why = e.starting_at_line(line.unwrap_or(1)).to_string();
+            no_facts(finish(&unreadable(file, line, why), None, settings))
+        }
+        Ok(checked) => {
+            // A run receipt's Markdown shows its grade, checks and gaps.
+            let doc = (settings.format == Format::Markdown
+                && checked.report.kind == chit_core::kinds::run_receipt::KIND)
+                .then(|| chit_core::json::parse(bytes, &ctx.limits).ok())
+                .flatten();
+            let o = Outcome {
+                file,
+                line,
+                result: Ok(checked.report),
+                artifact_id: checked.artifact_id,
+            };
+            let (status, shown) = finish(&o, doc.as_ref(), settings);
+            let facts = checked.facts.map(|f| (Origin::new(file.clone(), line), f));
+            (status, shown, facts)
+        }
+    }
+}
+
+/// One input's status, rendering and cross-document facts.
+type Done = (Status, String, Option<(Origin, Facts)>);
+
+fn no_facts((status, shown): (Status, String)) -> Done {
+    (status, shown, None)
+}
+
+/// The checks across documents: each packet stream (P1-P8), each rebind
+/// (X6), and each recompute result against its packet where that is among
+/// the inputs. Returns how many of them failed.
+fn cross_checks(across: Across, settings: &Settings, out: &mut Output) -> std::io::Result<usize> {
+    let mut failed = 0;
+    for c in across.finish() {
+        failed += usize::from(!c.report.valid());
+        // --quiet shows only what is not valid, across documents too.
+        if settings.quiet && c.report.valid() {
+            continue;
+        }
+        render::cross(out, settings.format, &c, &settings.palette)?;
+    }
+    Ok(failed)
+}
+
+/// A progress bar on a terminal, for work worth watching: a bar when the
+/// number of inputs is known, a running count when it is not (JSON Lines).
+fn progress_bar(len: Option<usize>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || len.is_some_and(|n| n < 200) {
+        return ProgressBar::hidden();
+    }
+    let rate = |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = write!(w, "{:.0}/s", state.per_sec());
+    };
+    let (bar, template) = match len {
+        Some(n) => (
+            ProgressBar::new(n as u64),
+            "{bar:40.cyan/blue} {pos}/{len} receipts  {rate}  {eta} left",
+        ),
+        None => (ProgressBar::new_spinner(), "{spinner} {pos} lines  {rate}"),
+    };
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("rate", rate),
+    );
+    bar
+}

@@ -1,0 +1,69 @@
+//! How a command ends: its exit status, and the one-line message of a
+//! command that could not finish.
+
+use std::process::ExitCode;
+
+/// chit's exit statuses, as `chit --help` documents them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    /// 0: every input is valid (warnings allowed), or the command did its work.
+    Ok,
+    /// 1: some input is not valid, or chit refused to act on an invalid one.
+    Invalid,
+    /// 2: some input could not be read, the command line is wrong, or an
+    /// I/O error stopped the command.
+    Error,
+    /// 130: interrupted (Ctrl-C or SIGTERM).
+    Interrupted,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Ok => 0,
+            Exit::Invalid => 1,
+            Exit::Error => 2,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e.code())
+    }
+}
+
+/// A command that could not finish: the status to exit with and what to
+/// tell the user (one line, saying what to do next where there is a next).
+#[derive(Debug)]
+pub struct Failure {
+    pub exit: Exit,
+    pub message: String,
+}
+
+impl Failure {
+    /// Exit 1: chit refused an input that breaks a rule.
+    pub fn invalid(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::Invalid,
+            message: message.into(),
+        }
+    }
+
+    /// Exit 2: unreadable input, a wrong command line, or an I/O error.
+    pub fn error(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::Error,
+            message: message.into(),
+        }
+    }
+
+    /// Standard output could not be written.
+    pub fn write(e: std::io::Error) -> Failure {
+        Failure::error(format!("cannot write output: {e}"))
+    }
+}
+
+/// What a command returns.
+pub type CmdResult = Result<Exit, Failure>;
