@@ -18,7 +18,6 @@ pub mod json;
 pub mod keys;
 pub mod kinds;
 pub mod lattice;
-pub mod lineage;
 pub mod report;
 pub mod schema;
 pub mod statement;

@@ -27,7 +27,8 @@ pub use api::{Api, Endpoint};
 pub use transcript::TranscriptWriter;
 
 use chit_core::keys::SecretKey;
-use chit_core::lineage::{self, Bound, Class, LevelRecord, Measurement, Numerics, Runs};
+use chit_core::kinds::numeric_lineage::arithmetic::{self, Bound, Class, Runs};
+use chit_core::kinds::numeric_lineage::receipt::{self, LevelRecord, Measurement, Numerics};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -172,7 +173,7 @@ pub struct LevelSummary {
 pub struct Measured {
     pub receipt: serde_json::Value,
     pub class: Class,
-    pub divergence: lineage::Divergence,
+    pub divergence: arithmetic::Divergence,
     pub levels: Vec<LevelSummary>,
 }
 
@@ -371,8 +372,8 @@ async fn run(
             concurrency: c,
             observed_at_accept: accept,
             observed_at_complete: complete,
-            distinct_sequences: lineage::distinct_count(&runs),
-            tokens: lineage::token_count(&runs),
+            distinct_sequences: arithmetic::distinct_count(&runs),
+            tokens: arithmetic::token_count(&runs),
         };
         observer.level_done(index, &summary);
         summaries.push(summary);
@@ -384,7 +385,7 @@ async fn run(
             numerics: plan.numerics.for_level(c),
         });
     }
-    let set_canonical = lineage::canonical_of(&serde_json::Value::Array(objects))
+    let set_canonical = receipt::canonical_of(&serde_json::Value::Array(objects))
         .map_err(|e| Failure::new(format!("cannot canonicalise the request set: {e}")))?;
     let m = Measurement {
         lineage_id: plan.lineage_id.clone(),
@@ -411,7 +412,7 @@ async fn run(
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let receipt = lineage::sign(found.body, key, ts).map_err(Failure::new)?;
+    let receipt = receipt::sign(found.body, key, ts).map_err(Failure::new)?;
     Ok(Measured {
         receipt,
         class: found.class,

@@ -3,8 +3,8 @@
 use crate::cli::{BoundArgs, MeasureArgs, OpenArgs};
 use crate::{inputs, keycmd, Fail};
 use anstream::eprintln;
-use chit_core::kinds::lineage::Transcript;
-use chit_core::lineage::{self as math, Bound, Class};
+use chit_core::kinds::numeric_lineage::arithmetic::{self as math, Bound, Class};
+use chit_core::kinds::numeric_lineage::transcript::Transcript;
 use chit_lineage::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};

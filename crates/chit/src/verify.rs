@@ -31,7 +31,7 @@ pub struct Settings<'a> {
     pub format: Format,
     pub quiet: bool,
     /// A numeric lineage transcript (`--transcript`).
-    pub transcript: Option<&'a chit_core::kinds::lineage::Transcript>,
+    pub transcript: Option<&'a chit_core::kinds::numeric_lineage::transcript::Transcript>,
     /// A Reason request (`--request`) and call (`--call`).
     pub request: Option<&'a Doc<'a>>,
     pub call: Option<&'a Doc<'a>>,
@@ -123,7 +123,7 @@ fn parse_extra<'a>(
 
 /// What some kinds' checks use beyond the document.
 struct Extra<'a> {
-    transcript: Option<&'a chit_core::kinds::lineage::Transcript>,
+    transcript: Option<&'a chit_core::kinds::numeric_lineage::transcript::Transcript>,
     request: Option<&'a Doc<'a>>,
     call: Option<&'a Doc<'a>>,
 }
@@ -349,9 +349,9 @@ fn check(
             let kind = settings.kind.or_else(|| Kind::detect(&doc));
             let report = match kind {
                 // Its key may resolve through the trust file; its transcript adds L13-L15.
-                Some(Kind::Lineage) => chit_core::kinds::lineage::check_with(
+                Some(Kind::Lineage) => chit_core::kinds::numeric_lineage::check_with(
                     doc.root(),
-                    chit_core::kinds::lineage::Context {
+                    chit_core::kinds::numeric_lineage::Context {
                         trust: settings.trust,
                         transcript: settings.transcript,
                     },
