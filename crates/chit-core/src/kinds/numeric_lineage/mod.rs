@@ -29,6 +29,28 @@ use crate::trust::Trust;
 
 pub const KIND: &str = "numeric.lineage";
 
+/// The rule ids this kind reports, as constants so that a misspelt id fails
+/// to compile. Each string is the spec's id for the rule. L1 (the schema)
+/// is reported as `schema`, as for every kind; L12 is the schema's constant
+/// `boundary` text.
+pub mod rule {
+    pub const L1: &str = "L1";
+    pub const L2: &str = "L2";
+    pub const L3: &str = "L3";
+    pub const L4: &str = "L4";
+    pub const L5: &str = "L5";
+    pub const L6: &str = "L6";
+    pub const L7: &str = "L7";
+    pub const L8: &str = "L8";
+    pub const L9: &str = "L9";
+    pub const L10: &str = "L10";
+    pub const L11: &str = "L11";
+    pub const L12: &str = "L12";
+    pub const L13: &str = "L13";
+    pub const L14: &str = "L14";
+    pub const L15: &str = "L15";
+}
+
 /// What a check may use beyond the receipt.
 #[derive(Clone, Copy, Default)]
 pub struct Context<'a> {
@@ -94,7 +116,7 @@ fn l1_schema(v: Val, r: &mut Report) -> bool {
     let ok = schema::NUMERIC_LINEAGE.check(v, &mut s);
     for mut f in s.errors {
         if f.path == "/signed_body/boundary" {
-            f.rule = "L12";
+            f.rule = rule::L12;
             f.message = "boundary is not the schema's constant text".into();
         }
         r.errors.push(f);
@@ -106,7 +128,7 @@ fn l1_schema(v: Val, r: &mut Report) -> bool {
 fn l2_payload_digest(v: Val, digest: &str, r: &mut Report) {
     if text(v, "payload_sha256") != Some(digest) {
         r.error(
-            "L2",
+            rule::L2,
             "/payload_sha256",
             format!("payload_sha256 is not the SHA-256 of the canonical signed_body ({digest})"),
         );
@@ -138,12 +160,12 @@ fn l3_signature(v: Val, canonical: &[u8], trust: Option<&Trust>, r: &mut Report)
     let key_id = text(v, "key_id").unwrap_or("");
     let key = match resolve(key_id, trust) {
         Ok(k) => k,
-        Err(why) => return r.error("L3", "/key_id", why),
+        Err(why) => return r.error(rule::L3, "/key_id", why),
     };
     let sig = text(v, "sig_b64u").and_then(decode_base64);
     if !sig.is_some_and(|s| key.verify_strict(canonical, &s)) {
         return r.error(
-            "L3",
+            rule::L3,
             "/sig_b64u",
             format!("the signature does not verify under {key_id}"),
         );
@@ -167,7 +189,7 @@ fn l4_receipt_id(v: Val, r: &mut Report) {
     let want = receipt::receipt_id(ts, d);
     if text(v, "receipt_id") != Some(want.as_str()) {
         r.error(
-            "L4",
+            rule::L4,
             "/receipt_id",
             format!("receipt_id should be {want} (from ts and payload_sha256)"),
         );
@@ -182,7 +204,7 @@ fn l5_bound_digest(body: Val, bound: &Bound, r: &mut Report) {
         .and_then(|b| text(b, "bound_digest_sha256"));
     if got != Some(want.as_str()) {
         r.error(
-            "L5",
+            rule::L5,
             "/signed_body/bound_ref/bound_digest_sha256",
             format!("the bound's digest is {want}, not the one recorded"),
         );
@@ -212,7 +234,7 @@ fn l6_levels(body: Val, levels: &[LevelFigures], r: &mut Report) {
     for (i, l) in ls.items().enumerate() {
         if int(l, "level_index") != Some(i as u64) {
             r.error(
-                "L6",
+                rule::L6,
                 format!("/signed_body/levels/{i}/level_index"),
                 format!(
                     "level {i} carries level_index {}",
@@ -224,7 +246,7 @@ fn l6_levels(body: Val, levels: &[LevelFigures], r: &mut Report) {
     for (i, w) in levels.windows(2).enumerate() {
         if w[1].induced_concurrency <= w[0].induced_concurrency {
             r.error(
-                "L6",
+                rule::L6,
                 format!("/signed_body/levels/{}/induced_concurrency", i + 1),
                 format!(
                     "induced_concurrency must strictly increase: {} then {}",
@@ -236,7 +258,7 @@ fn l6_levels(body: Val, levels: &[LevelFigures], r: &mut Report) {
     for (i, l) in levels.iter().enumerate() {
         if l.distinct_sequence_count > l.repetitions {
             r.error(
-                "L6",
+                rule::L6,
                 format!("/signed_body/levels/{i}/distinct_sequence_count"),
                 format!(
                     "{} distinct sequences from {} repetitions",
@@ -258,7 +280,7 @@ fn l7_pair(body: Val, levels: usize, r: &mut Report) {
     );
     if low != 0 || high <= low || high >= levels as u64 {
         r.error(
-            "L7",
+            rule::L7,
             "/signed_body/divergence/pair_high_level_index",
             format!("the pair ({low}, {high}) must be (0, ℓ) with 0 < ℓ < {levels} levels"),
         );
@@ -276,24 +298,24 @@ fn l8_counts(body: Val, r: &mut Report) {
     let at = "/signed_body/divergence";
     if differing > compared {
         r.error(
-            "L8",
+            rule::L8,
             format!("{at}/differing_position_count"),
             format!("{differing} differing positions of {compared} compared"),
         );
     }
     match first {
         None if differing > 0 => r.error(
-            "L8",
+            rule::L8,
             format!("{at}/first_divergent_index"),
             "first_divergent_index is null, but positions differ",
         ),
         Some(_) if differing == 0 => r.error(
-            "L8",
+            rule::L8,
             format!("{at}/first_divergent_index"),
             "first_divergent_index is set, but no position differs",
         ),
         Some(f) if f >= compared => r.error(
-            "L8",
+            rule::L8,
             format!("{at}/first_divergent_index"),
             format!("first_divergent_index {f} is not below the {compared} compared positions"),
         ),
@@ -306,14 +328,14 @@ fn l8_counts(body: Val, r: &mut Report) {
     match want {
         Some(w) if int(d, "fraction_numerator") == Some(w) => {}
         Some(w) => r.error(
-            "L8",
+            rule::L8,
             format!("{at}/fraction_numerator"),
             format!(
                 "fraction_numerator should be floor({differing} × 10^{scale} / {compared}) = {w}"
             ),
         ),
         None => r.error(
-            "L8",
+            rule::L8,
             format!("{at}/fraction_scale"),
             format!("fraction_scale {scale} is too large to compute the fraction"),
         ),
@@ -334,7 +356,7 @@ fn l9_class(body: Val, bound: &Bound, levels: &[LevelFigures], r: &mut Report) {
     let got = text(d, "class").unwrap_or("");
     if got != want.name() {
         r.error(
-            "L9",
+            rule::L9,
             "/signed_body/divergence/class",
             format!("the bound and the levels give {}, not {got}", want.name()),
         );
@@ -367,7 +389,7 @@ fn l10_effect(body: Val, r: &mut Report) {
     ] {
         if text(e, field) != Some(want.as_str()) {
             r.error(
-                "L10",
+                rule::L10,
                 format!("{at}/{field}"),
                 format!("a {} endpoint's {field} is {want}", class.name()),
             );
@@ -375,7 +397,7 @@ fn l10_effect(body: Val, r: &mut Report) {
     }
     if int(e, "refused_request_count") != Some(want.refused_request_count) {
         r.error(
-            "L10",
+            rule::L10,
             format!("{at}/refused_request_count"),
             format!(
                 "a {} endpoint refuses {} request(s)",
@@ -386,7 +408,7 @@ fn l10_effect(body: Val, r: &mut Report) {
     }
     if commitment.is_some() != declared.is_some() {
         r.error(
-            "L10",
+            rule::L10,
             format!("{at}/reroute_target_commitment"),
             "reroute_target_commitment and reroute_target_batch_invariant_declared are both null or both set",
         );
@@ -394,14 +416,14 @@ fn l10_effect(body: Val, r: &mut Report) {
     if let Some(dec) = declared {
         if dec.as_bool() != Some(true) {
             r.error(
-                "L10",
+                rule::L10,
                 format!("{at}/reroute_target_batch_invariant_declared"),
                 "a reroute target must declare batch invariance",
             );
         }
         if class != Class::Coupled {
             r.error(
-                "L10",
+                rule::L10,
                 format!("{at}/reroute_target_commitment"),
                 format!("a {} endpoint is not rerouted", class.name()),
             );
@@ -415,7 +437,7 @@ fn l11_times(v: Val, body: Val, r: &mut Report) {
         let t = x.and_then(rfc3339_nanos);
         if t.is_none() {
             r.error(
-                "L11",
+                rule::L11,
                 p,
                 format!("{} is not a real UTC time", x.unwrap_or("")),
             );
@@ -436,7 +458,7 @@ fn l11_times(v: Val, body: Val, r: &mut Report) {
     if let (Some(c), Some(m)) = (committed, measured) {
         if c >= m {
             r.error(
-                "L11",
+                rule::L11,
                 "/signed_body/measured_at",
                 "the bound was not committed before the measurement",
             );
@@ -445,7 +467,7 @@ fn l11_times(v: Val, body: Val, r: &mut Report) {
     if let (Some(m), Some(e)) = (measured, effected) {
         if e < m {
             r.error(
-                "L11",
+                rule::L11,
                 "/signed_body/effect/effected_at",
                 "effected_at is before measured_at",
             );
@@ -453,7 +475,7 @@ fn l11_times(v: Val, body: Val, r: &mut Report) {
     }
     if let (Some(e), Some(ts)) = (effected, int(v, "ts")) {
         if i128::from(ts) < e.div_euclid(1_000_000_000) {
-            r.error("L11", "/ts", "ts is before effected_at");
+            r.error(rule::L11, "/ts", "ts is before effected_at");
         }
     }
 }

@@ -3,7 +3,7 @@
 //! (the divergence recomputes).
 
 use super::arithmetic::{self as math, Class, Runs};
-use super::{int, text};
+use super::{int, rule, text};
 use crate::canon::{self, Profile};
 use crate::digest::sha256_hex;
 use crate::doc::Val;
@@ -138,7 +138,7 @@ impl Transcript {
         if let Some(id) = &self.receipt_id {
             if text(v, "receipt_id") != Some(id.as_str()) {
                 r.error(
-                    "L14",
+                    rule::L14,
                     "/receipt_id",
                     format!("the transcript's end line names another receipt, {id}"),
                 );
@@ -146,7 +146,7 @@ impl Transcript {
         }
         if let Some(Some(why)) = &self.end {
             r.error(
-                "L14",
+                rule::L14,
                 "",
                 format!("the transcript is marked incomplete: {why}"),
             );
@@ -165,7 +165,7 @@ impl Transcript {
         let mut open = |path: &str, got: Option<&str>, want: String, what: &str| {
             if got != Some(want.as_str()) {
                 r.error(
-                    "L13",
+                    rule::L13,
                     path,
                     format!("{what} does not open with the transcript's salt"),
                 );
@@ -198,7 +198,7 @@ impl Transcript {
                     "the reroute target commitment",
                 ),
                 None => r.error(
-                    "L13",
+                    rule::L13,
                     "/signed_body/effect/reroute_target_commitment",
                     "the receipt commits to a reroute target the transcript does not name",
                 ),
@@ -207,7 +207,7 @@ impl Transcript {
             && get("divergence", "class") == Some(Class::Coupled.name())
         {
             r.error(
-                "L13",
+                rule::L13,
                 "/signed_body/effect/reroute_target_commitment",
                 "the transcript names a reroute target, declared batch invariant, but this coupled endpoint's receipt commits to none",
             );
@@ -221,7 +221,7 @@ impl Transcript {
         let set = body.get("request_set");
         if set.and_then(|s| text(s, "set_digest_sha256")) != Some(self.set_digest.as_str()) {
             r.error(
-                "L14",
+                rule::L14,
                 "/signed_body/request_set/set_digest_sha256",
                 format!("the recorded request set's digest is {}", self.set_digest),
             );
@@ -230,7 +230,7 @@ impl Transcript {
             && set.and_then(|s| int(s, "max_output_tokens")) != Some(self.max_tokens)
         {
             r.error(
-                "L14",
+                rule::L14,
                 "/signed_body/request_set/max_output_tokens",
                 format!(
                     "the recorded request set's largest max_tokens is {}",
@@ -240,7 +240,7 @@ impl Transcript {
         }
         if set.and_then(|s| int(s, "request_count")) != Some(self.request_count) {
             r.error(
-                "L14",
+                rule::L14,
                 "/signed_body/request_set/request_count",
                 format!("the transcript records {} requests", self.request_count),
             );
@@ -259,7 +259,7 @@ impl Transcript {
                 Ok(runs) => runs,
                 Err((rep, i)) => {
                     r.error(
-                        "L14",
+                        rule::L14,
                         at,
                         format!("the transcript has no sequence for level {l}, repetition {rep}, request {i}"),
                     );
@@ -292,7 +292,7 @@ impl Transcript {
             for (field, got, want) in checks {
                 if got.as_deref() != Some(want.as_str()) {
                     r.error(
-                        "L14",
+                        rule::L14,
                         format!("{at}/{field}"),
                         format!("{field} recomputes to {want} from the recorded sequences"),
                     );
@@ -303,7 +303,7 @@ impl Transcript {
         }
         if complete && covered != self.sequences.len() {
             r.error(
-                "L14",
+                rule::L14,
                 "/signed_body/levels",
                 format!(
                     "the transcript records {} measured sequences; the receipt's levels account for {covered}",
@@ -330,7 +330,7 @@ impl Transcript {
             // Some recorded, some not: a count taken away would hide the
             // request that kept the level from its concurrency.
             r.error(
-                "L14",
+                rule::L14,
                 at.to_owned(),
                 format!(
                     "the transcript records in-flight counts for {} of this level's {} requests; a gateway records all or none",
@@ -348,7 +348,7 @@ impl Transcript {
         ] {
             if int(lv, field) != Some(want) {
                 r.error(
-                    "L14",
+                    rule::L14,
                     format!("{at}/{field}"),
                     format!("{field} is {want} in the transcript"),
                 );
@@ -399,7 +399,7 @@ impl Transcript {
         for (field, got, want) in fields {
             if got != want {
                 r.error(
-                    "L15",
+                    rule::L15,
                     format!("/signed_body/divergence/{field}"),
                     format!(
                         "{field} recomputes to {} from the recorded sequences",
