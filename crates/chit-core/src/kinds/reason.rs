@@ -408,7 +408,7 @@ fn first_difference<'d>(
 ) -> (String, Option<Val<'d>>, Option<Val<'d>>) {
     const DEEPEST: usize = 32;
     let here = (String::new(), Some(a), Some(b));
-    if depth >= DEEPEST || a.kind() != b.kind() {
+    if depth >= DEEPEST || a.json_type() != b.json_type() {
         return here;
     }
     let step = |token: String, x: Option<Val<'d>>, y: Option<Val<'d>>| match (x, y) {
