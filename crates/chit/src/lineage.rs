@@ -5,7 +5,7 @@ use crate::{inputs, keycmd, Fail};
 use anstream::eprintln;
 use chit_core::kinds::numeric_lineage::arithmetic::{self as math, Bound, Class};
 use chit_core::kinds::numeric_lineage::transcript::Transcript;
-use chit_lineage::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
+use chit_gateway::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -268,7 +268,7 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
         fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
         filler_max_tokens: a.filler_max_tokens.max(1),
     };
-    let salt = chit_lineage::fresh_salt().map_err(|f| Fail(2, f.message))?;
+    let salt = chit_gateway::fresh_salt().map_err(|f| Fail(2, f.message))?;
     let header = serde_json::json!({
         "transcript": "chit numeric.lineage transcript 1",
         "lineage_id": plan.lineage_id,
@@ -283,11 +283,11 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
             "committed_at": plan.bound.committed_at,
             "bound_digest_sha256": plan.bound.digest(),
         },
-        "started_at": chit_lineage::rfc3339_micros(SystemTime::now()),
+        "started_at": chit_gateway::rfc3339_micros(SystemTime::now()),
     });
-    let objects = chit_lineage::request_objects(&plan.model, &plan.requests);
+    let objects = chit_gateway::request_objects(&plan.model, &plan.requests);
     let mut transcript =
-        chit_lineage::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(
+        chit_gateway::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(
             |e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
                     Fail(
@@ -318,7 +318,7 @@ pub fn measure(a: &MeasureArgs, out: &mut dyn Write) -> CmdResult {
                 s.notify_one();
             }
         });
-        chit_lineage::measure(&plan, &key, &mut transcript, &shown, stop).await
+        chit_gateway::measure(&plan, &key, &mut transcript, &shown, stop).await
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     let measured = match result {

@@ -1,6 +1,7 @@
-//! chit's numeric lineage gateway: sends one request set to an LLM endpoint
-//! at two or more induced batch occupancy levels, records the token ids it
-//! gets back, and builds the `numeric.lineage` receipt from what it saw.
+//! chit-gateway, the numeric-lineage measurement gateway: sends one request
+//! set to an LLM endpoint at two or more induced batch occupancy levels,
+//! records the token ids it gets back, and builds the `numeric.lineage`
+//! receipt from what it saw (with `chit_core::kinds::numeric_lineage`).
 //!
 //! How a level is measured (concurrency c, repetitions R, N requests):
 //!
