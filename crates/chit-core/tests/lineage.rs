@@ -104,6 +104,7 @@ fn the_transcript_rules_fire() {
     let dup = format!("{SEQUENCES}\n{}\n", SEQUENCES.lines().nth(3).unwrap());
     assert!(Transcript::read(dup.as_bytes(), &Limits::default())
         .unwrap_err()
+        .to_string()
         .contains("recorded twice"));
 }
 
@@ -221,7 +222,9 @@ fn a_coupled_receipt_that_drops_the_transcripts_reroute_target_is_refused() {
 fn an_empty_request_set_is_unreadable_not_a_loop_over_the_claimed_repetitions() {
     let mut lines: Vec<&str> = SEQUENCES.lines().take(1).collect();
     lines.push("{\"requests\": []}");
-    let err = Transcript::read(lines.join("\n").as_bytes(), &Limits::default()).unwrap_err();
+    let err = Transcript::read(lines.join("\n").as_bytes(), &Limits::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("line 2") && err.contains("empty"), "{err}");
     // Without that refusal a receipt claiming 2^62 repetitions per level
     // would have been walked repetition by repetition.

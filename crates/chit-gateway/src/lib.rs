@@ -408,12 +408,14 @@ async fn run(
         reroute: plan.reroute.clone(),
     };
     let effected = SystemTime::now();
-    let found = m.body(&rfc3339_micros(effected)).map_err(Failure::new)?;
+    let found = m
+        .body(&rfc3339_micros(effected))
+        .map_err(|e| Failure::new(e.to_string()))?;
     let ts = effected
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let receipt = receipt::sign(found.body, key, ts).map_err(Failure::new)?;
+    let receipt = receipt::sign(found.body, key, ts).map_err(|e| Failure::new(e.to_string()))?;
     Ok(Measured {
         receipt,
         class: found.class,

@@ -21,7 +21,7 @@ use self::transcript::Transcript;
 use crate::canon::{self, Profile};
 use crate::digest::sha256_hex;
 use crate::doc::Val;
-use crate::keys::{decode_base64, PublicKey};
+use crate::keys::{decode_base64, KeyError, PublicKey};
 use crate::report::Report;
 use crate::schema;
 use crate::time::rfc3339_nanos;
@@ -135,22 +135,38 @@ fn l2_payload_digest(v: Val, digest: &str, r: &mut Report) {
     }
 }
 
+/// Why a `key_id` names no key (L3).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// A `did:key` that is not a usable Ed25519 key.
+    #[error("key_id {key_id}: {source}")]
+    BadDidKey { key_id: String, source: KeyError },
+    /// A `did:web` or `did:hive` with no trust file to resolve it.
+    #[error("key_id {key_id} resolves only through a trust file (never over the network): give --trust with a [[key]] whose did is {key_id}")]
+    NeedsTrust { key_id: String },
+    /// A DID the trust file does not name.
+    #[error("the trust file names no key with did {key_id}")]
+    NotInTrust { key_id: String },
+}
+
 /// The key a `key_id` names: a did:key by itself, did:web and did:hive
 /// only through the trust file.
-fn resolve(key_id: &str, trust: Option<&Trust>) -> Result<PublicKey, String> {
+pub fn resolve(key_id: &str, trust: Option<&Trust>) -> Result<PublicKey, ResolveError> {
     if key_id.starts_with("did:key:") {
-        return PublicKey::parse(key_id).map_err(|e| format!("key_id {key_id}: {e}"));
+        return PublicKey::parse(key_id).map_err(|source| ResolveError::BadDidKey {
+            key_id: key_id.to_owned(),
+            source,
+        });
     }
+    let key_id = key_id.to_owned();
     match trust {
-        None => Err(format!(
-            "key_id {key_id} resolves only through a trust file (never over the network): give --trust with a [[key]] whose did is {key_id}"
-        )),
+        None => Err(ResolveError::NeedsTrust { key_id }),
         Some(t) => t
             .keys
             .iter()
-            .find(|k| k.did.as_deref() == Some(key_id))
+            .find(|k| k.did.as_deref() == Some(key_id.as_str()))
             .map(|k| k.key)
-            .ok_or_else(|| format!("the trust file names no key with did {key_id}")),
+            .ok_or(ResolveError::NotInTrust { key_id }),
     }
 }
 
@@ -160,7 +176,7 @@ fn l3_signature(v: Val, canonical: &[u8], trust: Option<&Trust>, r: &mut Report)
     let key_id = text(v, "key_id").unwrap_or("");
     let key = match resolve(key_id, trust) {
         Ok(k) => k,
-        Err(why) => return r.error(rule::L3, "/key_id", why),
+        Err(why) => return r.error(rule::L3, "/key_id", why.to_string()),
     };
     let sig = text(v, "sig_b64u").and_then(decode_base64);
     if !sig.is_some_and(|s| key.verify_strict(canonical, &s)) {

@@ -10,6 +10,22 @@ use super::arithmetic::{
 use super::KIND;
 use crate::canon;
 use crate::digest::sha256_hex;
+use crate::json::ReadError;
+
+/// Why a measurement gives no `signed_body`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    #[error("a measurement needs at least two levels")]
+    TooFewLevels,
+    #[error("no tokens were emitted, so nothing can be compared")]
+    NoTokens,
+}
+
+/// Why a `serde_json` value has no canonical form: chit's strict reader
+/// refused its text (a number out of range, say).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(transparent)]
+pub struct CanonicalError(#[from] pub ReadError);
 
 pub const SCHEMA_VERSION: &str = "r1.0.0";
 /// The schema's constant `boundary` text (L12).
@@ -91,12 +107,12 @@ pub struct Finding {
 impl Measurement {
     /// Builds the `signed_body` exactly as the spec says. Refuses a
     /// measurement with fewer than two levels or no token at all.
-    pub fn body(&self, effected_at: &str) -> Result<Finding, String> {
+    pub fn body(&self, effected_at: &str) -> Result<Finding, BodyError> {
         let runs: Vec<&Runs> = self.levels.iter().map(|l| &l.runs).collect();
-        let div = divergence(&runs).ok_or("a measurement needs at least two levels")?;
+        let div = divergence(&runs).ok_or(BodyError::TooFewLevels)?;
         let c = div.comparison;
         if c.compared == 0 {
-            return Err("no tokens were emitted, so nothing can be compared".into());
+            return Err(BodyError::NoTokens);
         }
         let figures: Vec<LevelFigures> = self
             .levels
@@ -197,13 +213,13 @@ impl Measurement {
 }
 
 /// `JCS` of a `serde_json` value.
-pub fn canonical_of(v: &serde_json::Value) -> Result<Vec<u8>, String> {
+pub fn canonical_of(v: &serde_json::Value) -> Result<Vec<u8>, CanonicalError> {
     let text = v.to_string();
     let limits = crate::json::Limits {
         max_size: usize::MAX,
         ..Default::default()
     };
-    let doc = crate::json::parse(text.as_bytes(), &limits).map_err(|e| e.to_string())?;
+    let doc = crate::json::parse(text.as_bytes(), &limits)?;
     Ok(canon::to_vec(doc.root(), canon::Profile::Jcs))
 }
 
@@ -212,7 +228,7 @@ pub fn sign(
     body: serde_json::Value,
     key: &crate::keys::SecretKey,
     ts: u64,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, CanonicalError> {
     let canonical = canonical_of(&body)?;
     let digest = sha256_hex(&canonical);
     let sig = key.sign(&canonical);

@@ -7,9 +7,56 @@ use super::{int, rule, text};
 use crate::canon::{self, Profile};
 use crate::digest::sha256_hex;
 use crate::doc::Val;
-use crate::json::Limits;
+use crate::json::{Limits, ReadError};
 use crate::report::Report;
 use std::collections::BTreeMap;
+
+/// Why a transcript could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TranscriptError {
+    /// A line that is not strict JSON; the error's line is the
+    /// transcript's.
+    #[error("line {line}: {source}")]
+    Json { line: usize, source: ReadError },
+    /// A line of the wrong shape.
+    #[error("line {line}: {problem}")]
+    Line { line: usize, problem: LineProblem },
+    #[error("the transcript has no header and request set")]
+    NoHeader,
+}
+
+/// What is wrong with one line of a transcript.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LineProblem {
+    #[error("a line after the end line")]
+    AfterEnd,
+    #[error("the header has no salt")]
+    NoSalt,
+    #[error("the header has no endpoint")]
+    NoEndpoint,
+    #[error("the header has no gateway")]
+    NoGateway,
+    #[error("the second line must be {{\"requests\": [...]}}")]
+    NotRequestSet,
+    #[error("the request set is empty")]
+    EmptyRequestSet,
+    #[error("no level")]
+    NoLevel,
+    #[error("no repetition")]
+    NoRepetition,
+    #[error("no request")]
+    NoRequest,
+    #[error("no token_ids")]
+    NoTokenIds,
+    #[error("token ids must be non-negative integers")]
+    BadTokenIds,
+    #[error("level {level} repetition {repetition} request {request} recorded twice")]
+    RecordedTwice {
+        level: u64,
+        repetition: u64,
+        request: u64,
+    },
+}
 
 /// A gateway's transcript, read: the openings of the commitments, the
 /// request set and every measured sequence.
@@ -43,7 +90,7 @@ pub struct Transcript {
 impl Transcript {
     /// Reads a transcript's bytes. Any unreadable line, or a line of the
     /// wrong shape, is an error naming its line.
-    pub fn read(bytes: &[u8], limits: &Limits) -> Result<Transcript, String> {
+    pub fn read(bytes: &[u8], limits: &Limits) -> Result<Transcript, TranscriptError> {
         let mut t = Transcript::default();
         let mut header = false;
         let mut requests = false;
@@ -52,29 +99,31 @@ impl Transcript {
             if line.iter().all(|b| b.is_ascii_whitespace()) {
                 continue;
             }
-            let doc = crate::json::parse(line, limits)
-                .map_err(|e| format!("line {n}: {}", e.starting_at_line(n)))?;
+            let doc = crate::json::parse(line, limits).map_err(|e| TranscriptError::Json {
+                line: n,
+                source: e.starting_at_line(n),
+            })?;
             let v = doc.root();
-            let bad = |what: &str| format!("line {n}: {what}");
+            let bad = |problem: LineProblem| TranscriptError::Line { line: n, problem };
             if t.end.is_some() {
-                return Err(bad("a line after the end line"));
+                return Err(bad(LineProblem::AfterEnd));
             }
             if !header {
                 let s = |k: &str| text(v, k).map(str::to_owned);
-                t.salt = s("salt").ok_or_else(|| bad("the header has no salt"))?;
-                t.endpoint = s("endpoint").ok_or_else(|| bad("the header has no endpoint"))?;
-                t.gateway = s("gateway").ok_or_else(|| bad("the header has no gateway"))?;
+                t.salt = s("salt").ok_or_else(|| bad(LineProblem::NoSalt))?;
+                t.endpoint = s("endpoint").ok_or_else(|| bad(LineProblem::NoEndpoint))?;
+                t.gateway = s("gateway").ok_or_else(|| bad(LineProblem::NoGateway))?;
                 t.reroute = s("reroute");
                 header = true;
             } else if !requests {
                 let set = v
                     .get("requests")
                     .filter(|x| x.as_array().is_some())
-                    .ok_or_else(|| bad("the second line must be {\"requests\": [...]}"))?;
+                    .ok_or_else(|| bad(LineProblem::NotRequestSet))?;
                 t.set_digest = sha256_hex(&canon::to_vec(set, Profile::Jcs));
                 t.request_count = set.len() as u64;
                 if t.request_count == 0 {
-                    return Err(bad("the request set is empty"));
+                    return Err(bad(LineProblem::EmptyRequestSet));
                 }
                 t.max_tokens = set
                     .items()
@@ -90,22 +139,23 @@ impl Transcript {
                 });
             } else {
                 let at = (
-                    int(v, "level").ok_or_else(|| bad("no level"))?,
-                    int(v, "repetition").ok_or_else(|| bad("no repetition"))?,
-                    int(v, "request").ok_or_else(|| bad("no request"))?,
+                    int(v, "level").ok_or_else(|| bad(LineProblem::NoLevel))?,
+                    int(v, "repetition").ok_or_else(|| bad(LineProblem::NoRepetition))?,
+                    int(v, "request").ok_or_else(|| bad(LineProblem::NoRequest))?,
                 );
                 let tokens = v
                     .get("token_ids")
                     .and_then(|a| a.as_array())
-                    .ok_or_else(|| bad("no token_ids"))?
+                    .ok_or_else(|| bad(LineProblem::NoTokenIds))?
                     .map(|x| x.as_i64().and_then(|x| u64::try_from(x).ok()))
                     .collect::<Option<Vec<u64>>>()
-                    .ok_or_else(|| bad("token ids must be non-negative integers"))?;
+                    .ok_or_else(|| bad(LineProblem::BadTokenIds))?;
                 if t.sequences.insert(at, tokens).is_some() {
-                    return Err(bad(&format!(
-                        "level {} repetition {} request {} recorded twice",
-                        at.0, at.1, at.2
-                    )));
+                    return Err(bad(LineProblem::RecordedTwice {
+                        level: at.0,
+                        repetition: at.1,
+                        request: at.2,
+                    }));
                 }
                 if let (Some(a), Some(c)) = (
                     int(v, "in_flight_at_accept"),
@@ -116,7 +166,7 @@ impl Transcript {
             }
         }
         if !requests {
-            return Err("the transcript has no header and request set".into());
+            return Err(TranscriptError::NoHeader);
         }
         Ok(t)
     }
@@ -408,5 +458,29 @@ impl Transcript {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_line() {
+        let read = |t: &str| {
+            Transcript::read(t.as_bytes(), &Limits::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            read("{\"salt\": \"s\", \"endpoint\": \"e\"}"),
+            "line 1: the header has no gateway"
+        );
+        assert_eq!(
+            read("{\"salt\": \"s\", \"endpoint\": \"e\", \"gateway\": \"g\"}\n{}"),
+            "line 2: the second line must be {\"requests\": [...]}"
+        );
+        assert!(read("{\n").starts_with("line 1: "));
+        assert_eq!(read(""), "the transcript has no header and request set");
     }
 }
