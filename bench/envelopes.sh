@@ -18,11 +18,13 @@ dir="$root/bench/out/packets-$count"
 
 cd "$root"
 cargo build --quiet --release -p chit -p chit-corpus
+# CHIT names another chit binary to time (bench/before-after.sh uses it).
+chit=${CHIT:-./target/release/chit}
 if [ ! -f "$dir/packets.jsonl" ]; then
   ./target/release/chit-corpus packets "$dir" "$count"
 fi
 run() {
-  ./target/release/chit verify --quiet --lines --trust "$dir/trust.toml" --expect-count "$count" "$dir/packets.jsonl" > /dev/null
+  "$chit" verify --quiet --lines --trust "$dir/trust.toml" --expect-count "$count" "$dir/packets.jsonl" > /dev/null
 }
 run # warm the file cache; fails the benchmark if the stream is not valid
 
@@ -30,7 +32,7 @@ best=$(best_of "$rounds" run)
 printf 'chit verify --lines: %d envelopes in %.3f s = %.0f envelopes/s (%s cores, best of %s)\n' \
   "$count" "$best" "$(echo "$count / $best" | bc -l)" "$(nproc)" "$rounds"
 if [ -x /usr/bin/time ]; then
-  peak=$( { /usr/bin/time -f '%M' ./target/release/chit verify --quiet --lines --trust "$dir/trust.toml" \
+  peak=$( { /usr/bin/time -f '%M' "$chit" verify --quiet --lines --trust "$dir/trust.toml" \
     --expect-count "$count" "$dir/packets.jsonl" > /dev/null; } 2>&1 | tail -1)
   printf 'peak memory:         %d MiB for %d envelopes\n' "$((peak / 1024))" "$count"
 fi

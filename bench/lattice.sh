@@ -22,12 +22,14 @@ file="$root/bench/out/lattice-$count.jsonl"
 
 cd "$root"
 cargo build --quiet --release -p chit -p chit-corpus
+# CHIT names another chit binary to time (bench/before-after.sh uses it).
+chit=${CHIT:-./target/release/chit}
 if [ ! -f "$file" ]; then
   mkdir -p "$(dirname "$file")"
   ./target/release/chit-corpus lattice "$file" "$count"
 fi
 run() {
-  ./target/release/chit verify --lines --quiet "$file" > /dev/null
+  "$chit" verify --lines --quiet "$file" > /dev/null
 }
 run # warm the file cache; fails the benchmark if a packet is not valid
 

@@ -21,17 +21,19 @@ dir="$root/bench/out/receipts-$count"
 
 cd "$root"
 cargo build --quiet --release -p chit -p chit-corpus
+# CHIT names another chit binary to time (bench/before-after.sh uses it).
+chit=${CHIT:-./target/release/chit}
 if [ ! -d "$dir" ] || [ "$(find "$dir" -name '*.json' | wc -l)" -ne "$count" ]; then
   rm -rf "$dir"
   ./target/release/chit-corpus files "$dir" "$count" 7
 fi
 # Warm the file cache and check the answer once.
 set +e
-./target/release/chit verify --quiet "$dir" > /dev/null
+"$chit" verify --quiet "$dir" > /dev/null
 set -e
 
 run() {
-  ./target/release/chit verify --quiet "$dir" > /dev/null || true
+  "$chit" verify --quiet "$dir" > /dev/null || true
 }
 best=$(best_of "$rounds" run)
 chit_rate=$(echo "$count / $best" | bc -l)

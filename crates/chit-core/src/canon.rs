@@ -7,7 +7,7 @@
 //! numbers a double cannot hold, so JCS cannot fail on them; the profile type
 //! leaves room for profiles with rules of their own.
 
-use crate::doc::{Kind, Val};
+use crate::doc::{JsonType, Val};
 use std::cmp::Ordering;
 
 /// Which canonical form to write.
@@ -37,20 +37,20 @@ pub fn write_without(v: Val, skip: &str, profile: Profile, out: &mut Vec<u8>) {
 }
 
 fn write_inner(v: Val, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>) {
-    match v.kind() {
-        Kind::Null => out.extend_from_slice(b"null"),
-        Kind::Bool => out.extend_from_slice(if v.as_bool() == Some(true) {
+    match v.json_type() {
+        JsonType::Null => out.extend_from_slice(b"null"),
+        JsonType::Bool => out.extend_from_slice(if v.as_bool() == Some(true) {
             b"true"
         } else {
             b"false"
         }),
-        Kind::Number => write_f64(v.as_f64().unwrap_or(0.0), out),
-        Kind::String => {
+        JsonType::Number => write_f64(v.as_f64().unwrap_or(0.0), out),
+        JsonType::String => {
             if let Some((s, plain)) = v.str_and_plain() {
                 write_read_string(s, plain, out);
             }
         }
-        Kind::Array => {
+        JsonType::Array => {
             out.push(b'[');
             for (i, item) in v.items().enumerate() {
                 if i > 0 {
@@ -60,7 +60,7 @@ fn write_inner(v: Val, skip: Option<&str>, profile: Profile, out: &mut Vec<u8>) 
             }
             out.push(b']');
         }
-        Kind::Object => write_object(v, skip, profile, out),
+        JsonType::Object => write_object(v, skip, profile, out),
     }
 }
 

@@ -23,7 +23,7 @@
 use crate::across::{Facts, Origin};
 use crate::doc::{Doc, Val};
 use crate::json::{self, Limits, ReadError};
-use crate::kinds::{self, executor_packet, lineage, reason, Kind};
+use crate::kinds::{self, executor_packet, numeric_lineage, reason, Kind};
 use crate::lattice;
 use crate::report::Report;
 use crate::trust::Trust;
@@ -43,7 +43,7 @@ pub struct Context<'a> {
     /// The art id an envelope was filed under (its file name's), if any.
     pub expected_art: Option<&'a str>,
     /// A numeric lineage receipt's transcript (`--transcript`): L13-L15.
-    pub transcript: Option<&'a lineage::Transcript>,
+    pub transcript: Option<&'a numeric_lineage::transcript::Transcript>,
     /// A Reason request, `zerker.reason.action.v1` (`--request`): A5.
     pub request: Option<Val<'a>>,
     /// The concrete call `{tool, arguments}` about to run (`--call`): A6.
@@ -182,13 +182,7 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
 pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> Report {
     match kind {
         // Its key may resolve through the trust file; its transcript adds L13-L15.
-        Kind::Lineage => lineage::check_with(
-            v,
-            lineage::Context {
-                trust: ctx.trust,
-                transcript: ctx.transcript,
-            },
-        ),
+        Kind::Lineage => numeric_lineage::check_with(v, *ctx),
         Kind::ReasonAuthorization => reason_report(v, ctx),
         k => k.check_val(v),
     }
@@ -197,13 +191,7 @@ pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> Report {
 /// A Reason certificate (or bundle) against the request and call given,
 /// and under `require_authorized`, its status.
 fn reason_report(v: Val, ctx: &Context) -> Report {
-    let mut r = reason::check_with(
-        v,
-        reason::Context {
-            request: ctx.request,
-            call: ctx.call,
-        },
-    );
+    let mut r = reason::check_with(v, *ctx);
     if ctx.require_authorized {
         match reason::status(v) {
             Some("authorized") => {}

@@ -67,7 +67,7 @@ pub struct Doc<'a> {
 
 /// The JSON type of a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum JsonType {
     Null,
     Bool,
     Number,
@@ -133,14 +133,14 @@ impl<'d> Val<'d> {
         (self.doc as *const Doc as usize, self.id)
     }
 
-    pub fn kind(&self) -> Kind {
+    pub fn json_type(&self) -> JsonType {
         match self.node() {
-            Node::Null => Kind::Null,
-            Node::Bool(_) => Kind::Bool,
-            Node::Number(_) => Kind::Number,
-            Node::String(_) => Kind::String,
-            Node::Array { .. } => Kind::Array,
-            Node::Object { .. } => Kind::Object,
+            Node::Null => JsonType::Null,
+            Node::Bool(_) => JsonType::Bool,
+            Node::Number(_) => JsonType::Number,
+            Node::String(_) => JsonType::String,
+            Node::Array { .. } => JsonType::Array,
+            Node::Object { .. } => JsonType::Object,
         }
     }
 

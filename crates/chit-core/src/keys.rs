@@ -59,19 +59,26 @@ const fn hex32(s: &str) -> [u8; 32] {
 pub struct PublicKey(VerifyingKey);
 
 /// Why a key could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyError(pub String);
-
-impl fmt::Display for KeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for KeyError {}
-
-fn err(msg: impl Into<String>) -> KeyError {
-    KeyError(msg.into())
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("a did:key must be multibase base58btc (it starts with z)")]
+    DidKeyNotBase58btc,
+    #[error("the did:key is not valid base58")]
+    DidKeyBadBase58,
+    #[error("the did:key is not an Ed25519 key (multicodec 0xed01)")]
+    DidKeyNotEd25519,
+    #[error("the ed25519: key is not valid base64")]
+    BadBase64,
+    #[error("a public key is written did:key:z6Mk… or ed25519:<base64url>")]
+    UnknownForm,
+    #[error("an Ed25519 public key is 32 bytes")]
+    WrongLength,
+    #[error("not a point on the Ed25519 curve")]
+    NotOnCurve,
+    #[error("a weak Ed25519 key (small order): signatures under it prove nothing")]
+    Weak,
+    #[error("not an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)")]
+    NotPkcs8Pem,
 }
 
 impl PublicKey {
@@ -80,31 +87,22 @@ impl PublicKey {
     pub fn parse(s: &str) -> Result<PublicKey, KeyError> {
         let s = s.trim();
         let bytes: Vec<u8> = if let Some(mb) = s.strip_prefix("did:key:") {
-            let b58 = mb
-                .strip_prefix('z')
-                .ok_or_else(|| err("a did:key must be multibase base58btc (it starts with z)"))?;
+            let b58 = mb.strip_prefix('z').ok_or(KeyError::DidKeyNotBase58btc)?;
             let raw = bs58::decode(b58)
                 .into_vec()
-                .map_err(|_| err("the did:key is not valid base58"))?;
+                .map_err(|_| KeyError::DidKeyBadBase58)?;
             raw.strip_prefix(&MULTICODEC_ED25519)
-                .ok_or_else(|| err("the did:key is not an Ed25519 key (multicodec 0xed01)"))?
+                .ok_or(KeyError::DidKeyNotEd25519)?
                 .to_vec()
         } else if let Some(b64) = s.strip_prefix("ed25519:") {
-            decode_base64(b64).ok_or_else(|| err("the ed25519: key is not valid base64"))?
+            decode_base64(b64).ok_or(KeyError::BadBase64)?
         } else {
-            return Err(err(
-                "a public key is written did:key:z6Mk… or ed25519:<base64url>",
-            ));
+            return Err(KeyError::UnknownForm);
         };
-        let arr: [u8; 32] = bytes
-            .try_into()
-            .map_err(|_| err("an Ed25519 public key is 32 bytes"))?;
-        let key =
-            VerifyingKey::from_bytes(&arr).map_err(|_| err("not a point on the Ed25519 curve"))?;
+        let arr: [u8; 32] = bytes.try_into().map_err(|_| KeyError::WrongLength)?;
+        let key = VerifyingKey::from_bytes(&arr).map_err(|_| KeyError::NotOnCurve)?;
         if key.is_weak() {
-            return Err(err(
-                "a weak Ed25519 key (small order): signatures under it prove nothing",
-            ));
+            return Err(KeyError::Weak);
         }
         Ok(PublicKey(key))
     }
@@ -176,9 +174,9 @@ impl SecretKey {
 
     /// Reads a PKCS#8 PEM private key.
     pub fn from_pem(pem: &str) -> Result<SecretKey, KeyError> {
-        SigningKey::from_pkcs8_pem(pem).map(SecretKey).map_err(|_| {
-            err("not an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)")
-        })
+        SigningKey::from_pkcs8_pem(pem)
+            .map(SecretKey)
+            .map_err(|_| KeyError::NotPkcs8Pem)
     }
 
     /// The key as PKCS#8 v1 PEM (RFC 8410: the seed alone, no public key),

@@ -37,7 +37,6 @@ pub mod json;
 pub mod keys;
 pub mod kinds;
 pub mod lattice;
-pub mod lineage;
 pub mod report;
 pub mod rule;
 pub mod schema;

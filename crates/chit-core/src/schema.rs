@@ -230,13 +230,13 @@ impl<'a> Node<'a, ChitJson> for SchemaNode<'a> {
 
     fn as_object(&self) -> Option<Container<'a>> {
         match self {
-            SchemaNode::Val(v) if v.kind() == doc::Kind::Object => Some(Container(*v)),
+            SchemaNode::Val(v) if v.json_type() == doc::JsonType::Object => Some(Container(*v)),
             _ => None,
         }
     }
     fn as_array(&self) -> Option<Container<'a>> {
         match self {
-            SchemaNode::Val(v) if v.kind() == doc::Kind::Array => Some(Container(*v)),
+            SchemaNode::Val(v) if v.json_type() == doc::JsonType::Array => Some(Container(*v)),
             _ => None,
         }
     }
@@ -264,13 +264,13 @@ impl<'a> Node<'a, ChitJson> for SchemaNode<'a> {
     fn json_type(&self) -> JsonType {
         match self {
             SchemaNode::Name(_) => JsonType::String,
-            SchemaNode::Val(v) => match v.kind() {
-                doc::Kind::Null => JsonType::Null,
-                doc::Kind::Bool => JsonType::Boolean,
-                doc::Kind::Number => JsonType::Number,
-                doc::Kind::String => JsonType::String,
-                doc::Kind::Array => JsonType::Array,
-                doc::Kind::Object => JsonType::Object,
+            SchemaNode::Val(v) => match v.json_type() {
+                doc::JsonType::Null => JsonType::Null,
+                doc::JsonType::Bool => JsonType::Boolean,
+                doc::JsonType::Number => JsonType::Number,
+                doc::JsonType::String => JsonType::String,
+                doc::JsonType::Array => JsonType::Array,
+                doc::JsonType::Object => JsonType::Object,
             },
         }
     }
@@ -389,8 +389,8 @@ fn equal(v: Val, expected: &Value) -> bool {
 fn summary(v: Val, depth: usize) -> Value {
     const ENTRIES: usize = 10;
     const CHARS: usize = 100;
-    match v.kind() {
-        doc::Kind::String => {
+    match v.json_type() {
+        doc::JsonType::String => {
             let s = v.as_str().unwrap_or("");
             if s.chars().count() > CHARS {
                 Value::String(s.chars().take(CHARS).chain(['…']).collect())
@@ -398,9 +398,9 @@ fn summary(v: Val, depth: usize) -> Value {
                 Value::String(s.to_owned())
             }
         }
-        doc::Kind::Array if depth == 0 => Value::String(format!("[… {} items]", v.len())),
-        doc::Kind::Object if depth == 0 => Value::String(format!("{{… {} members}}", v.len())),
-        doc::Kind::Array => {
+        doc::JsonType::Array if depth == 0 => Value::String(format!("[… {} items]", v.len())),
+        doc::JsonType::Object if depth == 0 => Value::String(format!("{{… {} members}}", v.len())),
+        doc::JsonType::Array => {
             let mut items: Vec<Value> = v
                 .items()
                 .take(ENTRIES)
@@ -411,7 +411,7 @@ fn summary(v: Val, depth: usize) -> Value {
             }
             Value::Array(items)
         }
-        doc::Kind::Object => {
+        doc::JsonType::Object => {
             let mut m = serde_json::Map::new();
             for (k, x) in v.members().take(ENTRIES) {
                 m.insert(k.to_owned(), summary(x, depth - 1));

@@ -8,7 +8,44 @@
 //! did = "did:web:example.com"          # optional: the DID it answers for
 //! ```
 
-use crate::keys::PublicKey;
+use crate::keys::{KeyError, PublicKey};
+
+/// Why a trust file could not be read. Each problem inside a `[[key]]`
+/// table names the table by its number, counted from 1.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TrustError {
+    /// The TOML parser's message.
+    #[error("not valid TOML: {0}")]
+    NotToml(String),
+    #[error("unknown entry '{0}' (a trust file holds [[key]] tables)")]
+    UnknownEntry(String),
+    #[error("'key' must be a list of [[key]] tables")]
+    KeyNotList,
+    #[error("no [[key]] tables: the file trusts nothing")]
+    NoKeys,
+    #[error("[[key]] number {number} is not a table")]
+    NotTable { number: usize },
+    #[error("[[key]] number {number}: unknown field '{field}' (name, public_key, kinds, did)")]
+    UnknownField { number: usize, field: String },
+    #[error("[[key]] number {number} needs a name")]
+    NoName { number: usize },
+    #[error("[[key]] number {number}: the name '{name}' is used twice")]
+    NameTwice { number: usize, name: String },
+    #[error("[[key]] number {number} ({name}) needs a public_key")]
+    NoPublicKey { number: usize, name: String },
+    #[error("[[key]] number {number} ({name}): {source}")]
+    BadPublicKey {
+        number: usize,
+        name: String,
+        source: KeyError,
+    },
+    #[error("[[key]] number {number} ({name}): kinds must be strings")]
+    KindsNotStrings { number: usize, name: String },
+    #[error("[[key]] number {number} ({name}): kinds must be a list of strings")]
+    KindsNotList { number: usize, name: String },
+    #[error("[[key]] number {number} ({name}): did must be a string starting did:")]
+    BadDid { number: usize, name: String },
+}
 
 /// One trusted key.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,64 +81,80 @@ pub struct Trust {
 impl Trust {
     /// Reads a trust file's text. Every problem is named with the table it
     /// is in; a file that trusts nothing is refused.
-    pub fn parse(text: &str) -> Result<Trust, String> {
+    pub fn parse(text: &str) -> Result<Trust, TrustError> {
         let table: toml::Table = text
             .parse()
-            .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
-        for k in table.keys() {
-            if k != "key" {
-                return Err(format!(
-                    "unknown entry '{k}' (a trust file holds [[key]] tables)"
-                ));
-            }
+            .map_err(|e: toml::de::Error| TrustError::NotToml(e.message().to_owned()))?;
+        if let Some(k) = table.keys().find(|k| *k != "key") {
+            return Err(TrustError::UnknownEntry(k.clone()));
         }
         let list = match table.get("key") {
             Some(toml::Value::Array(list)) => list,
-            Some(_) => return Err("'key' must be a list of [[key]] tables".into()),
-            None => return Err("no [[key]] tables: the file trusts nothing".into()),
+            Some(_) => return Err(TrustError::KeyNotList),
+            None => return Err(TrustError::NoKeys),
         };
         let mut keys = Vec::new();
         for (i, entry) in list.iter().enumerate() {
-            let at = format!("[[key]] number {}", i + 1);
-            let t = entry
-                .as_table()
-                .ok_or_else(|| format!("{at} is not a table"))?;
-            for k in t.keys() {
-                if !["name", "public_key", "kinds", "did"].contains(&k.as_str()) {
-                    return Err(format!(
-                        "{at}: unknown field '{k}' (name, public_key, kinds, did)"
-                    ));
-                }
+            let number = i + 1;
+            let t = entry.as_table().ok_or(TrustError::NotTable { number })?;
+            if let Some(k) = t
+                .keys()
+                .find(|k| !["name", "public_key", "kinds", "did"].contains(&k.as_str()))
+            {
+                return Err(TrustError::UnknownField {
+                    number,
+                    field: k.clone(),
+                });
             }
             let name = t
                 .get("name")
                 .and_then(|v| v.as_str())
-                .ok_or_else(|| format!("{at} needs a name"))?
+                .ok_or(TrustError::NoName { number })?
                 .to_owned();
             let key = t
                 .get("public_key")
                 .and_then(|v| v.as_str())
-                .ok_or_else(|| format!("{at} ({name}) needs a public_key"))
-                .and_then(|s| PublicKey::parse(s).map_err(|e| format!("{at} ({name}): {e}")))?;
+                .ok_or_else(|| TrustError::NoPublicKey {
+                    number,
+                    name: name.clone(),
+                })
+                .and_then(|s| {
+                    PublicKey::parse(s).map_err(|source| TrustError::BadPublicKey {
+                        number,
+                        name: name.clone(),
+                        source,
+                    })
+                })?;
             let kinds = match t.get("kinds") {
                 None => None,
                 Some(toml::Value::Array(a)) => Some(
                     a.iter()
                         .map(|v| v.as_str().map(str::to_owned))
                         .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| format!("{at} ({name}): kinds must be strings"))?,
+                        .ok_or_else(|| TrustError::KindsNotStrings {
+                            number,
+                            name: name.clone(),
+                        })?,
                 ),
-                Some(_) => return Err(format!("{at} ({name}): kinds must be a list of strings")),
+                Some(_) => {
+                    return Err(TrustError::KindsNotList {
+                        number,
+                        name: name.clone(),
+                    })
+                }
             };
             let did = match t.get("did") {
                 None => None,
                 Some(toml::Value::String(d)) if d.starts_with("did:") => Some(d.clone()),
                 Some(_) => {
-                    return Err(format!("{at} ({name}): did must be a string starting did:"))
+                    return Err(TrustError::BadDid {
+                        number,
+                        name: name.clone(),
+                    })
                 }
             };
             if keys.iter().any(|k: &TrustedKey| *k.name == *name) {
-                return Err(format!("{at}: the name '{name}' is used twice"));
+                return Err(TrustError::NameTwice { number, name });
             }
             keys.push(TrustedKey {
                 name: name.into(),
@@ -156,8 +209,28 @@ mod tests {
             ("[[keys]]\nname = \"a\"", "unknown entry 'keys'"),
             ("[[key]\n", "not valid TOML"),
         ] {
-            let e = Trust::parse(text).unwrap_err();
+            let e = Trust::parse(text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn messages_name_the_table_and_the_key() {
+        let e = |t: &str| Trust::parse(t).unwrap_err().to_string();
+        assert_eq!(
+            e("[[key]]\nname = \"a\""),
+            "[[key]] number 1 (a) needs a public_key"
+        );
+        assert_eq!(
+            e("[[key]]\nname = \"a\"\npublic_key = \"ed25519:AAAA\""),
+            "[[key]] number 1 (a): an Ed25519 public key is 32 bytes"
+        );
+        assert_eq!(
+            e(&format!(
+                "[[key]]\nname = \"a\"\npublic_key = \"{KEY}\"\ndid = \"web\""
+            )),
+            "[[key]] number 1 (a): did must be a string starting did:"
+        );
+        assert_eq!(e("[[key]]\nname = 1"), "[[key]] number 1 needs a name");
     }
 }

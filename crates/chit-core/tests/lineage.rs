@@ -1,7 +1,8 @@
 //! numeric.lineage against the public vector: the receipt alone (L1-L12),
 //! with its sequences as transcript (L13-L15), and each rule broken.
 
-use chit_core::kinds::lineage::{check_with, Context, Transcript};
+use chit_core::kinds::numeric_lineage::transcript::Transcript;
+use chit_core::kinds::numeric_lineage::{check_with, Context};
 use chit_core::{json, Kind, Limits};
 
 const RECEIPT: &str = include_str!("data/lineage/coupled.receipt.json");
@@ -15,6 +16,7 @@ fn rules(text: &str, transcript: Option<&Transcript>) -> Vec<&'static str> {
         Context {
             trust: None,
             transcript,
+            ..Default::default()
         },
     );
     r.errors.iter().map(|f| f.rule).collect()
@@ -103,6 +105,7 @@ fn the_transcript_rules_fire() {
     let dup = format!("{SEQUENCES}\n{}\n", SEQUENCES.lines().nth(3).unwrap());
     assert!(Transcript::read(dup.as_bytes(), &Limits::default())
         .unwrap_err()
+        .to_string()
         .contains("recorded twice"));
 }
 
@@ -111,7 +114,8 @@ fn the_transcript_rules_fire() {
 #[test]
 fn the_builder_reproduces_the_vector() {
     use chit_core::keys::SecretKey;
-    use chit_core::lineage::{sign, Bound, LevelRecord, Measurement, Numerics};
+    use chit_core::kinds::numeric_lineage::arithmetic::Bound;
+    use chit_core::kinds::numeric_lineage::receipt::{sign, LevelRecord, Measurement, Numerics};
     let t = transcript(SEQUENCES);
     let set = SEQUENCES.lines().nth(1).unwrap();
     let set_doc = json::parse(set.as_bytes(), &Limits::default()).unwrap();
@@ -172,7 +176,7 @@ fn resigned(f: impl FnOnce(&mut serde_json::Value)) -> String {
     f(&mut body);
     let seed: [u8; 32] = std::array::from_fn(|i| i as u8);
     let ts = v["ts"].as_u64().unwrap();
-    chit_core::lineage::sign(body, &SecretKey::from_seed(&seed), ts)
+    chit_core::kinds::numeric_lineage::receipt::sign(body, &SecretKey::from_seed(&seed), ts)
         .unwrap()
         .to_string()
 }
@@ -219,7 +223,9 @@ fn a_coupled_receipt_that_drops_the_transcripts_reroute_target_is_refused() {
 fn an_empty_request_set_is_unreadable_not_a_loop_over_the_claimed_repetitions() {
     let mut lines: Vec<&str> = SEQUENCES.lines().take(1).collect();
     lines.push("{\"requests\": []}");
-    let err = Transcript::read(lines.join("\n").as_bytes(), &Limits::default()).unwrap_err();
+    let err = Transcript::read(lines.join("\n").as_bytes(), &Limits::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("line 2") && err.contains("empty"), "{err}");
     // Without that refusal a receipt claiming 2^62 repetitions per level
     // would have been walked repetition by repetition.
@@ -234,7 +240,7 @@ fn an_empty_request_set_is_unreadable_not_a_loop_over_the_claimed_repetitions() 
 
 #[test]
 fn many_repetitions_and_a_long_baseline_stay_linear() {
-    use chit_core::lineage::{compare, distinct_count, Runs};
+    use chit_core::kinds::numeric_lineage::arithmetic::{compare, distinct_count, Runs};
     // 40,000 distinct repetitions: quadratic counting took minutes.
     let runs: Runs = (0..40_000u64).map(|r| vec![vec![r]]).collect();
     let start = std::time::Instant::now();

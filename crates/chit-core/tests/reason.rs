@@ -124,6 +124,7 @@ fn run(doc: &str, req: Option<&str>, call: Option<&str>) -> Report {
         Context {
             request: req.as_ref().map(|d| d.root()),
             call: call.as_ref().map(|d| d.root()),
+            ..Default::default()
         },
     );
     assert_eq!(r.kind, KIND);

@@ -1075,7 +1075,7 @@ pub fn signed_packet(key: &chit_core::keys::SecretKey, stream: &str, seq: u64) -
 /// A synthetic `numeric.lineage` run of at least `target_bytes` of
 /// transcript: the transcript's text (JSON Lines, as the gateway writes it)
 /// and the receipt signed with `key`, built with the gateway's arithmetic
-/// ([`chit_core::lineage::Measurement`]). Four levels (1, 8, 64, 256), three
+/// ([`chit_core::kinds::numeric_lineage::receipt::Measurement`]). Four levels (1, 8, 64, 256), three
 /// repetitions, 256 tokens a request with ids below `vocab`; at each level
 /// above the first, half the requests diverge from the first level after a
 /// few tokens, so the receipt is `occupancy_coupled`. The same arguments
@@ -1109,7 +1109,8 @@ fn lineage_requests(
     requests: u64,
     vocab: u64,
 ) -> (String, Value) {
-    use chit_core::lineage::{Bound, LevelRecord, Measurement, Numerics, Runs};
+    use chit_core::kinds::numeric_lineage::arithmetic::{Bound, Runs};
+    use chit_core::kinds::numeric_lineage::receipt::{LevelRecord, Measurement, Numerics};
     const LEVELS: [u64; 4] = [1, 8, 64, 256];
     const REPS: u64 = 3;
     const TOKENS: u64 = 256;
@@ -1215,8 +1216,10 @@ fn lineage_requests(
         endpoint: endpoint.into(),
         model: model.into(),
         bound,
-        request_set_canonical: chit_core::lineage::canonical_of(&Value::Array(objects))
-            .expect("the request set canonicalises"),
+        request_set_canonical: chit_core::kinds::numeric_lineage::receipt::canonical_of(
+            &Value::Array(objects),
+        )
+        .expect("the request set canonicalises"),
         request_count: requests,
         max_output_tokens: TOKENS,
         levels,
@@ -1227,8 +1230,8 @@ fn lineage_requests(
     let found = m
         .body(&chit_core::time::format_unix_utc(effected))
         .expect("a synthetic measurement has tokens and levels");
-    let receipt =
-        chit_core::lineage::sign(found.body, key, effected).expect("the body canonicalises");
+    let receipt = chit_core::kinds::numeric_lineage::receipt::sign(found.body, key, effected)
+        .expect("the body canonicalises");
     let _ = writeln!(
         out,
         "{}",

@@ -16,7 +16,7 @@ fn setup(requests: usize, max_tokens: u64) -> tempfile::TempDir {
     let p = dir.path();
     assert_eq!(chit_in(p, &["keygen", "--out", "k.pem"], None).code, 0);
     // A bound committed well before now (as 'chit lineage bound' writes it).
-    let bound = chit_core::lineage::Bound {
+    let bound = chit_core::kinds::numeric_lineage::arithmetic::Bound {
         committed_at: "2026-01-01T00:00:00Z".into(),
         max_differing_positions: 0,
         min_first_divergent_index: 0,
@@ -273,7 +273,7 @@ fn refusals_before_anything_is_sent() {
     let p = dir.path();
     let b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("b.json")).unwrap()).unwrap();
-    let future = chit_core::lineage::Bound {
+    let future = chit_core::kinds::numeric_lineage::arithmetic::Bound {
         committed_at: "2099-01-01T00:00:00Z".into(),
         max_differing_positions: 0,
         min_first_divergent_index: 0,
@@ -357,7 +357,7 @@ fn refusals_before_anything_is_sent() {
         serde_json::from_str(&std::fs::read_to_string(p.join("b2.json")).unwrap()).unwrap();
     let text = written.to_string();
     let doc = chit_core::json::parse(text.as_bytes(), &Default::default()).unwrap();
-    let back = chit_core::lineage::Bound::from_val(doc.root()).unwrap();
+    let back = chit_core::kinds::numeric_lineage::arithmetic::Bound::from_val(doc.root()).unwrap();
     assert_eq!(written["bound_digest_sha256"], back.digest());
     let again = bound();
     assert_eq!(again.code, 2, "a bound is never overwritten");

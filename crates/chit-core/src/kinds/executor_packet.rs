@@ -7,7 +7,7 @@
 use crate::across::{Facts, Origin};
 use crate::check::Checked;
 use crate::digest::sha256_hex;
-use crate::doc::{Kind as ValKind, Val};
+use crate::doc::{JsonType, Val};
 use crate::lattice::{self, Value};
 use crate::report::Report;
 use crate::schema;
@@ -122,13 +122,13 @@ pub fn check(v: Val) -> Report {
 
 /// A value of chit's strict reader as Lattice holds it.
 pub fn from_val(v: Val) -> Value {
-    match v.kind() {
-        ValKind::Null => Value::Null,
-        ValKind::Bool => Value::Bool(v.as_bool().unwrap_or(false)),
-        ValKind::Number => Value::Num(v.as_f64().unwrap_or(0.0)),
-        ValKind::String => Value::Str(v.as_str().unwrap_or("").encode_utf16().collect()),
-        ValKind::Array => Value::Arr(v.items().map(from_val).collect()),
-        ValKind::Object => Value::Obj(
+    match v.json_type() {
+        JsonType::Null => Value::Null,
+        JsonType::Bool => Value::Bool(v.as_bool().unwrap_or(false)),
+        JsonType::Number => Value::Num(v.as_f64().unwrap_or(0.0)),
+        JsonType::String => Value::Str(v.as_str().unwrap_or("").encode_utf16().collect()),
+        JsonType::Array => Value::Arr(v.items().map(from_val).collect()),
+        JsonType::Object => Value::Obj(
             v.members()
                 .map(|(k, x)| (k.encode_utf16().collect(), from_val(x)))
                 .collect(),

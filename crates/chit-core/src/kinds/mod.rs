@@ -2,7 +2,7 @@
 //! and nothing else.
 
 pub mod executor_packet;
-pub mod lineage;
+pub mod numeric_lineage;
 pub mod packet;
 pub mod reason;
 pub mod recompute;
@@ -45,7 +45,7 @@ impl Kind {
             Kind::RunReceipt => run_receipt::KIND,
             Kind::Packet => packet::KIND,
             Kind::Recompute => recompute::KIND,
-            Kind::Lineage => lineage::KIND,
+            Kind::Lineage => numeric_lineage::KIND,
             Kind::LatticePacket => executor_packet::KIND,
             Kind::ReasonAuthorization => reason::KIND,
         }
@@ -68,7 +68,7 @@ impl Kind {
         if v.get("signed_body")
             .and_then(|b| b.get("receipt_type"))
             .and_then(|t| t.as_str())
-            == Some(lineage::KIND)
+            == Some(numeric_lineage::KIND)
         {
             return Some(Kind::Lineage);
         }
@@ -92,7 +92,7 @@ impl Kind {
             Kind::RunReceipt => run_receipt::check(v),
             Kind::Packet => packet::check(v),
             Kind::Recompute => recompute::check(v),
-            Kind::Lineage => lineage::check(v),
+            Kind::Lineage => numeric_lineage::check(v),
             Kind::LatticePacket => executor_packet::check(v),
             Kind::ReasonAuthorization => reason::check(v),
         }

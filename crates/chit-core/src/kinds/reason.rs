@@ -19,14 +19,11 @@ pub const KIND: &str = "zerker.reason.authorization.v1";
 pub const BUNDLE: &str = "zerker.reason.authorization-bundle.v1";
 pub const REQUEST: &str = "zerker.reason.action.v1";
 
-/// What a check may use beyond the certificate.
-#[derive(Clone, Copy, Default)]
-pub struct Context<'a> {
-    /// The `zerker.reason.action.v1` request (`--request`): A5.
-    pub request: Option<Val<'a>>,
-    /// The concrete call `{tool, arguments}` about to run (`--call`): A6.
-    pub call: Option<Val<'a>>,
-}
+/// What a check may use beyond the certificate: the one
+/// [`crate::check::Context`] every kind is given. This kind reads its
+/// `request` (`zerker.reason.action.v1`, A5) and `call` (the concrete call
+/// `{tool, arguments}` about to run, A6).
+pub use crate::check::Context;
 
 /// The certificate's status and the reasoning status it must carry (A2).
 const STATUSES: &[(&str, &str)] = &[
@@ -408,7 +405,7 @@ fn first_difference<'d>(
 ) -> (String, Option<Val<'d>>, Option<Val<'d>>) {
     const DEEPEST: usize = 32;
     let here = (String::new(), Some(a), Some(b));
-    if depth >= DEEPEST || a.kind() != b.kind() {
+    if depth >= DEEPEST || a.json_type() != b.json_type() {
         return here;
     }
     let step = |token: String, x: Option<Val<'d>>, y: Option<Val<'d>>| match (x, y) {

@@ -6,9 +6,9 @@ use crate::files::write_new;
 use crate::inputs;
 use crate::output::Output;
 use anstream::eprintln;
-use chit_core::kinds::lineage::Transcript;
-use chit_core::lineage::{self as math, Bound, Class};
-use chit_lineage::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
+use chit_core::kinds::numeric_lineage::arithmetic::{self as math, Bound, BoundError, Class};
+use chit_core::kinds::numeric_lineage::transcript::Transcript;
+use chit_gateway::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -46,38 +46,19 @@ pub fn bound(a: &BoundArgs, out: &mut Output) -> CmdResult {
     Ok(Exit::Ok)
 }
 
-/// Reads a bound file and checks its digest.
+/// Reads a bound file, checked by the core.
 fn read_bound(path: &Path) -> Result<Bound, Failure> {
     let bytes =
         inputs::read(&inputs::Source::File(path.to_path_buf()), 1 << 20).map_err(|why| {
             Failure::error(format!("cannot read the bound {}: {why}", path.display()))
         })?;
-    let doc = chit_core::json::parse(&bytes, &Default::default())
-        .map_err(|e| Failure::error(format!("cannot read the bound {}: {e}", path.display())))?;
-    let b = Bound::from_val(doc.root()).ok_or_else(|| {
-        Failure::error(format!(
-            "{} is not a bound (write one with 'chit lineage bound')",
-            path.display()
-        ))
-    })?;
-    if chit_core::time::rfc3339_nanos(&b.committed_at).is_none() {
-        return Err(Failure::error(format!(
-            "{}: committed_at is not a UTC time",
-            path.display()
-        )));
-    }
-    let recorded = doc
-        .root()
-        .get("bound_digest_sha256")
-        .and_then(|d| d.as_str());
-    if recorded.is_some_and(|d| d != b.digest()) {
-        return Err(Failure::error(format!(
-                "{}: bound_digest_sha256 does not match its fields (the bound was edited after it was committed)",
-                path.display()
-            ),
-        ));
-    }
-    Ok(b)
+    Bound::read_committed(&bytes, &Default::default()).map_err(|e| match e {
+        BoundError::Unreadable(e) => {
+            Failure::error(format!("cannot read the bound {}: {e}", path.display()))
+        }
+        BoundError::NotABound => Failure::error(format!("{} is {e}", path.display())),
+        e => Failure::error(format!("{}: {e}", path.display())),
+    })
 }
 
 /// Reads the request set: one `{"prompt", "max_tokens"?}` a line.
@@ -237,7 +218,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
         filler_max_tokens: a.filler_max_tokens.max(1),
     };
-    let salt = chit_lineage::fresh_salt().map_err(|f| Failure::error(f.message))?;
+    let salt = chit_gateway::fresh_salt().map_err(|f| Failure::error(f.message))?;
     let header = serde_json::json!({
         "transcript": "chit numeric.lineage transcript 1",
         "lineage_id": plan.lineage_id,
@@ -252,11 +233,11 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             "committed_at": plan.bound.committed_at,
             "bound_digest_sha256": plan.bound.digest(),
         },
-        "started_at": chit_lineage::rfc3339_micros(SystemTime::now()),
+        "started_at": chit_gateway::rfc3339_micros(SystemTime::now()),
     });
-    let objects = chit_lineage::request_objects(&plan.model, &plan.requests);
+    let objects = chit_gateway::request_objects(&plan.model, &plan.requests);
     let mut transcript =
-        chit_lineage::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(
+        chit_gateway::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(
             |e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
                     Failure::error(format!(
@@ -284,7 +265,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
                 s.notify_one();
             }
         });
-        chit_lineage::measure(&plan, &key, &mut transcript, &shown, stop).await
+        chit_gateway::measure(&plan, &key, &mut transcript, &shown, stop).await
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     let measured = match result {

@@ -1,6 +1,6 @@
 //! The transcript: one JSON Lines file the gateway writes beside the
 //! receipt, read back by `chit verify --transcript` (see
-//! `chit_core::kinds::lineage::Transcript` for its lines). Each line is
+//! `chit_core::kinds::numeric_lineage::transcript::Transcript` for its lines). Each line is
 //! written and flushed as soon as it is known, so a run that stops keeps
 //! everything it measured.
 

@@ -1,6 +1,7 @@
-//! chit's numeric lineage gateway: sends one request set to an LLM endpoint
-//! at two or more induced batch occupancy levels, records the token ids it
-//! gets back, and builds the `numeric.lineage` receipt from what it saw.
+//! chit-gateway, the numeric-lineage measurement gateway: sends one request
+//! set to an LLM endpoint at two or more induced batch occupancy levels,
+//! records the token ids it gets back, and builds the `numeric.lineage`
+//! receipt from what it saw (with `chit_core::kinds::numeric_lineage`).
 //!
 //! How a level is measured (concurrency c, repetitions R, N requests):
 //!
@@ -27,7 +28,8 @@ pub use api::{Api, Endpoint};
 pub use transcript::TranscriptWriter;
 
 use chit_core::keys::SecretKey;
-use chit_core::lineage::{self, Bound, Class, LevelRecord, Measurement, Numerics, Runs};
+use chit_core::kinds::numeric_lineage::arithmetic::{self, Bound, Class, Runs};
+use chit_core::kinds::numeric_lineage::receipt::{self, LevelRecord, Measurement, Numerics};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -172,7 +174,7 @@ pub struct LevelSummary {
 pub struct Measured {
     pub receipt: serde_json::Value,
     pub class: Class,
-    pub divergence: lineage::Divergence,
+    pub divergence: arithmetic::Divergence,
     pub levels: Vec<LevelSummary>,
 }
 
@@ -371,8 +373,8 @@ async fn run(
             concurrency: c,
             observed_at_accept: accept,
             observed_at_complete: complete,
-            distinct_sequences: lineage::distinct_count(&runs),
-            tokens: lineage::token_count(&runs),
+            distinct_sequences: arithmetic::distinct_count(&runs),
+            tokens: arithmetic::token_count(&runs),
         };
         observer.level_done(index, &summary);
         summaries.push(summary);
@@ -384,7 +386,7 @@ async fn run(
             numerics: plan.numerics.for_level(c),
         });
     }
-    let set_canonical = lineage::canonical_of(&serde_json::Value::Array(objects))
+    let set_canonical = receipt::canonical_of(&serde_json::Value::Array(objects))
         .map_err(|e| Failure::new(format!("cannot canonicalise the request set: {e}")))?;
     let m = Measurement {
         lineage_id: plan.lineage_id.clone(),
@@ -406,12 +408,14 @@ async fn run(
         reroute: plan.reroute.clone(),
     };
     let effected = SystemTime::now();
-    let found = m.body(&rfc3339_micros(effected)).map_err(Failure::new)?;
+    let found = m
+        .body(&rfc3339_micros(effected))
+        .map_err(|e| Failure::new(e.to_string()))?;
     let ts = effected
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let receipt = lineage::sign(found.body, key, ts).map_err(Failure::new)?;
+    let receipt = receipt::sign(found.body, key, ts).map_err(|e| Failure::new(e.to_string()))?;
     Ok(Measured {
         receipt,
         class: found.class,

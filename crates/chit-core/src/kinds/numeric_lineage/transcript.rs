@@ -1,0 +1,486 @@
+//! A gateway's transcript (JSON Lines), read, and the rules that need it:
+//! L13 (the commitments open), L14 (the recorded figures recompute) and L15
+//! (the divergence recomputes).
+
+use super::arithmetic::{self as math, Class, Runs};
+use super::{int, rule, text};
+use crate::canon::{self, Profile};
+use crate::digest::sha256_hex;
+use crate::doc::Val;
+use crate::json::{Limits, ReadError};
+use crate::report::Report;
+use std::collections::BTreeMap;
+
+/// Why a transcript could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TranscriptError {
+    /// A line that is not strict JSON; the error's line is the
+    /// transcript's.
+    #[error("line {line}: {source}")]
+    Json { line: usize, source: ReadError },
+    /// A line of the wrong shape.
+    #[error("line {line}: {problem}")]
+    Line { line: usize, problem: LineProblem },
+    #[error("the transcript has no header and request set")]
+    NoHeader,
+}
+
+/// What is wrong with one line of a transcript.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LineProblem {
+    #[error("a line after the end line")]
+    AfterEnd,
+    #[error("the header has no salt")]
+    NoSalt,
+    #[error("the header has no endpoint")]
+    NoEndpoint,
+    #[error("the header has no gateway")]
+    NoGateway,
+    #[error("the second line must be {{\"requests\": [...]}}")]
+    NotRequestSet,
+    #[error("the request set is empty")]
+    EmptyRequestSet,
+    #[error("no level")]
+    NoLevel,
+    #[error("no repetition")]
+    NoRepetition,
+    #[error("no request")]
+    NoRequest,
+    #[error("no token_ids")]
+    NoTokenIds,
+    #[error("token ids must be non-negative integers")]
+    BadTokenIds,
+    #[error("level {level} repetition {repetition} request {request} recorded twice")]
+    RecordedTwice {
+        level: u64,
+        repetition: u64,
+        request: u64,
+    },
+}
+
+/// A gateway's transcript, read: the openings of the commitments, the
+/// request set and every measured sequence.
+///
+/// JSON Lines: a header object (`salt`, `endpoint`, `gateway`, optional
+/// `reroute`, and whatever else the gateway records), `{"requests": [...]}`,
+/// one `{"level", "repetition", "request", "token_ids"}` object per
+/// measured request (with `in_flight_at_accept` and `in_flight_at_complete`
+/// where the gateway counted them), and last `{"end": "complete"}` or
+/// `{"end": "incomplete", "reason": ...}`.
+#[derive(Clone, Debug, Default)]
+pub struct Transcript {
+    pub salt: String,
+    pub endpoint: String,
+    pub gateway: String,
+    pub reroute: Option<String>,
+    /// `set_digest_sha256` of the request set as recorded.
+    pub set_digest: String,
+    pub request_count: u64,
+    pub max_tokens: u64,
+    /// (level, repetition, request) → token ids.
+    pub sequences: BTreeMap<(u64, u64, u64), Vec<u64>>,
+    /// (level, repetition, request) → in flight at accept and at complete.
+    pub in_flight: BTreeMap<(u64, u64, u64), (u64, u64)>,
+    /// `Some(None)` complete, `Some(Some(why))` incomplete, `None` no end line.
+    pub end: Option<Option<String>>,
+    /// The receipt the end line names (`receipt_id`), if it names one.
+    pub receipt_id: Option<String>,
+}
+
+impl Transcript {
+    /// Reads a transcript's bytes. Any unreadable line, or a line of the
+    /// wrong shape, is an error naming its line.
+    pub fn read(bytes: &[u8], limits: &Limits) -> Result<Transcript, TranscriptError> {
+        let mut t = Transcript::default();
+        let mut header = false;
+        let mut requests = false;
+        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let n = n + 1;
+            if line.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            let doc = crate::json::parse(line, limits).map_err(|e| TranscriptError::Json {
+                line: n,
+                source: e.starting_at_line(n),
+            })?;
+            let v = doc.root();
+            let bad = |problem: LineProblem| TranscriptError::Line { line: n, problem };
+            if t.end.is_some() {
+                return Err(bad(LineProblem::AfterEnd));
+            }
+            if !header {
+                let s = |k: &str| text(v, k).map(str::to_owned);
+                t.salt = s("salt").ok_or_else(|| bad(LineProblem::NoSalt))?;
+                t.endpoint = s("endpoint").ok_or_else(|| bad(LineProblem::NoEndpoint))?;
+                t.gateway = s("gateway").ok_or_else(|| bad(LineProblem::NoGateway))?;
+                t.reroute = s("reroute");
+                header = true;
+            } else if !requests {
+                let set = v
+                    .get("requests")
+                    .filter(|x| x.as_array().is_some())
+                    .ok_or_else(|| bad(LineProblem::NotRequestSet))?;
+                t.set_digest = sha256_hex(&canon::to_vec(set, Profile::Jcs));
+                t.request_count = set.len() as u64;
+                if t.request_count == 0 {
+                    return Err(bad(LineProblem::EmptyRequestSet));
+                }
+                t.max_tokens = set
+                    .items()
+                    .filter_map(|q| int(q, "max_tokens"))
+                    .max()
+                    .unwrap_or(0);
+                requests = true;
+            } else if let Some(end) = v.get("end") {
+                t.receipt_id = text(v, "receipt_id").map(str::to_owned);
+                t.end = Some(match end.as_str() {
+                    Some("complete") => None,
+                    _ => Some(text(v, "reason").unwrap_or("no reason given").to_owned()),
+                });
+            } else {
+                let at = (
+                    int(v, "level").ok_or_else(|| bad(LineProblem::NoLevel))?,
+                    int(v, "repetition").ok_or_else(|| bad(LineProblem::NoRepetition))?,
+                    int(v, "request").ok_or_else(|| bad(LineProblem::NoRequest))?,
+                );
+                let tokens = v
+                    .get("token_ids")
+                    .and_then(|a| a.as_array())
+                    .ok_or_else(|| bad(LineProblem::NoTokenIds))?
+                    .map(|x| x.as_i64().and_then(|x| u64::try_from(x).ok()))
+                    .collect::<Option<Vec<u64>>>()
+                    .ok_or_else(|| bad(LineProblem::BadTokenIds))?;
+                if t.sequences.insert(at, tokens).is_some() {
+                    return Err(bad(LineProblem::RecordedTwice {
+                        level: at.0,
+                        repetition: at.1,
+                        request: at.2,
+                    }));
+                }
+                if let (Some(a), Some(c)) = (
+                    int(v, "in_flight_at_accept"),
+                    int(v, "in_flight_at_complete"),
+                ) {
+                    t.in_flight.insert(at, (a, c));
+                }
+            }
+        }
+        if !requests {
+            return Err(TranscriptError::NoHeader);
+        }
+        Ok(t)
+    }
+
+    /// One level's sequences, `runs[r][i]`, for `reps` repetitions; the
+    /// first missing (repetition, request) if any is missing.
+    pub fn runs(&self, level: u64, reps: u64) -> Result<Runs, (u64, u64)> {
+        (0..reps)
+            .map(|r| {
+                (0..self.request_count)
+                    .map(|i| self.sequences.get(&(level, r, i)).cloned().ok_or((r, i)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// L13-L15 against a receipt (`v`, whose `signed_body` is `body`).
+    pub(super) fn check(&self, v: Val, body: Val, r: &mut Report) {
+        if let Some(id) = &self.receipt_id {
+            if text(v, "receipt_id") != Some(id.as_str()) {
+                r.error(
+                    rule::L14,
+                    "/receipt_id",
+                    format!("the transcript's end line names another receipt, {id}"),
+                );
+            }
+        }
+        if let Some(Some(why)) = &self.end {
+            r.error(
+                rule::L14,
+                "",
+                format!("the transcript is marked incomplete: {why}"),
+            );
+        }
+        self.l13_commitments(body, r);
+        let levels = self.l14_recorded(body, r);
+        if let Some(levels) = levels {
+            self.l15_divergence(body, &levels, r);
+        }
+    }
+
+    /// L13: the salt and every identity commitment open.
+    fn l13_commitments(&self, body: Val, r: &mut Report) {
+        let salt = &self.salt;
+        let get = |a: &str, b: &str| body.get(a).and_then(|x| text(x, b));
+        let mut open = |path: &str, got: Option<&str>, want: String, what: &str| {
+            if got != Some(want.as_str()) {
+                r.error(
+                    rule::L13,
+                    path,
+                    format!("{what} does not open with the transcript's salt"),
+                );
+            }
+        };
+        open(
+            "/signed_body/salt/commitment_sha256",
+            get("salt", "commitment_sha256"),
+            math::salt_commitment(salt),
+            "the salt commitment",
+        );
+        open(
+            "/signed_body/gateway_ref/commitment",
+            get("gateway_ref", "commitment"),
+            math::identity_commitment(salt, &self.gateway),
+            "the gateway commitment",
+        );
+        open(
+            "/signed_body/endpoint_ref/commitment",
+            get("endpoint_ref", "commitment"),
+            math::identity_commitment(salt, &self.endpoint),
+            "the endpoint commitment",
+        );
+        if let Some(c) = get("effect", "reroute_target_commitment") {
+            match &self.reroute {
+                Some(target) => open(
+                    "/signed_body/effect/reroute_target_commitment",
+                    Some(c),
+                    math::identity_commitment(salt, target),
+                    "the reroute target commitment",
+                ),
+                None => r.error(
+                    rule::L13,
+                    "/signed_body/effect/reroute_target_commitment",
+                    "the receipt commits to a reroute target the transcript does not name",
+                ),
+            }
+        } else if self.reroute.is_some()
+            && get("divergence", "class") == Some(Class::Coupled.name())
+        {
+            r.error(
+                rule::L13,
+                "/signed_body/effect/reroute_target_commitment",
+                "the transcript names a reroute target, declared batch invariant, but this coupled endpoint's receipt commits to none",
+            );
+        }
+    }
+
+    /// L14: the request set and each level's figures recompute from the
+    /// recorded sequences (and the in-flight counts, where recorded).
+    /// Returns the levels' sequences when all are there.
+    fn l14_recorded(&self, body: Val, r: &mut Report) -> Option<Vec<Runs>> {
+        let set = body.get("request_set");
+        if set.and_then(|s| text(s, "set_digest_sha256")) != Some(self.set_digest.as_str()) {
+            r.error(
+                rule::L14,
+                "/signed_body/request_set/set_digest_sha256",
+                format!("the recorded request set's digest is {}", self.set_digest),
+            );
+        }
+        if self.max_tokens > 0
+            && set.and_then(|s| int(s, "max_output_tokens")) != Some(self.max_tokens)
+        {
+            r.error(
+                rule::L14,
+                "/signed_body/request_set/max_output_tokens",
+                format!(
+                    "the recorded request set's largest max_tokens is {}",
+                    self.max_tokens
+                ),
+            );
+        }
+        if set.and_then(|s| int(s, "request_count")) != Some(self.request_count) {
+            r.error(
+                rule::L14,
+                "/signed_body/request_set/request_count",
+                format!("the transcript records {} requests", self.request_count),
+            );
+        }
+        let mut all = Vec::new();
+        let mut complete = true;
+        let levels: Vec<Val> = body
+            .get("levels")
+            .map(|l| l.items().collect())
+            .unwrap_or_default();
+        let mut covered = 0usize;
+        for (l, lv) in levels.iter().enumerate() {
+            let at = format!("/signed_body/levels/{l}");
+            let reps = int(*lv, "repetitions").unwrap_or(0);
+            let runs = match self.runs(l as u64, reps) {
+                Ok(runs) => runs,
+                Err((rep, i)) => {
+                    r.error(
+                        rule::L14,
+                        at,
+                        format!("the transcript has no sequence for level {l}, repetition {rep}, request {i}"),
+                    );
+                    complete = false;
+                    continue;
+                }
+            };
+            // Every (repetition, request) was found, so this is at most the
+            // number of recorded sequences; saturating all the same.
+            covered = covered.saturating_add(
+                usize::try_from(reps.saturating_mul(self.request_count)).unwrap_or(usize::MAX),
+            );
+            let checks: [(&str, Option<String>, String); 3] = [
+                (
+                    "sequence_digest_sha256",
+                    text(*lv, "sequence_digest_sha256").map(str::to_owned),
+                    math::sequence_digest(&runs),
+                ),
+                (
+                    "emitted_token_count",
+                    int(*lv, "emitted_token_count").map(|x| x.to_string()),
+                    math::token_count(&runs).to_string(),
+                ),
+                (
+                    "distinct_sequence_count",
+                    int(*lv, "distinct_sequence_count").map(|x| x.to_string()),
+                    math::distinct_count(&runs).to_string(),
+                ),
+            ];
+            for (field, got, want) in checks {
+                if got.as_deref() != Some(want.as_str()) {
+                    r.error(
+                        rule::L14,
+                        format!("{at}/{field}"),
+                        format!("{field} recomputes to {want} from the recorded sequences"),
+                    );
+                }
+            }
+            self.in_flight_figures(l as u64, reps, *lv, &at, r);
+            all.push(runs);
+        }
+        if complete && covered != self.sequences.len() {
+            r.error(
+                rule::L14,
+                "/signed_body/levels",
+                format!(
+                    "the transcript records {} measured sequences; the receipt's levels account for {covered}",
+                    self.sequences.len()
+                ),
+            );
+        }
+        complete.then_some(all)
+    }
+
+    /// The observed in-flight figures, where the transcript recorded the
+    /// count for every measured request of the level.
+    fn in_flight_figures(&self, level: u64, reps: u64, lv: Val, at: &str, r: &mut Report) {
+        let all: Vec<Option<(u64, u64)>> = (0..reps)
+            .flat_map(|rep| (0..self.request_count).map(move |i| (level, rep, i)))
+            .map(|k| self.in_flight.get(&k).copied())
+            .collect();
+        let counts: Vec<(u64, u64)> = all.iter().flatten().copied().collect();
+        if counts.is_empty() {
+            // A transcript that records no counts (the public vector's).
+            return;
+        }
+        if counts.len() < all.len() {
+            // Some recorded, some not: a count taken away would hide the
+            // request that kept the level from its concurrency.
+            r.error(
+                rule::L14,
+                at.to_owned(),
+                format!(
+                    "the transcript records in-flight counts for {} of this level's {} requests; a gateway records all or none",
+                    counts.len(),
+                    all.len()
+                ),
+            );
+            return;
+        }
+        let accept = counts.iter().map(|c| c.0).min().unwrap_or(0);
+        let complete = counts.iter().map(|c| c.1).min().unwrap_or(0);
+        for (field, want) in [
+            ("observed_in_flight_at_accept", accept),
+            ("observed_in_flight_at_complete", complete),
+        ] {
+            if int(lv, field) != Some(want) {
+                r.error(
+                    rule::L14,
+                    format!("{at}/{field}"),
+                    format!("{field} is {want} in the transcript"),
+                );
+            }
+        }
+    }
+
+    /// L15: the divergence block recomputes from the sequences.
+    fn l15_divergence(&self, body: Val, levels: &[Runs], r: &mut Report) {
+        let Some(d) = body.get("divergence") else {
+            return;
+        };
+        let refs: Vec<&Runs> = levels.iter().collect();
+        let Some(want) = math::divergence(&refs) else {
+            return;
+        };
+        let c = want.comparison;
+        let scale = int(d, "fraction_scale")
+            .and_then(|s| u32::try_from(s).ok())
+            .unwrap_or(math::DEFAULT_FRACTION_SCALE);
+        let fields: [(&str, Option<u64>, Option<u64>); 5] = [
+            (
+                "pair_high_level_index",
+                int(d, "pair_high_level_index"),
+                Some(want.high as u64),
+            ),
+            (
+                "first_divergent_index",
+                int(d, "first_divergent_index"),
+                c.first,
+            ),
+            (
+                "differing_position_count",
+                int(d, "differing_position_count"),
+                Some(c.differing),
+            ),
+            (
+                "compared_position_count",
+                int(d, "compared_position_count"),
+                Some(c.compared),
+            ),
+            (
+                "fraction_numerator",
+                int(d, "fraction_numerator"),
+                math::fraction_numerator(c.differing, c.compared, scale),
+            ),
+        ];
+        for (field, got, want) in fields {
+            if got != want {
+                r.error(
+                    rule::L15,
+                    format!("/signed_body/divergence/{field}"),
+                    format!(
+                        "{field} recomputes to {} from the recorded sequences",
+                        want.map_or("null".to_owned(), |w| w.to_string())
+                    ),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_line() {
+        let read = |t: &str| {
+            Transcript::read(t.as_bytes(), &Limits::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            read("{\"salt\": \"s\", \"endpoint\": \"e\"}"),
+            "line 1: the header has no gateway"
+        );
+        assert_eq!(
+            read("{\"salt\": \"s\", \"endpoint\": \"e\", \"gateway\": \"g\"}\n{}"),
+            "line 2: the second line must be {\"requests\": [...]}"
+        );
+        assert!(read("{\n").starts_with("line 1: "));
+        assert_eq!(read(""), "the transcript has no header and request set");
+    }
+}
