@@ -20,6 +20,7 @@ pub mod kinds;
 pub mod lattice;
 pub mod lineage;
 pub mod report;
+pub mod rule;
 pub mod schema;
 pub mod statement;
 pub mod streams;
