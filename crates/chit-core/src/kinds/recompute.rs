@@ -9,6 +9,25 @@ use crate::schema;
 
 pub const KIND: &str = "verification.recompute.v1";
 
+/// The rule ids of `verification.recompute.v1`, and the schema's. R1 and R2
+/// are checked where the envelope or the packet is at hand
+/// ([`crate::statement`], [`crate::streams`]).
+pub mod rule {
+    pub use crate::rule::SCHEMA;
+
+    /// The result names its packet: the packet's `packet_id`, and as
+    /// `packet` the art id its statement's subject is.
+    pub const R1: &str = "R1";
+    /// The verdict is `match` exactly when the recomputed output digest is
+    /// the packet's.
+    pub const R2: &str = "R2";
+    /// With a distance and a threshold, `match` exactly when distance <=
+    /// threshold; a bounded method needs both.
+    pub const R3: &str = "R3";
+    /// (Warning) An inconclusive result says why in `notes`.
+    pub const R4: &str = "R4";
+}
+
 pub fn check(v: Val) -> Report {
     let mut r = Report::new(KIND);
     if !schema::RECOMPUTE.check(v, &mut r) {
@@ -26,7 +45,7 @@ pub fn check(v: Val) -> Report {
     );
     if verdict == "inconclusive" && v.get("notes").is_none() {
         r.warning(
-            "R4",
+            rule::R4,
             "/notes",
             "an inconclusive result should say why in notes",
         );
@@ -48,17 +67,17 @@ fn r3_distance_decides(
             let want = if d <= t { "match" } else { "mismatch" };
             if verdict != want {
                 r.error(
-                    "R3",
+                    rule::R3,
                     "/verdict",
                     format!("distance {d} against threshold {t} is a {want}, not a {verdict}"),
                 );
             }
         }
         (Some(_), None) | (None, Some(_)) => {
-            r.error("R3", "/threshold", "distance and threshold go together")
+            r.error(rule::R3, "/threshold", "distance and threshold go together")
         }
         (None, None) if method == Some("bounded") && verdict != "inconclusive" => r.error(
-            "R3",
+            rule::R3,
             "/distance",
             "a bounded result needs a distance and a threshold",
         ),
