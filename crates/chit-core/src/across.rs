@@ -196,7 +196,7 @@ impl Across {
                 report: Report {
                     kind: crate::kinds::packet::KIND,
                     errors: vec![Finding::new(
-                        "P8",
+                        crate::kinds::packet::rule::P8,
                         "",
                         "--expect-count was given, but no packet was found",
                     )],

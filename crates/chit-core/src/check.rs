@@ -196,7 +196,7 @@ fn reason_report(v: Val, ctx: &Context) -> Report {
         match reason::status(v) {
             Some("authorized") => {}
             status => r.error(
-                "authorized",
+                crate::rule::AUTHORIZED,
                 "/status",
                 format!(
                     "the certificate's status is {}; --require-authorized accepts only authorized",

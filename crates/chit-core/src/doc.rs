@@ -5,8 +5,14 @@
 //! value; [`Val`] is a cheap handle to one value in it. An object's members
 //! are stored sorted by key bytes, so a lookup is a binary search and, in the
 //! common case, canonical JSON can walk them in order without sorting.
+//!
+//! A number keeps both readings: the double it was read as
+//! ([`Val::as_f64`]) and its literal as written ([`Val::number_text`]), from
+//! which [`Val::as_number`] gives the exact integer where the literal is
+//! one. Kinds that need numbers beyond the double use these; there is no
+//! second reader.
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 /// A string: where its text lies, in the source (as written, no escapes) or
 /// in the document's buffer of decoded strings. Eight bytes: the flag rides
@@ -35,11 +41,14 @@ impl Str {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One value. Twelve bytes: no variant holds more than two `u32`s (a
+/// number's double and literal wait in [`Doc::numbers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Node {
     Null,
     Bool(bool),
-    Number(f64),
+    /// The number is `numbers[i]`.
+    Number(u32),
     String(Str),
     /// Children are `kids[start..start + len]`.
     Array {
@@ -61,8 +70,51 @@ pub struct Doc<'a> {
     pub(crate) nodes: Vec<Node>,
     pub(crate) kids: Vec<u32>,
     pub(crate) members: Vec<(Str, u64, u32)>,
+    /// Each number's double and its literal in `text` (never decoded: a
+    /// number has no escapes).
+    pub(crate) numbers: Vec<(f64, Str)>,
     pub(crate) decoded: String,
     pub(crate) root: u32,
+}
+
+/// A number exactly as a reader that keeps integers apart from doubles
+/// (`serde_json` without `arbitrary_precision`) reads it: a literal with no
+/// fraction and no exponent is an integer when it fits (`u64` when it has no
+/// sign, `i64` when it has one); anything else, and `-0`, is the double.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    /// A non-negative integer literal that fits a `u64`.
+    PosInt(u64),
+    /// A negative integer literal that fits an `i64` (never zero).
+    NegInt(i64),
+    /// Every other literal, as the nearest double: a fraction or exponent
+    /// (`1.0`, `1e2`), `-0`, or an integer too large for the integer types.
+    Float(f64),
+}
+
+impl Number {
+    /// The number for the literal `text`, whose double is `x`.
+    fn exact(text: &str, x: f64) -> Number {
+        if text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+            return Number::Float(x);
+        }
+        match text.strip_prefix('-') {
+            None => text.parse().map_or(Number::Float(x), Number::PosInt),
+            Some(_) => match text.parse::<i64>() {
+                Ok(n) if n != 0 => Number::NegInt(n),
+                _ => Number::Float(x),
+            },
+        }
+    }
+
+    /// The number as a double (integers past 2^53 rounded to the nearest).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::PosInt(n) => n as f64,
+            Number::NegInt(n) => n as f64,
+            Number::Float(x) => x,
+        }
+    }
 }
 
 /// The JSON type of a value.
@@ -159,12 +211,32 @@ impl<'d> Val<'d> {
         }
     }
 
-    /// The number, as the double it was read as.
-    pub fn as_f64(&self) -> Option<f64> {
+    /// A number's double and its literal.
+    fn number(&self) -> Option<(f64, Str)> {
         match self.node() {
-            Node::Number(x) => Some(x),
+            Node::Number(i) => Some(self.doc.numbers[i as usize]),
             _ => None,
         }
+    }
+
+    /// The number, as the double it was read as.
+    pub fn as_f64(&self) -> Option<f64> {
+        self.number().map(|(x, _)| x)
+    }
+
+    /// The number's literal exactly as the document wrote it (`1.0`, `1e2`,
+    /// `-0`, `18446744073709551615`).
+    pub fn number_text(&self) -> Option<&'d str> {
+        self.number().map(|(_, s)| &self.doc.text[s.range()])
+    }
+
+    /// The number as read by its literal (see [`Number`]): integers exactly,
+    /// past 2^53 - 1 included, as Zerker Reason (Rust, reading JSON with
+    /// `serde_json`) sees them. Reason's A5 and A6 are to compare whole
+    /// numbers with this rather than with [`Val::as_f64`].
+    pub fn as_number(&self) -> Option<Number> {
+        self.number()
+            .map(|(x, s)| Number::exact(&self.doc.text[s.range()], x))
     }
 
     /// The number, where it is integral and fits an `i64`.
@@ -267,7 +339,7 @@ impl<'d> Val<'d> {
         match self.node() {
             Node::Null => Value::Null,
             Node::Bool(b) => Value::Bool(b),
-            Node::Number(x) => Value::Number(number_from_f64(x)),
+            Node::Number(i) => Value::Number(number_from_f64(self.doc.numbers[i as usize].0)),
             Node::String(s) => Value::String(self.doc.str(s).to_owned()),
             Node::Array { .. } => Value::Array(self.items().map(|v| v.to_value()).collect()),
             Node::Object { .. } => {
@@ -339,16 +411,16 @@ pub(crate) fn key_prefix(k: &[u8]) -> u64 {
 /// The `serde_json` number for the double `x` (finite): an integer when `x`
 /// is integral and fits `i64` or `u64`, otherwise the double. So `1.0`, `1e3`
 /// and `-0` become `1`, `1000` and `0`.
-pub fn number_from_f64(x: f64) -> Number {
+pub fn number_from_f64(x: f64) -> serde_json::Number {
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     const TWO_64: f64 = 18_446_744_073_709_551_616.0;
     if x.fract() == 0.0 {
         if (-TWO_63..TWO_63).contains(&x) {
-            return Number::from(x as i64);
+            return serde_json::Number::from(x as i64);
         }
         if (0.0..TWO_64).contains(&x) {
-            return Number::from(x as u64);
+            return serde_json::Number::from(x as u64);
         }
     }
-    Number::from_f64(x).unwrap_or_else(|| Number::from(0))
+    serde_json::Number::from_f64(x).unwrap_or_else(|| serde_json::Number::from(0))
 }

@@ -85,7 +85,7 @@ impl Envelope {
     pub fn read(doc: &Doc, report: &mut Report) -> Option<Envelope> {
         let root = doc.root();
         let mut bad = |path: &str, msg: &str| {
-            report.error("envelope", path, msg);
+            report.error(crate::rule::ENVELOPE, path, msg);
         };
         let payload = match root.get("payload").and_then(|p| p.as_str()) {
             Some(p) => match decode_base64(p) {
@@ -137,7 +137,7 @@ impl Envelope {
             payload_type: payload_type?,
             signatures,
         })
-        .filter(|_| !report.breaks("envelope"))
+        .filter(|_| !report.breaks(crate::rule::ENVELOPE))
     }
 
     pub fn pae(&self) -> Vec<u8> {
@@ -203,7 +203,7 @@ impl Envelope {
                     }
                 }
                 None => report.error(
-                    "signature",
+                    crate::rule::SIGNATURE,
                     format!("/signatures/{i}"),
                     format!(
                         "signature {i} (keyid {}) does not verify under any trusted key",
@@ -260,6 +260,6 @@ mod tests {
         // Another key does not verify it.
         let other = [SecretKey::from_seed(&[8; 32]).public()];
         assert!(back.signers(&back.pae(), &other, &mut r).is_empty());
-        assert!(r.breaks("signature"));
+        assert!(r.breaks(crate::rule::SIGNATURE));
     }
 }

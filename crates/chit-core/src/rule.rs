@@ -1,9 +1,32 @@
-//! The rule ids every kind shares. Each kind's own ids are constants in its
-//! module's `rule` (the string is always the specification's id).
+//! The rule ids every kind shares. A [`crate::Finding`] names the rule it
+//! breaks by id; each kind's own ids (the specification's, `S1`, `P3`,
+//! `X6`, …) are in that kind's `rule` module (for example
+//! [`crate::kinds::run_receipt::rule`]), these are chit's own. Naming a rule
+//! by its constant, never by a string literal, makes a misspelt id fail to
+//! compile; the string stays the id reports show.
 
-/// The input is not JSON chit can read (exit status 2).
-pub const READ: &str = "read";
-/// The document breaks its kind's JSON Schema.
+/// The document breaks its kind's JSON Schema (and the rules that are the
+/// schema: X1, A1).
 pub const SCHEMA: &str = "schema";
-/// No kind chit knows could be told.
+/// The input could not be read (not strict JSON, past a limit, no file).
+pub const READ: &str = "read";
+/// A document (or an envelope's payload, as a warning) of no kind chit
+/// knows.
 pub const KIND: &str = "kind";
+/// A DSSE envelope's shape: its members and their base64.
+pub const ENVELOPE: &str = "envelope";
+/// Each signature verifies under a trusted key (the `keyid` is only a hint).
+pub const SIGNATURE: &str = "signature";
+/// The art id a file name carries is the one its envelope's bytes give.
+pub const ART: &str = "art";
+/// The Treeship receipt statement an envelope carries.
+pub const STATEMENT: &str = "statement";
+/// The signers are trusted and allowed the statement's kind.
+pub const TRUST: &str = "trust";
+/// At least `--threshold` distinct trusted keys signed.
+pub const THRESHOLD: &str = "threshold";
+/// One packet stream, one signer: every packet signed, by the same key.
+pub const SIGNER: &str = "signer";
+/// Under `--require-authorized`, a Zerker Reason certificate whose status is
+/// not `authorized`.
+pub const AUTHORIZED: &str = "authorized";

@@ -66,7 +66,7 @@ impl Embedded {
             if let Err(e) = v.validate(root) {
                 schema_finding(&e, report);
                 report.error(
-                    "schema",
+                    crate::rule::SCHEMA,
                     "",
                     format!("further schema errors are not listed for a document of over {LARGE} values"),
                 );
@@ -79,7 +79,7 @@ impl Embedded {
                 schema_finding(&e, report);
             } else {
                 report.error(
-                    "schema",
+                    crate::rule::SCHEMA,
                     "",
                     format!("and more schema errors (the first {MAX_SCHEMA_ERRORS} are shown)"),
                 );
@@ -88,7 +88,11 @@ impl Embedded {
         }
         if n == 0 {
             // is_valid and iter_errors disagree: never let that pass.
-            report.error("schema", "", "the document does not match the schema");
+            report.error(
+                crate::rule::SCHEMA,
+                "",
+                "the document does not match the schema",
+            );
         }
         false
     }
@@ -99,7 +103,7 @@ fn schema_finding(e: &jsonschema::ValidationError, report: &mut Report) {
     let path = e.instance_path().to_string();
     let shown = if path.is_empty() { "/" } else { path.as_str() };
     report.error(
-        "schema",
+        crate::rule::SCHEMA,
         path.clone(),
         format!("{shown}: {}", one_line(&e.to_string())),
     );

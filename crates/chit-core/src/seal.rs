@@ -14,8 +14,8 @@ use std::fmt;
 /// The rules sealing mends, for each kind that carries its own digest.
 pub fn mended_by_seal(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::RunReceipt => &["D1"],
-        Kind::LatticePacket => &["X2", "X3", "X4"],
+        Kind::RunReceipt => &[run_receipt::rule::D1],
+        Kind::LatticePacket => &[xp::rule::X2, xp::rule::X3, xp::rule::X4],
         Kind::Packet | Kind::Recompute | Kind::Lineage | Kind::ReasonAuthorization => &[],
     }
 }

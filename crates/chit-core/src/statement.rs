@@ -37,8 +37,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
             .copied()
             .collect()
     } else {
-        report.error(
-            "trust",
+        report.error(crate::rule::TRUST,
             "",
             "no trusted keys, so no signature can be checked: name the keys you trust with --trust FILE \
              (a TOML file of [[key]] tables with name and public_key)",
@@ -50,7 +49,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
     if let Some(want) = ctx.expected_art {
         if want != ids.artifact_id {
             report.error(
-                "art",
+                crate::rule::ART,
                 "",
                 format!(
                     "filed as {want}, but the envelope's art id is {}",
@@ -66,7 +65,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
             Ok(s) => Some(s),
             Err(e) => {
                 report.error(
-                    "statement",
+                    crate::rule::STATEMENT,
                     "/payload",
                     format!("the payload is not JSON: {e}"),
                 );
@@ -75,7 +74,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
         }
     } else {
         report.warning(
-            "statement",
+            crate::rule::STATEMENT,
             "/payloadType",
             format!(
                 "payload type {} is not a Treeship receipt; its payload is not checked",
@@ -90,7 +89,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
     if let Some(want) = ctx.kind.map(Kind::name) {
         if kind.as_deref() != Some(want) {
             report.error(
-                "statement",
+                crate::rule::STATEMENT,
                 "/kind",
                 format!(
                     "the statement's kind is {}, but --kind asked for {want}",
@@ -118,8 +117,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
             if ok {
                 allowed += 1;
             } else {
-                report.error(
-                    "trust",
+                report.error(crate::rule::TRUST,
                     "",
                     match &kind {
                         Some(kind) => format!("key {name} signed a {kind}, which the trust file does not let it sign"),
@@ -132,7 +130,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
         }
         if allowed < ctx.threshold {
             report.error(
-                "threshold",
+                crate::rule::THRESHOLD,
                 "/signatures",
                 format!(
                     "{allowed} distinct trusted key(s) signed; {} required",
@@ -153,7 +151,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                 let declared = Kind::detect_val(payload);
                 if let (None, Some(d)) = (named, declared) {
                     report.error(
-                        "statement",
+                        crate::rule::STATEMENT,
                         "/kind",
                         format!(
                             "the statement's kind {kind} is not the kind its payload declares ({})",
@@ -180,14 +178,14 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                         }
                     }
                     None => report.warning(
-                        "kind",
+                        crate::rule::KIND,
                         "/payload",
                         format!("payload of kind {kind} not checked: chit does not know this kind"),
                     ),
                 }
             }
             (Some(_), None) => report.warning(
-                "statement",
+                crate::rule::STATEMENT,
                 "/payload",
                 "the statement carries no payload to check",
             ),
@@ -211,13 +209,11 @@ fn r1_subject_is_the_packet(statement: crate::Val, payload: crate::Val, report: 
         .and_then(|s| s.get("artifactId"))
         .and_then(|a| a.as_str());
     match (packet, subject) {
-        (Some(p), Some(s)) if p != s => report.error(
-            "R1",
+        (Some(p), Some(s)) if p != s => report.error(crate::kinds::recompute::rule::R1,
             "/payload/packet",
             format!("the result checks {p}, but its statement's subject is {s}"),
         ),
-        (Some(_), None) => report.error(
-            "R1",
+        (Some(_), None) => report.error(crate::kinds::recompute::rule::R1,
             "/subject",
             "a recompute result's statement names the packet receipt as subject.artifactId; this one names none",
         ),
@@ -229,13 +225,17 @@ fn r1_subject_is_the_packet(statement: crate::Val, payload: crate::Val, report: 
 fn statement_shape(statement: &crate::Doc, report: &mut Report) -> Option<String> {
     let s = statement.root();
     if !s.is_object() {
-        report.error("statement", "", "the statement is not a JSON object");
+        report.error(
+            crate::rule::STATEMENT,
+            "",
+            "the statement is not a JSON object",
+        );
         return None;
     }
     let text = |k: &str| s.get(k).and_then(|v| v.as_str());
     if text("type") != Some(STATEMENT_TYPE) {
         report.error(
-            "statement",
+            crate::rule::STATEMENT,
             "/type",
             format!("the statement type must be {STATEMENT_TYPE}"),
         );
@@ -243,14 +243,14 @@ fn statement_shape(statement: &crate::Doc, report: &mut Report) -> Option<String
     match text("timestamp") {
         Some(t) if is_rfc3339(t) => {}
         _ => report.error(
-            "statement",
+            crate::rule::STATEMENT,
             "/timestamp",
             "the timestamp must be an RFC 3339 time",
         ),
     }
     if text("system").is_none() {
         report.error(
-            "statement",
+            crate::rule::STATEMENT,
             "/system",
             "the statement needs a system (a URI string)",
         );
@@ -262,7 +262,7 @@ fn statement_shape(statement: &crate::Doc, report: &mut Report) -> Option<String
                 .all(|(k, v)| matches!(k, "digest" | "uri" | "artifactId") && v.as_str().is_some());
         if !ok {
             report.error(
-                "statement",
+                crate::rule::STATEMENT,
                 "/subject",
                 "the subject holds only digest, uri and artifactId strings",
             );
@@ -270,12 +270,20 @@ fn statement_shape(statement: &crate::Doc, report: &mut Report) -> Option<String
     }
     if let Some(p) = s.get("payload") {
         if !p.is_object() {
-            report.error("statement", "/payload", "the payload must be a JSON object");
+            report.error(
+                crate::rule::STATEMENT,
+                "/payload",
+                "the payload must be a JSON object",
+            );
         }
     }
     let kind = text("kind").map(str::to_owned);
     if kind.is_none() {
-        report.error("statement", "/kind", "the statement needs a kind");
+        report.error(
+            crate::rule::STATEMENT,
+            "/kind",
+            "the statement needs a kind",
+        );
     }
     kind
 }

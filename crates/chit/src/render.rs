@@ -222,7 +222,8 @@ fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
     } else {
         "❌ invalid"
     };
-    let rc = doc.filter(|_| report.kind == run_receipt::KIND && !report.breaks("schema"));
+    let rc =
+        doc.filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));
     match rc.and_then(|d| run_receipt::Receipt::view(d.root())) {
         Some(rc) => {
             let _ = writeln!(

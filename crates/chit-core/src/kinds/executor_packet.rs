@@ -14,6 +14,29 @@ use crate::schema;
 
 pub const KIND: &str = "lattice.executor_packet.v1";
 
+/// The rule ids of `lattice.executor_packet.v1`. X1, the schema, is
+/// reported under [`SCHEMA`](crate::rule::SCHEMA) as for every kind.
+pub mod rule {
+    pub use crate::rule::SCHEMA;
+
+    /// The schema (reported as [`SCHEMA`]).
+    pub const X1: &str = "X1";
+    /// The bytes are the canonical bytes (one trailing LF allowed), within
+    /// Lattice's limits.
+    pub const X2: &str = "X2";
+    /// `context_content_digest` is the digest of exactly the six projected
+    /// fields.
+    pub const X3: &str = "X3";
+    /// `packet_digest` is the digest of the packet without it.
+    pub const X4: &str = "X4";
+    /// (Warning) `forbidden_operations` is empty, as Lattice writes it.
+    pub const X5: &str = "X5";
+    /// Packets of one `todo_id`, ordered by `plan_epoch`: each keeps the
+    /// content digest, names another `plan_ref` and a greater epoch, and is
+    /// valid on its own.
+    pub const X6: &str = "X6";
+}
+
 /// The six fields `context_content_digest` covers.
 pub const CONTEXT_FIELDS: [&str; 6] = [
     "todo_id",
@@ -100,7 +123,7 @@ pub fn recognise(bytes: &[u8], forced: bool) -> Option<Result<Value, lattice::Er
 /// A packet Lattice's profile refuses outright (past a limit), as X2.
 pub fn refused(why: &str) -> Checked {
     let mut r = Report::new(KIND);
-    r.error("X2", "", format!("{why}; Lattice refuses the packet"));
+    r.error(rule::X2, "", format!("{why}; Lattice refuses the packet"));
     Checked::of(r)
 }
 
@@ -141,7 +164,7 @@ pub fn check_value(v: &Value, bytes: Option<&[u8]>, source: Origin) -> Checked {
     let canonical = match lattice::Canonical::of(v) {
         Ok(c) => Some(c),
         Err(e) => {
-            r.error("X2", "", format!("{e}; Lattice refuses the packet"));
+            r.error(rule::X2, "", format!("{e}; Lattice refuses the packet"));
             None
         }
     };
@@ -198,7 +221,7 @@ fn x1_schema(v: &Value, canonical: Option<&lattice::Canonical>, r: &mut Report) 
         Ok(doc) => schema::LATTICE_PACKET.check(doc.root(), r),
         Err(e) => {
             r.error(
-                "schema",
+                rule::SCHEMA,
                 "",
                 format!("cannot be checked against the schema: {e}"),
             );
@@ -213,7 +236,7 @@ fn x1_schema(v: &Value, canonical: Option<&lattice::Canonical>, r: &mut Report) 
     );
     if unsafe_epoch {
         r.error(
-            "schema",
+            rule::SCHEMA,
             "/plan_epoch",
             "plan_epoch is past 2^53 - 1, the largest safe integer (Lattice's Number.isSafeInteger)",
         );
@@ -233,7 +256,7 @@ fn x2_canonical_bytes(bytes: &[u8], canonical: &[u8], r: &mut Report) {
             .position(|(a, b)| a != b)
             .unwrap_or(bytes.len().min(canonical.len()));
         r.error(
-            "X2",
+            rule::X2,
             "",
             format!(
                 "not Lattice's canonical bytes (they differ from byte {at}); 'chit canon --profile lattice' writes them, 'chit seal' writes them with the digests"
@@ -250,7 +273,7 @@ fn x3_context_digest(v: &Value, want: &str, r: &mut Report) {
         != Some(want)
     {
         r.error(
-            "X3",
+            rule::X3,
             "/context_content_digest",
             format!(
                 "context_content_digest should be {want}, the SHA-256 of the canonical {{{}}}",
@@ -264,7 +287,7 @@ fn x3_context_digest(v: &Value, want: &str, r: &mut Report) {
 fn x4_packet_digest(v: &Value, want: &str, r: &mut Report) {
     if v.get("packet_digest").and_then(Value::as_text).as_deref() != Some(want) {
         r.error(
-            "X4",
+            rule::X4,
             "/packet_digest",
             format!("packet_digest should be {want}, the SHA-256 of the canonical packet without packet_digest"),
         );
@@ -276,7 +299,7 @@ fn x5_forbidden_operations(v: &Value, r: &mut Report) {
     if let Some(Value::Arr(items)) = v.get("forbidden_operations") {
         if !items.is_empty() {
             r.warning(
-                "X5",
+                rule::X5,
                 "/forbidden_operations",
                 format!(
                     "{} forbidden operation(s): Lattice writes [] (operation authority belongs to the host)",
@@ -312,7 +335,7 @@ pub fn rebinds(mut facts: Vec<RebindFacts>) -> Vec<(String, usize, Report)> {
         let mut r = Report::new(KIND);
         for p in group.iter().filter(|p| !p.valid) {
             r.error(
-                "X6",
+                rule::X6,
                 "",
                 format!("{} ({}) is not valid on its own", p.packet_id, p.source),
             );
@@ -325,14 +348,14 @@ pub fn rebinds(mut facts: Vec<RebindFacts>) -> Vec<(String, usize, Report)> {
             );
             if a.context_content_digest != b.context_content_digest {
                 r.error(
-                    "X6",
+                    rule::X6,
                     "/context_content_digest",
                     format!("{names}: the content changed (context_content_digest differs), so this is not a rebind"),
                 );
             }
             if a.plan_ref == b.plan_ref {
                 r.error(
-                    "X6",
+                    rule::X6,
                     "/plan_ref",
                     format!(
                         "{names}: the same plan_ref {}; a rebind names a new plan",
@@ -342,7 +365,7 @@ pub fn rebinds(mut facts: Vec<RebindFacts>) -> Vec<(String, usize, Report)> {
             }
             if a.plan_epoch.is_none() || a.plan_epoch == b.plan_epoch {
                 r.error(
-                    "X6",
+                    rule::X6,
                     "/plan_epoch",
                     format!(
                         "{names}: plan_epoch {} twice; the later packet's epoch must be greater",

@@ -115,8 +115,7 @@ impl Kind {
 pub fn unknown_kind() -> Report {
     let mut r = Report::new("");
     let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-    r.error(
-        "kind",
+    r.error(crate::rule::KIND,
         "",
         format!(
             "not a receipt chit recognises (a run receipt has receiptVersion, a packet or recompute result its schema, a numeric lineage receipt its signed_body.receipt_type); name its kind with --kind ({})",

@@ -19,6 +19,27 @@ pub const KIND: &str = "zerker.reason.authorization.v1";
 pub const BUNDLE: &str = "zerker.reason.authorization-bundle.v1";
 pub const REQUEST: &str = "zerker.reason.action.v1";
 
+/// The rule ids of a Zerker Reason certificate. A1, the schema, is reported
+/// under [`SCHEMA`](crate::rule::SCHEMA) as for every kind.
+pub mod rule {
+    pub use crate::rule::{AUTHORIZED, SCHEMA};
+
+    /// The schema (reported as [`SCHEMA`]).
+    pub const A1: &str = "A1";
+    /// The status is the one the reasoning status maps to.
+    pub const A2: &str = "A2";
+    /// `proof`, `disproof` and `conflict` are present exactly when the
+    /// reasoning status calls for them.
+    pub const A3: &str = "A3";
+    /// (Warning) Insufficient evidence says what is missing.
+    pub const A4: &str = "A4";
+    /// The mission id, action id, tool, arguments and effects are the
+    /// request's.
+    pub const A5: &str = "A5";
+    /// The call about to be made is the certified action.
+    pub const A6: &str = "A6";
+}
+
 /// What a check may use beyond the certificate: the one
 /// [`crate::check::Context`] every kind is given. This kind reads its
 /// `request` (`zerker.reason.action.v1`, A5) and `call` (the concrete call
@@ -152,7 +173,7 @@ fn bundle_shape(v: Val, r: &mut Report) {
     for (key, _) in v.members() {
         if !BUNDLE_KEYS.contains(&key) {
             r.error(
-                "schema",
+                rule::SCHEMA,
                 format!("/{}", pointer_token(key)),
                 format!(
                     "a bundle holds only schema, request and certificate, not {}",
@@ -164,7 +185,7 @@ fn bundle_shape(v: Val, r: &mut Report) {
     for key in BUNDLE_KEYS {
         if v.get(key).is_none() {
             r.error(
-                "schema",
+                rule::SCHEMA,
                 "",
                 format!("the bundle has no {key}: a bundle holds schema, request and certificate"),
             );
@@ -184,7 +205,7 @@ fn is_request(req: Val, path: &str, what: &str, r: &mut Report) -> bool {
         format!("it is {}", shown(Some(req)))
     };
     r.error(
-        "A5",
+        rule::A5,
         path,
         format!(
             "{what} is not a {REQUEST} object ({got}), so the certificate cannot be held to it"
@@ -214,7 +235,7 @@ fn a2_status(cert: Val, r: &mut Report) {
             .find(|(s, _)| *s == status)
             .map_or("", |(_, rs)| *rs);
         r.error(
-            "A2",
+            rule::A2,
             "/status",
             format!(
                 "status {status} pairs with reasoning status {paired}, but the reasoning is {reasoning}: its status should be {want}"
@@ -242,13 +263,13 @@ fn a3_evidence(cert: Val, r: &mut Report) {
         let path = format!("/reasoning/{field}");
         if want && !has {
             r.error(
-                "A3",
+                rule::A3,
                 path,
                 format!("reasoning status {status} needs a {field}, but {field} is null"),
             );
         } else if has && !want {
             r.error(
-                "A3",
+                rule::A3,
                 path,
                 format!(
                     "reasoning status {status} carries no {field}: {field} must be null (only {} has one)",
@@ -267,7 +288,7 @@ fn a4_missing(cert: Val, r: &mut Report) {
     let missing = cert.get("reasoning").and_then(|x| x.get("missing"));
     if missing.is_some_and(|m| m.is_empty()) {
         r.warning(
-            "A4",
+            rule::A4,
             "/reasoning/missing",
             "insufficient_evidence with an empty missing list: it should name the evidence that is missing",
         );
@@ -282,7 +303,7 @@ fn a5_request(cert: Val, req: Val, r: &mut Report) {
         let Some(here) = here else { continue };
         let Some(there) = at(req, &path) else {
             r.error(
-                "A5",
+                rule::A5,
                 pointer,
                 format!(
                     "the request has no {}.{} to compare the certificate's {label} with",
@@ -294,7 +315,7 @@ fn a5_request(cert: Val, req: Val, r: &mut Report) {
         if jcs(here) == jcs(there) {
             if let Some(suffix) = inexact(here).or_else(|| inexact(there)) {
                 r.error(
-                    "A5",
+                    rule::A5,
                     format!("{pointer}{suffix}"),
                     format!("{label}: {INEXACT}"),
                 );
@@ -311,7 +332,7 @@ fn a5_request(cert: Val, req: Val, r: &mut Report) {
                 shown(b)
             )
         };
-        r.error("A5", format!("{pointer}{suffix}"), message);
+        r.error(rule::A5, format!("{pointer}{suffix}"), message);
     }
 }
 
@@ -323,7 +344,7 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
     let args = call.get("arguments").filter(|a| a.is_object());
     let (true, Some(tool), Some(args)) = (call.is_object(), tool, args) else {
         return r.error(
-            "A6",
+            rule::A6,
             "/action",
             format!(
                 "the call must be an object with a string tool and an object arguments, not {}",
@@ -337,7 +358,7 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
     let certified = text(action, "tool").unwrap_or("");
     if tool != certified {
         r.error(
-            "A6",
+            rule::A6,
             "/action/tool",
             format!(
                 "the call is to tool {}, but the certificate authorizes {}",
@@ -352,7 +373,7 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
     if jcs(here) == jcs(args) {
         if let Some(suffix) = inexact(here).or_else(|| inexact(args)) {
             r.error(
-                "A6",
+                rule::A6,
                 format!("/action/arguments{suffix}"),
                 format!("the call's arguments: {INEXACT}"),
             );
@@ -360,7 +381,7 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
     } else {
         let (suffix, a, b) = first_difference(here, args, 0);
         r.error(
-            "A6",
+            rule::A6,
             format!("/action/arguments{suffix}"),
             format!(
                 "the call's arguments differ from the certified ones at {}: {} certified, {} in the call",

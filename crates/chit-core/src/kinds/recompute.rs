@@ -11,6 +11,25 @@ use crate::schema;
 
 pub const KIND: &str = "verification.recompute.v1";
 
+/// The rule ids of `verification.recompute.v1`, and the schema's. R1 and R2
+/// are checked where the envelope or the packet is at hand
+/// ([`crate::statement`], [`crate::streams`]).
+pub mod rule {
+    pub use crate::rule::SCHEMA;
+
+    /// The result names its packet: the packet's `packet_id`, and as
+    /// `packet` the art id its statement's subject is.
+    pub const R1: &str = "R1";
+    /// The verdict is `match` exactly when the recomputed output digest is
+    /// the packet's.
+    pub const R2: &str = "R2";
+    /// With a distance and a threshold, `match` exactly when distance <=
+    /// threshold; a bounded method needs both.
+    pub const R3: &str = "R3";
+    /// (Warning) An inconclusive result says why in `notes`.
+    pub const R4: &str = "R4";
+}
+
 pub fn check(v: Val) -> Report {
     let mut r = Report::new(KIND);
     if !schema::RECOMPUTE.check(v, &mut r) {
@@ -28,7 +47,7 @@ pub fn check(v: Val) -> Report {
     );
     if verdict == "inconclusive" && v.get("notes").is_none() {
         r.warning(
-            "R4",
+            rule::R4,
             "/notes",
             "an inconclusive result should say why in notes",
         );
@@ -50,17 +69,17 @@ fn r3_distance_decides(
             let want = if d <= t { "match" } else { "mismatch" };
             if verdict != want {
                 r.error(
-                    "R3",
+                    rule::R3,
                     "/verdict",
                     format!("distance {d} against threshold {t} is a {want}, not a {verdict}"),
                 );
             }
         }
         (Some(_), None) | (None, Some(_)) => {
-            r.error("R3", "/threshold", "distance and threshold go together")
+            r.error(rule::R3, "/threshold", "distance and threshold go together")
         }
         (None, None) if method == Some("bounded") && verdict != "inconclusive" => r.error(
-            "R3",
+            rule::R3,
             "/distance",
             "a bounded result needs a distance and a threshold",
         ),
@@ -97,7 +116,7 @@ pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> R
     let mut r = Report::new(KIND);
     if *rec.packet_id != *packet.packet_id {
         r.error(
-            "R1",
+            rule::R1,
             "/payload/packet_id",
             format!(
                 "packet_id {} differs from the packet's {}",
@@ -113,8 +132,7 @@ pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> R
                 "mismatch"
             };
             if rec.verdict != want {
-                r.error(
-                    "R2",
+                r.error(rule::R2,
                     "/payload/verdict",
                     format!("the recomputed output digest {} the packet's, so the verdict is {want}, not {}",
                         if want == "match" { "equals" } else { "differs from" }, rec.verdict),
@@ -181,7 +199,7 @@ pub fn packet_to_rerun(
     let checked = crate::statement::check(doc, &ctx);
     let mut rules: Vec<&'static str> = checked.report.errors.iter().map(|f| f.rule).collect();
     if trust.is_none() {
-        rules.retain(|r| *r != "trust");
+        rules.retain(|r| *r != crate::rule::TRUST);
     }
     rules.sort_unstable();
     rules.dedup();

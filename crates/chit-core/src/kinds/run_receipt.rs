@@ -15,6 +15,68 @@ use crate::time::is_real_utc_timestamp;
 
 pub const KIND: &str = "run-receipt";
 
+/// The rule ids a run receipt is checked against: SPEC.md's, and the
+/// schema's.
+pub mod rule {
+    pub use crate::rule::SCHEMA;
+
+    /// No two seats share a name.
+    pub const S1: &str = "S1";
+    /// One seat is the lead.
+    pub const S2: &str = "S2";
+    /// A seat has no more timeouts than errors.
+    pub const S3: &str = "S3";
+    /// Every reviewer has a stance; the lead has none.
+    pub const S4: &str = "S4";
+    /// A seat whose cost basis is not `metered` costs nothing.
+    pub const S5: &str = "S5";
+    /// A verdict exactly when reviewers took part.
+    pub const V1: &str = "V1";
+    /// The verdict's `agreed` counts the reviewers that agreed.
+    pub const V2: &str = "V2";
+    /// The holdouts are exactly the reviewers that did not agree, with
+    /// their stances.
+    pub const V3: &str = "V3";
+    /// The outcome is the one the stances give (agreed, majority, none).
+    pub const V4: &str = "V4";
+    /// The verdict's `reviewers` counts the reviewers its outcome is over.
+    pub const V5: &str = "V5";
+    /// The totals count the reviewers that answered.
+    pub const T1: &str = "T1";
+    /// Verifiers, not-visible and contradicted seats are within the
+    /// reviewers (and not-visible within those marked so).
+    pub const T2: &str = "T2";
+    /// Passed, failed and expected add up to at most ran.
+    pub const T3: &str = "T3";
+    /// No more failing now than ever failed; no more resolved than stopped
+    /// failing.
+    pub const T4: &str = "T4";
+    /// Commands were run exactly when a reviewer is counted as running them.
+    pub const T5: &str = "T5";
+    /// The grade is the one the totals earn.
+    pub const G1: &str = "G1";
+    /// A check's runners (`by`, `alsoBy`) are seats of the run.
+    pub const C1: &str = "C1";
+    /// A check that exited 0 is `checked`.
+    pub const C2: &str = "C2";
+    /// A check is `blocked` exactly when it names missing setup.
+    pub const C3: &str = "C3";
+    /// An `unknown` or `untested` check has no exit code.
+    pub const C4: &str = "C4";
+    /// (Warning) No more checks listed as run than the totals count.
+    pub const C5: &str = "C5";
+    /// (Warning) The seats' costs add up to the run's, within a cent.
+    pub const M1: &str = "M1";
+    /// The first reply came within the run.
+    pub const M2: &str = "M2";
+    /// `endedAt` is a real UTC date and time.
+    pub const M3: &str = "M3";
+    /// The digest matches the receipt's contents.
+    pub const D1: &str = "D1";
+    /// (Warning) The receipt carries a digest.
+    pub const D2: &str = "D2";
+}
+
 /// The digest a run receipt should carry: SHA-256 over its canonical form
 /// without the top-level `digest`. `None` when `doc` is not an object.
 pub fn digest(root: Val) -> Option<String> {
@@ -34,7 +96,7 @@ pub fn check(root: Val) -> Report {
     }
     let Some(rc) = Receipt::view(root) else {
         r.error(
-            "schema",
+            rule::SCHEMA,
             "",
             "the receipt does not have the shape the schema describes",
         );
@@ -316,20 +378,20 @@ fn s1_seat_names_unique(rc: &Receipt, r: &mut Report) {
     let mut names: Vec<&str> = rc.seats.iter().map(|s| s.name).collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) {
-        r.error("S1", "/seats", "two seats share a name");
+        r.error(rule::S1, "/seats", "two seats share a name");
     }
 }
 
 fn s2_a_lead(rc: &Receipt, r: &mut Report) {
     if !rc.seats.iter().any(|s| s.role == "lead") {
-        r.error("S2", "/seats", "no seat is the lead");
+        r.error(rule::S2, "/seats", "no seat is the lead");
     }
 }
 
 fn s3_timeouts_within_errors(s: &Seat, r: &mut Report) {
     if s.timeouts > s.errors {
         r.error(
-            "S3",
+            rule::S3,
             s.path() + "/timeouts",
             format!("{}: more timeouts than errors", s.name),
         );
@@ -339,14 +401,14 @@ fn s3_timeouts_within_errors(s: &Seat, r: &mut Report) {
 fn s4_stances(s: &Seat, r: &mut Report) {
     if s.is_reviewer() && s.stance.is_none() {
         r.error(
-            "S4",
+            rule::S4,
             s.path(),
             format!("{}: a reviewer needs a stance", s.name),
         );
     }
     if s.role == "lead" && s.stance.is_some() {
         r.error(
-            "S4",
+            rule::S4,
             s.path() + "/stance",
             format!("{}: the lead has no stance", s.name),
         );
@@ -357,7 +419,7 @@ fn s5_unmetered_costs_nothing(s: &Seat, r: &mut Report) {
     if let Some(basis) = s.cost_basis {
         if basis != "metered" && s.cost_usd > 0.0 {
             r.error(
-                "S5",
+                rule::S5,
                 s.path() + "/costUsd",
                 format!("{}: a {basis} seat cannot carry a metered cost", s.name),
             );
@@ -371,13 +433,13 @@ fn verdict_rules(rc: &Receipt, r: &mut Report) {
     let reviewers = rc.reviewers().count();
     match (&rc.verdict, reviewers) {
         (Some(_), 0) => r.error(
-            "V1",
+            rule::V1,
             "/verdict",
             "nobody reviewed, so there can be no verdict",
         ),
         (None, 0) => {}
         (None, _) => r.error(
-            "V1",
+            rule::V1,
             "/verdict",
             "reviewers took part, so a verdict is required",
         ),
@@ -393,7 +455,7 @@ fn v2_agreed_counted(rc: &Receipt, v: &Verdict, r: &mut Report) {
     let agreed = rc.agreed().count() as i64;
     if v.agreed != agreed {
         r.error(
-            "V2",
+            rule::V2,
             "/verdict/agreed",
             format!(
                 "verdict counts {} agreeing; the seats show {agreed}",
@@ -413,7 +475,7 @@ fn v3_holdouts_exact(rc: &Receipt, v: &Verdict, r: &mut Report) {
     got.sort_unstable();
     if want != got {
         r.error(
-            "V3",
+            rule::V3,
             "/verdict/holdouts",
             "holdouts are not exactly the reviewers that did not agree",
         );
@@ -431,20 +493,20 @@ fn v4_v5_outcome(rc: &Receipt, v: &Verdict, r: &mut Report) {
             answered > 0 && rc.answered().all(|s| s.stance == Some("agreed"));
         if !all_who_answered_agreed {
             r.error(
-                "V4",
+                rule::V4,
                 "/verdict/outcome",
                 "outcome is agreed while a reviewer that answered did not agree",
             );
         } else if answered < reviewers && rc.totals.failing_now > 0 {
             r.error(
-                "V4",
+                rule::V4,
                 "/verdict/outcome",
                 "outcome is agreed without a reviewer while a check is still failing",
             );
         }
         if v.reviewers != answered {
             r.error(
-                "V5",
+                rule::V5,
                 "/verdict/reviewers",
                 format!(
                     "an agreed verdict counts the reviewers that answered ({answered}), not {}",
@@ -460,14 +522,14 @@ fn v4_v5_outcome(rc: &Receipt, v: &Verdict, r: &mut Report) {
         };
         if v.outcome != expected {
             r.error(
-                "V4",
+                rule::V4,
                 "/verdict/outcome",
                 format!("outcome should be {expected}: {agreed} of {reviewers} agree"),
             );
         }
         if v.reviewers != reviewers {
             r.error(
-                "V5",
+                rule::V5,
                 "/verdict/reviewers",
                 format!(
                     "verdict counts {} reviewers; the seats show {reviewers}",
@@ -484,7 +546,7 @@ fn t1_reviewers_counted(rc: &Receipt, r: &mut Report) {
     let answered = rc.answered().count() as i64;
     if rc.totals.reviewers != answered {
         r.error(
-            "T1",
+            rule::T1,
             "/totals/reviewers",
             format!(
                 "totals count {} reviewers; {answered} answered",
@@ -498,18 +560,22 @@ fn t2_subcounts_bounded(rc: &Receipt, r: &mut Report) {
     let t = &rc.totals;
     let not_visible = t.not_visible.unwrap_or(0);
     if t.verifiers > t.reviewers {
-        r.error("T2", "/totals/verifiers", "more verifiers than reviewers");
+        r.error(
+            rule::T2,
+            "/totals/verifiers",
+            "more verifiers than reviewers",
+        );
     }
     if not_visible > t.reviewers {
         r.error(
-            "T2",
+            rule::T2,
             "/totals/notVisible",
             "more not-visible seats than reviewers",
         );
     }
     if t.contradicted > t.reviewers {
         r.error(
-            "T2",
+            rule::T2,
             "/totals/contradicted",
             "more contradicted seats than reviewers",
         );
@@ -520,7 +586,7 @@ fn t2_subcounts_bounded(rc: &Receipt, r: &mut Report) {
         .count() as i64;
     if not_visible > hidden {
         r.error(
-            "T2",
+            rule::T2,
             "/totals/notVisible",
             format!(
                 "totals count {not_visible} not-visible seats; {hidden} reviewer(s) are marked so"
@@ -533,7 +599,7 @@ fn t3_outcomes_within_ran(rc: &Receipt, r: &mut Report) {
     let t = &rc.totals;
     if t.passed + t.failed + t.expected.unwrap_or(0) > t.ran {
         r.error(
-            "T3",
+            rule::T3,
             "/totals",
             "passed, failed and expected add up to more than ran",
         );
@@ -544,14 +610,14 @@ fn t4_failures_bounded(rc: &Receipt, r: &mut Report) {
     let t = &rc.totals;
     if t.failing_now > t.failed {
         r.error(
-            "T4",
+            rule::T4,
             "/totals/failingNow",
             "more checks failing now than ever failed",
         );
     }
     if t.resolved.unwrap_or(0) > t.failed - t.failing_now {
         r.error(
-            "T4",
+            rule::T4,
             "/totals/resolved",
             "more checks resolved than stopped failing",
         );
@@ -562,14 +628,14 @@ fn t5_ran_iff_verifiers(rc: &Receipt, r: &mut Report) {
     let t = &rc.totals;
     if t.ran > 0 && t.verifiers == 0 {
         r.error(
-            "T5",
+            rule::T5,
             "/totals",
             "commands were run, but no reviewer is counted as running any",
         );
     }
     if t.ran == 0 && t.verifiers > 0 {
         r.error(
-            "T5",
+            rule::T5,
             "/totals",
             "a reviewer is counted as running commands, but none were run",
         );
@@ -582,7 +648,7 @@ fn g1_grade_earned(rc: &Receipt, r: &mut Report) {
     let earned = grade_of(&rc.totals);
     if rc.grade != earned {
         r.error(
-            "G1",
+            rule::G1,
             "/grade",
             format!("grade is {}; the totals earn {earned}", rc.grade),
         );
@@ -601,7 +667,7 @@ fn c1_runners_are_seats(rc: &Receipt, c: &Check, r: &mut Report) {
     for (who, path) in by.into_iter().chain(also) {
         if !rc.is_seat(who) {
             r.error(
-                "C1",
+                rule::C1,
                 path,
                 format!("{}: {who} is not a seat in this run", c.label()),
             );
@@ -612,7 +678,7 @@ fn c1_runners_are_seats(rc: &Receipt, c: &Check, r: &mut Report) {
 fn c2_exit_zero_is_checked(c: &Check, r: &mut Report) {
     if c.exit_code == Some(0.0) && c.state != "checked" {
         r.error(
-            "C2",
+            rule::C2,
             c.path() + "/state",
             format!(
                 "{}: exited 0, so its state is checked, not {}",
@@ -626,7 +692,7 @@ fn c2_exit_zero_is_checked(c: &Check, r: &mut Report) {
 fn c3_blocked_iff_missing_setup(c: &Check, r: &mut Report) {
     if (c.state == "blocked") != c.missing_setup.is_some() {
         r.error(
-            "C3",
+            rule::C3,
             c.path() + "/missingSetup",
             format!("{}: blocked and missing setup go together", c.label()),
         );
@@ -636,7 +702,7 @@ fn c3_blocked_iff_missing_setup(c: &Check, r: &mut Report) {
 fn c4_unrun_has_no_exit_code(c: &Check, r: &mut Report) {
     if (c.state == "unknown" || c.state == "untested") && c.exit_code.is_some() {
         r.error(
-            "C4",
+            rule::C4,
             c.path() + "/exitCode",
             format!("{}: a state of {} has no exit code", c.label(), c.state),
         );
@@ -647,7 +713,7 @@ fn c5_listed_within_ran(rc: &Receipt, r: &mut Report) {
     let listed = rc.checks.iter().filter(|c| c.state != "untested").count() as i64;
     if listed > rc.totals.ran {
         r.warning(
-            "C5",
+            rule::C5,
             "/checks",
             format!(
                 "{listed} checks are listed as run, but the totals count {}",
@@ -665,7 +731,7 @@ fn m1_costs_add_up(rc: &Receipt, r: &mut Report) {
     let seats = rc.seats.iter().fold(0.0f64, |n, s| n + s.cost_usd);
     if (seats - rc.cost_usd).abs() > 0.01 {
         r.warning(
-            "M1",
+            rule::M1,
             "/costUsd",
             format!(
                 "seats add up to ${seats:.4}; the run says ${:.4}",
@@ -678,7 +744,7 @@ fn m1_costs_add_up(rc: &Receipt, r: &mut Report) {
 fn m2_first_reply_in_run(rc: &Receipt, r: &mut Report) {
     if rc.first_reply_ms.is_some_and(|f| f > rc.duration_ms) {
         r.error(
-            "M2",
+            rule::M2,
             "/firstReplyMs",
             "the first reply came after the run ended",
         );
@@ -688,7 +754,7 @@ fn m2_first_reply_in_run(rc: &Receipt, r: &mut Report) {
 fn m3_real_date(rc: &Receipt, r: &mut Report) {
     if !is_real_utc_timestamp(rc.ended_at) {
         r.error(
-            "M3",
+            rule::M3,
             "/endedAt",
             format!("endedAt is not a real date: {}", rc.ended_at),
         );
@@ -701,7 +767,7 @@ fn d1_digest_matches(rc: &Receipt, root: Val, r: &mut Report) {
     if let Some(claimed) = rc.digest {
         if digest(root).as_deref() != Some(claimed) {
             r.error(
-                "D1",
+                rule::D1,
                 "/digest",
                 "digest does not match the receipt's contents",
             );
@@ -712,7 +778,7 @@ fn d1_digest_matches(rc: &Receipt, root: Val, r: &mut Report) {
 fn d2_digest_present(rc: &Receipt, r: &mut Report) {
     if rc.digest.is_none() {
         r.warning(
-            "D2",
+            rule::D2,
             "/digest",
             "no digest, so a copy cannot be told from an edited one",
         );

@@ -184,7 +184,7 @@ fn l3_signature(v: Val, canonical: &[u8], trust: Option<&Trust>, r: &mut Report)
     if let Some(t) = trust {
         if key_id.starts_with("did:key:") && !t.keys.iter().any(|k| k.key == key) {
             r.warning(
-                "trust",
+                crate::rule::TRUST,
                 "/key_id",
                 format!("signed by {key_id}, which the trust file does not list"),
             );

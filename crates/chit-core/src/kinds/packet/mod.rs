@@ -11,6 +11,34 @@ pub mod stream;
 
 pub const KIND: &str = "verification.packet.v1";
 
+/// The rule ids of `verification.packet.v1`, a packet's and a stream's
+/// ([`crate::streams`] checks P1-P4, P6's order, P7 and P8), and the
+/// schema's.
+pub mod rule {
+    pub use crate::rule::SCHEMA;
+
+    /// No two packets of a stream share a `packet_id`.
+    pub const P1: &str = "P1";
+    /// No two packets of a stream share a `sequence`.
+    pub const P2: &str = "P2";
+    /// Sequences run from 0 with none missing (and each is within 0 to
+    /// 2^53, where doubles still tell them apart).
+    pub const P3: &str = "P3";
+    /// Each `prev_packet_id` names the packet before it: the chain is whole.
+    pub const P4: &str = "P4";
+    /// Each digest is `<alg>:<hex>` with as many lower-case hex digits as
+    /// the algorithm gives (an unknown algorithm is a warning).
+    pub const P5: &str = "P5";
+    /// (Warning) `produced_at` is an RFC 3339 time, and never goes back
+    /// within a stream.
+    pub const P6: &str = "P6";
+    /// (Warning) `model_digest` and `runtime_digest` stay the same within a
+    /// stream.
+    pub const P7: &str = "P7";
+    /// With `--expect-count`, a stream holds exactly that many packets.
+    pub const P8: &str = "P8";
+}
+
 /// The digest fields a packet may carry.
 pub const DIGESTS: [&str; 5] = [
     "model_digest",
@@ -34,7 +62,7 @@ pub fn check(v: Val) -> Report {
         // Beyond 2^53 two sequence numbers can be the same double.
         if !(0.0..=9_007_199_254_740_992.0).contains(&seq) {
             r.error(
-                "P3",
+                rule::P3,
                 "/sequence",
                 format!("sequence {seq} is outside 0 to 2^53"),
             );
@@ -43,7 +71,7 @@ pub fn check(v: Val) -> Report {
     if let Some(t) = v.get("produced_at").and_then(|t| t.as_str()) {
         if !is_rfc3339(t) {
             r.warning(
-                "P6",
+                rule::P6,
                 "/produced_at",
                 format!("produced_at is not an RFC 3339 time: {t}"),
             );
@@ -58,7 +86,7 @@ fn p5_digest_form(field: &str, d: &str, r: &mut Report) {
     let path = format!("/{field}");
     let Some((alg, hex)) = d.split_once(':') else {
         r.error(
-            "P5",
+            rule::P5,
             path,
             format!("{field} is not of the form <alg>:<hex>"),
         );
@@ -70,7 +98,7 @@ fn p5_digest_form(field: &str, d: &str, r: &mut Report) {
         "sha512" => 128,
         _ => {
             r.warning(
-                "P5",
+                rule::P5,
                 path,
                 format!("{field} uses the algorithm {alg}, which chit does not know"),
             );
@@ -83,7 +111,7 @@ fn p5_digest_form(field: &str, d: &str, r: &mut Report) {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     {
         r.error(
-            "P5",
+            rule::P5,
             path,
             format!("{field} must be {alg}: and {want} lower-case hex digits"),
         );

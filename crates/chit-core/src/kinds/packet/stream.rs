@@ -145,7 +145,7 @@ fn p1_ids_unique(ps: &[PacketFacts], r: &mut Report) {
     }
     if !dups.is_empty() {
         r.error(
-            "P1",
+            crate::kinds::packet::rule::P1,
             "/packet_id",
             format!("packet ids used twice: {}", some(&dups)),
         );
@@ -161,7 +161,7 @@ fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
         .collect();
     if !dups.is_empty() {
         r.error(
-            "P2",
+            crate::kinds::packet::rule::P2,
             "/sequence",
             format!("sequence numbers used twice: {}", some(&dups)),
         );
@@ -170,7 +170,7 @@ fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
     if first.sequence != 0 {
         if first.sequence < 0 {
             r.error(
-                "P3",
+                crate::kinds::packet::rule::P3,
                 "/sequence",
                 format!(
                     "a negative sequence number: {} ({})",
@@ -179,7 +179,7 @@ fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
             );
         } else {
             r.error(
-                "P3",
+                crate::kinds::packet::rule::P3,
                 "/sequence",
                 format!(
                     "the stream starts at sequence {}, not 0: {} packet(s) missing before it",
@@ -203,7 +203,7 @@ fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
     }
     if count > 0 {
         r.error(
-            "P3",
+            crate::kinds::packet::rule::P3,
             "/sequence",
             format!(
                 "{count} packet(s) dropped: sequence {} missing",
@@ -245,7 +245,7 @@ fn p4_chain(ps: &[PacketFacts], r: &mut Report) {
     }
     if !bad.is_empty() {
         r.error(
-            "P4",
+            crate::kinds::packet::rule::P4,
             "/prev_packet_id",
             format!(
                 "the chain is broken (a packet replaced or reordered): {}",
@@ -273,7 +273,7 @@ fn p6_time_order(ps: &[PacketFacts], r: &mut Report) {
     }
     if !back.is_empty() {
         r.warning(
-            "P6",
+            crate::kinds::packet::rule::P6,
             "/produced_at",
             format!("produced_at goes back in time: {}", some(&back)),
         );
@@ -295,7 +295,7 @@ fn p7_same_model_and_runtime(ps: &[PacketFacts], r: &mut Report) {
             .collect();
         if !changes.is_empty() {
             r.warning(
-                "P7",
+                crate::kinds::packet::rule::P7,
                 format!("/{field}"),
                 format!("{field} changes within the stream {}", some(&changes)),
             );
@@ -308,7 +308,7 @@ fn p8_expected_count(ps: &[PacketFacts], expect: Option<usize>, r: &mut Report) 
     if ps.len() < n {
         let last = ps.last().map_or(-1, |p| p.sequence);
         r.error(
-            "P8",
+            crate::kinds::packet::rule::P8,
             "/sequence",
             format!(
                 "{} of {n} expected packets: the tail after sequence {last} is cut off",
@@ -317,7 +317,7 @@ fn p8_expected_count(ps: &[PacketFacts], expect: Option<usize>, r: &mut Report) 
         );
     } else if ps.len() > n {
         r.error(
-            "P8",
+            crate::kinds::packet::rule::P8,
             "/sequence",
             format!("{} packets, more than the {n} expected", ps.len()),
         );
@@ -338,7 +338,7 @@ fn one_signer(ps: &[PacketFacts], r: &mut Report) {
             .map(|p| format!("{} by {}", p.packet_id, p.signer.as_deref().unwrap_or("")))
             .collect();
         r.warning(
-            "signer",
+            crate::rule::SIGNER,
             "",
             format!(
                 "the stream is signed by {} keys ({}); first {first}, then {}",
@@ -356,7 +356,7 @@ fn one_signer(ps: &[PacketFacts], r: &mut Report) {
             .collect();
         if !unsigned.is_empty() {
             r.warning(
-                "signer",
+                crate::rule::SIGNER,
                 "",
                 format!("unsigned packets in a signed stream: {}", some(&unsigned)),
             );
@@ -519,9 +519,18 @@ mod tests {
         };
         assert!(recompute_against_packet(&rec("p2", "match", "sha256:2"), &p).valid());
         assert!(recompute_against_packet(&rec("p2", "mismatch", "sha256:9"), &p).valid());
-        assert!(recompute_against_packet(&rec("p3", "match", "sha256:2"), &p).breaks("R1"));
-        assert!(recompute_against_packet(&rec("p2", "match", "sha256:9"), &p).breaks("R2"));
-        assert!(recompute_against_packet(&rec("p2", "mismatch", "sha256:2"), &p).breaks("R2"));
+        assert!(
+            recompute_against_packet(&rec("p3", "match", "sha256:2"), &p)
+                .breaks(crate::kinds::recompute::rule::R1)
+        );
+        assert!(
+            recompute_against_packet(&rec("p2", "match", "sha256:9"), &p)
+                .breaks(crate::kinds::recompute::rule::R2)
+        );
+        assert!(
+            recompute_against_packet(&rec("p2", "mismatch", "sha256:2"), &p)
+                .breaks(crate::kinds::recompute::rule::R2)
+        );
         assert!(recompute_against_packet(&rec("p2", "inconclusive", "sha256:9"), &p).valid());
     }
 }
