@@ -23,6 +23,57 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// A running digest in the algorithm another digest names (`sha256:`,
+/// `sha384:` or `sha512:`), to compute the same kind of digest over bytes
+/// that arrive in pieces (a workload's input or output).
+pub struct Hasher {
+    alg: &'static str,
+    state: State,
+}
+
+enum State {
+    Sha256(Sha256),
+    Sha384(sha2::Sha384),
+    Sha512(sha2::Sha512),
+}
+
+/// A digest algorithm chit does not compute.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("chit cannot compute {0:?} digests (it computes sha256, sha384 and sha512)")]
+pub struct UnknownAlgorithm(pub String);
+
+impl Hasher {
+    /// A hasher for the algorithm `claimed` (a digest `alg:hex`) is in.
+    pub fn like(claimed: &str) -> Result<Hasher, UnknownAlgorithm> {
+        let alg = claimed.split_once(':').map(|(a, _)| a).unwrap_or("");
+        let (alg, state) = match alg {
+            "sha256" => ("sha256", State::Sha256(Sha256::new())),
+            "sha384" => ("sha384", State::Sha384(sha2::Sha384::new())),
+            "sha512" => ("sha512", State::Sha512(sha2::Sha512::new())),
+            _ => return Err(UnknownAlgorithm(alg.to_owned())),
+        };
+        Ok(Hasher { alg, state })
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        match &mut self.state {
+            State::Sha256(h) => h.update(bytes),
+            State::Sha384(h) => h.update(bytes),
+            State::Sha512(h) => h.update(bytes),
+        }
+    }
+
+    /// The digest, `alg:` and lower-case hex.
+    pub fn finish(self) -> String {
+        let bytes: Vec<u8> = match self.state {
+            State::Sha256(h) => h.finalize().to_vec(),
+            State::Sha384(h) => h.finalize().to_vec(),
+            State::Sha512(h) => h.finalize().to_vec(),
+        };
+        format!("{}:{}", self.alg, hex(&bytes))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -31,5 +82,18 @@ mod tests {
             super::sha256_tagged(b"abc"),
             "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn a_hasher_follows_the_claimed_algorithm() {
+        let mut h = super::Hasher::like("sha256:00").unwrap();
+        h.update(b"a");
+        h.update(b"bc");
+        assert_eq!(h.finish(), super::sha256_tagged(b"abc"));
+        let mut h = super::Hasher::like("sha512:00").unwrap();
+        h.update(b"abc");
+        assert!(h.finish().starts_with("sha512:ddaf35a193617aba"));
+        assert!(super::Hasher::like("sha256").is_err());
+        assert!(super::Hasher::like("md5:00").is_err());
     }
 }

@@ -163,19 +163,13 @@ impl Observer for Shown {
 
 pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     let bound = read_bound(&a.bound)?;
-    let committed = chit_core::time::rfc3339_nanos(&bound.committed_at).unwrap_or(i128::MAX);
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_nanos() as i128;
-    if committed >= now {
-        return Err(Failure::error(format!(
-                "the bound in {} was committed at {}, not before now: a bound must be fixed before the measurement starts",
-                a.bound.display(),
-                bound.committed_at
-            ),
-        ));
-    }
+    bound
+        .committed_before(now)
+        .map_err(|e| Failure::error(format!("the bound in {}: {e}", a.bound.display())))?;
     let requests = read_requests(&a.requests, a.max_tokens)?;
     let key = super::key::read_key(&a.key)?;
     let numerics = match &a.numerics {

@@ -4,61 +4,22 @@ use crate::cli::RecomputeArgs;
 use crate::exit::{CmdResult, Failure};
 use crate::inputs::{self, Source};
 use crate::output::Output;
+use chit_core::digest::Hasher;
 use chit_core::kinds::recompute::{self, PacketToRerun, Rerun, RerunError};
 use chit_core::statement::{self, Claim};
 use chit_core::{json, Limits};
-use sha2::Digest;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
 /// The most input read into memory when it is not a regular file.
 const INPUT_IN_MEMORY: u64 = 1 << 30;
 
-/// A running digest in one of the algorithms a packet may name.
-enum Hasher {
-    Sha256(sha2::Sha256),
-    Sha384(sha2::Sha384),
-    Sha512(sha2::Sha512),
-}
-
-impl Hasher {
-    fn for_digest(d: &str) -> Result<(&str, Hasher), String> {
-        let alg = d.split_once(':').map(|(a, _)| a).unwrap_or("");
-        let h = match alg {
-            "sha256" => Hasher::Sha256(sha2::Sha256::new()),
-            "sha384" => Hasher::Sha384(sha2::Sha384::new()),
-            "sha512" => Hasher::Sha512(sha2::Sha512::new()),
-            _ => {
-                return Err(format!(
-                    "chit cannot compute {alg:?} digests (it computes sha256, sha384 and sha512)"
-                ))
-            }
-        };
-        Ok((alg, h))
-    }
-    fn update(&mut self, b: &[u8]) {
-        match self {
-            Hasher::Sha256(h) => h.update(b),
-            Hasher::Sha384(h) => h.update(b),
-            Hasher::Sha512(h) => h.update(b),
-        }
-    }
-    fn finish(self, alg: &str) -> String {
-        let bytes: Vec<u8> = match self {
-            Hasher::Sha256(h) => h.finalize().to_vec(),
-            Hasher::Sha384(h) => h.finalize().to_vec(),
-            Hasher::Sha512(h) => h.finalize().to_vec(),
-        };
-        format!("{alg}:{}", chit_core::digest::hex(&bytes))
-    }
-}
-
 fn digest_reader(
     claimed: &str,
     mut r: impl Read,
     mut copy: Option<&mut Vec<u8>>,
 ) -> Result<String, String> {
-    let (alg, mut h) = Hasher::for_digest(claimed)?;
+    let mut h = Hasher::like(claimed).map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = r.read(&mut buf).map_err(|e| inputs::describe_io(&e))?;
@@ -70,7 +31,7 @@ fn digest_reader(
             c.extend_from_slice(&buf[..n]);
         }
     }
-    Ok(h.finish(alg))
+    Ok(h.finish())
 }
 
 /// The signed packet to re-run, checked first (exit 1 if it is not valid).

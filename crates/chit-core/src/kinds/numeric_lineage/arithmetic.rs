@@ -109,6 +109,16 @@ impl Bound {
         }
         Ok(b)
     }
+
+    /// A bound must be fixed before the measurement starts: refuses one
+    /// committed at or after `now` (nanoseconds since 1970, UTC).
+    pub fn committed_before(&self, now_nanos: i128) -> Result<(), BoundError> {
+        let committed = crate::time::rfc3339_nanos(&self.committed_at).unwrap_or(i128::MAX);
+        if committed >= now_nanos {
+            return Err(BoundError::NotBeforeNow(self.committed_at.clone()));
+        }
+        Ok(())
+    }
 }
 
 /// Why a bound file cannot be measured against.
@@ -124,6 +134,8 @@ pub enum BoundError {
         "bound_digest_sha256 does not match its fields (the bound was edited after it was committed)"
     )]
     Edited,
+    #[error("it was committed at {0}, not before now: a bound must be fixed before the measurement starts")]
+    NotBeforeNow(String),
 }
 
 /// One level's sequences: `runs[r][i]`.
