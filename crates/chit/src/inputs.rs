@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use walkdir::WalkDir;
 
 /// Where one document comes from.
 #[derive(Clone, Debug)]
@@ -53,24 +54,44 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
             return;
         }
     };
+    // Folders already entered, by their real path: a link loop or a second
+    // way into a folder ends here.
     let mut seen: HashSet<PathBuf> = HashSet::new();
     seen.insert(root_real.clone());
     let mut found: Vec<PathBuf> = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) => {
-                out.push(Source::Broken(dir.clone(), describe_io(&e)));
-                continue;
+    // walkdir can follow links, but not only those that stay inside the
+    // root, and it would enter a folder reached by two paths twice. So it
+    // walks without following links, and each link to a folder inside the
+    // root that is not yet seen becomes one more walk of its own.
+    let mut starts = vec![root.to_path_buf()];
+    while let Some(start) = starts.pop() {
+        let mut entries = WalkDir::new(&start).follow_links(false).into_iter();
+        // The last folder handed out below the start: walkdir opens a folder
+        // before handing it out, and reports a failure to open it next,
+        // under its path (the start's own failures come at depth 0).
+        let mut opened: Option<PathBuf> = None;
+        while let Some(entry) = entries.next() {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    // An unreadable folder is reported; an entry that could
+                    // not be looked at (gone since it was listed) is passed
+                    // over, as before.
+                    if let (Some(path), Some(io)) = (e.path(), e.io_error()) {
+                        if e.depth() == 0 || opened.as_deref() == Some(path) {
+                            out.push(Source::Broken(path.to_path_buf(), describe_io(io)));
+                        }
+                    }
+                    continue;
+                }
+            };
+            if entry.depth() == 0 {
+                continue; // the start: already seen
             }
-        };
-        for entry in entries {
-            let Ok(entry) = entry else { continue };
-            let path = entry.path();
-            let Ok(ft) = entry.file_type() else { continue };
-            let (is_dir, is_file) = if ft.is_symlink() {
-                let real = match fs::canonicalize(&path) {
+            let ft = entry.file_type();
+            if ft.is_symlink() {
+                let path = entry.path();
+                let real = match fs::canonicalize(path) {
                     Ok(r) => r,
                     Err(e) => {
                         notes.push(format!(
@@ -89,30 +110,25 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
                     ));
                     continue;
                 }
-                match fs::metadata(&real) {
-                    Ok(m) if m.is_dir() => {
-                        if !seen.insert(real) {
-                            continue; // a folder already walked: a loop or a second way in
-                        }
-                        (true, false)
+                let Ok(m) = fs::metadata(&real) else { continue };
+                if m.is_dir() {
+                    // A folder not yet walked; else a loop or a second way in.
+                    if seen.insert(real) {
+                        starts.push(entry.into_path());
                     }
-                    Ok(m) => (false, m.is_file()),
-                    Err(_) => continue,
+                } else if m.is_file() && is_json(path) {
+                    found.push(entry.into_path());
                 }
             } else if ft.is_dir() {
-                if let Ok(real) = fs::canonicalize(&path) {
+                if let Ok(real) = fs::canonicalize(entry.path()) {
                     if !seen.insert(real) {
+                        entries.skip_current_dir();
                         continue;
                     }
                 }
-                (true, false)
-            } else {
-                (false, ft.is_file())
-            };
-            if is_dir {
-                stack.push(path);
-            } else if is_file && path.extension().is_some_and(|e| e == "json") {
-                found.push(path);
+                opened = Some(entry.into_path());
+            } else if ft.is_file() && is_json(entry.path()) {
+                found.push(entry.into_path());
             }
         }
     }
@@ -122,6 +138,10 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
             .cmp(b.as_os_str().as_encoded_bytes())
     });
     out.extend(found.into_iter().map(Source::File));
+}
+
+fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
 }
 
 /// Reads a whole source, refusing more than `max` bytes without reading them.
@@ -274,5 +294,118 @@ impl<R: Read> Iterator for Lines<R> {
             }
         }
         None
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn labels(sources: &[Source], root: &Path) -> Vec<String> {
+        sources
+            .iter()
+            .map(|s| match s {
+                Source::File(p) => p.strip_prefix(root).unwrap().display().to_string(),
+                Source::Broken(p, why) => format!("broken {} ({why})", p.display()),
+                Source::Stdin => "-".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn walks_json_files_sorted_by_path_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::create_dir_all(d.join("b/deep")).unwrap();
+        fs::create_dir_all(d.join("a")).unwrap();
+        for f in [
+            "z.json",
+            "B.json",
+            "b/deep/x.json",
+            "a/y.json",
+            "a/n.txt",
+            "b.json",
+        ] {
+            fs::write(d.join(f), "{}").unwrap();
+        }
+        fs::create_dir(d.join("folder.json")).unwrap();
+        let mut notes = Vec::new();
+        let got = expand(&[d.to_path_buf()], &mut notes);
+        assert_eq!(
+            labels(&got, d),
+            ["B.json", "a/y.json", "b.json", "b/deep/x.json", "z.json"]
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn links_are_followed_inside_the_folder_only_and_loops_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        let d = dir.path().join("tree");
+        fs::create_dir_all(d.join("sub")).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("o.json"), "{}").unwrap();
+        fs::write(d.join("sub/s.json"), "{}").unwrap();
+        symlink("sub/s.json", d.join("file-link.json")).unwrap();
+        symlink(&outside, d.join("out")).unwrap();
+        symlink("missing.json", d.join("dangling.json")).unwrap();
+        symlink("..", d.join("sub/up")).unwrap(); // back to the root: a loop
+        symlink(".", d.join("sub/self")).unwrap();
+        let mut notes = Vec::new();
+        let got = expand(std::slice::from_ref(&d), &mut notes);
+        assert_eq!(labels(&got, &d), ["file-link.json", "sub/s.json"]);
+        notes.sort();
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with(&format!(
+            "skipped {}: a link that leads nowhere (",
+            d.join("dangling.json").display()
+        )));
+        assert_eq!(
+            notes[1],
+            format!(
+                "skipped {}: a link out of {}, not followed",
+                d.join("out").display(),
+                d.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_folder_reached_only_through_a_link_is_walked_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::create_dir_all(d.join("hidden/inner")).unwrap();
+        fs::write(d.join("hidden/inner/r.json"), "{}").unwrap();
+        symlink("hidden", d.join("l1")).unwrap();
+        symlink("hidden/inner", d.join("l2")).unwrap();
+        let mut notes = Vec::new();
+        let got = expand(&[d.to_path_buf()], &mut notes);
+        assert_eq!(got.len(), 1, "{:?}", labels(&got, d));
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn an_unreadable_folder_is_broken() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::create_dir(d.join("locked")).unwrap();
+        fs::write(d.join("ok.json"), "{}").unwrap();
+        fs::set_permissions(d.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+        if fs::read_dir(d.join("locked")).is_ok() {
+            return; // running as root: nothing is unreadable
+        }
+        let mut notes = Vec::new();
+        let got = expand(&[d.to_path_buf()], &mut notes);
+        fs::set_permissions(d.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            labels(&got, d),
+            [
+                format!("broken {} (permission denied)", d.join("locked").display()),
+                "ok.json".into()
+            ]
+        );
     }
 }
