@@ -27,7 +27,6 @@ use crate::kinds::{self, executor_packet, numeric_lineage, reason, Kind};
 use crate::lattice;
 use crate::report::Report;
 use crate::trust::Trust;
-use std::fmt;
 
 /// What the caller knows beyond the input. `Context::default()` checks an
 /// input alone, as its kind declares it, under the default limits.
@@ -95,11 +94,13 @@ impl Checked {
 
 /// Why an input could not be read (chit's exit status 2): not a verdict on
 /// a receipt, but no verdict at all.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Unreadable {
     /// The strict reader refused it.
+    #[error("{0}")]
     Json(ReadError),
     /// Lattice's reader refused a Lattice packet.
+    #[error("{0}")]
     Lattice(lattice::Error),
 }
 
@@ -112,17 +113,6 @@ impl Unreadable {
         }
     }
 }
-
-impl fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unreadable::Json(e) => e.fmt(f),
-            Unreadable::Lattice(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for Unreadable {}
 
 /// Checks one input's bytes: every check that applies to it alone.
 ///

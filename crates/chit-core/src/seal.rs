@@ -9,7 +9,6 @@ use crate::json::{self, Limits};
 use crate::kinds::{executor_packet as xp, run_receipt, Kind};
 use crate::lattice;
 use crate::report::Report;
-use std::fmt;
 
 /// The rules sealing mends, for each kind that carries its own digest.
 pub fn mended_by_seal(kind: Kind) -> &'static [&'static str] {
@@ -21,21 +20,28 @@ pub fn mended_by_seal(kind: Kind) -> &'static [&'static str] {
 }
 
 /// Why a receipt's digests cannot be given or written in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SealError {
     /// The input could not be read (exit 2).
+    #[error("{0}")]
     Unreadable(Unreadable),
     /// The input declares no kind chit knows (exit 2).
+    #[error("not a receipt chit recognises")]
     UnknownKind,
     /// A run receipt's top level is not an object (exit 2).
+    #[error("not a JSON object")]
     NotAnObject,
     /// This kind carries no digest of its own (exit 2).
+    #[error("a {} carries no digest of its own (its envelope's art id names it)", .0.name())]
     NoDigest(Kind),
     /// It breaks rules sealing does not mend (exit 1).
+    #[error("it breaks {}", .0.join(", "))]
     Breaks(Vec<&'static str>),
     /// Lattice's profile refuses the packet (exit 1).
+    #[error("{0}")]
     Refused(lattice::Error),
     /// The sealed bytes did not verify: a fault in chit, nothing is written (exit 2).
+    #[error("sealing did not give a valid receipt; nothing was written")]
     NotValidAfterSealing,
 }
 
@@ -46,28 +52,6 @@ impl SealError {
         matches!(self, SealError::Breaks(_) | SealError::Refused(_))
     }
 }
-
-impl fmt::Display for SealError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SealError::Unreadable(e) => e.fmt(f),
-            SealError::UnknownKind => f.write_str("not a receipt chit recognises"),
-            SealError::NotAnObject => f.write_str("not a JSON object"),
-            SealError::NoDigest(k) => write!(
-                f,
-                "a {} carries no digest of its own (its envelope's art id names it)",
-                k.name()
-            ),
-            SealError::Breaks(rules) => write!(f, "it breaks {}", rules.join(", ")),
-            SealError::Refused(e) => e.fmt(f),
-            SealError::NotValidAfterSealing => {
-                f.write_str("sealing did not give a valid receipt; nothing was written")
-            }
-        }
-    }
-}
-
-impl std::error::Error for SealError {}
 
 /// Digests by the name of the member that carries each.
 pub type Digests = Vec<(&'static str, String)>;

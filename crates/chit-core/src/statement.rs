@@ -289,18 +289,22 @@ fn statement_shape(statement: &crate::Doc, report: &mut Report) -> Option<String
 }
 
 /// Why chit will not sign a payload.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SignError {
     /// A statement's payload is a JSON object (exit 1).
+    #[error("a payload must be a JSON object")]
     NotAnObject,
     /// As the kind named, the payload breaks these rules (exit 1).
+    #[error("as a {kind} it breaks {}", .rules.join(", "))]
     Breaks {
         kind: &'static str,
         rules: Vec<&'static str>,
     },
     /// The subject is not an art id (exit 2).
+    #[error("--subject {0} is not an art id (art_ and 32 lower-case hex digits)")]
     NotAnArtId(String),
     /// The statement did not read back (exit 2).
+    #[error("internal error: the statement does not read back: {0}")]
     Internal(String),
 }
 
@@ -311,26 +315,6 @@ impl SignError {
         matches!(self, SignError::NotAnObject | SignError::Breaks { .. })
     }
 }
-
-impl std::fmt::Display for SignError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SignError::NotAnObject => f.write_str("a payload must be a JSON object"),
-            SignError::Breaks { kind, rules } => {
-                write!(f, "as a {kind} it breaks {}", rules.join(", "))
-            }
-            SignError::NotAnArtId(s) => write!(
-                f,
-                "--subject {s} is not an art id (art_ and 32 lower-case hex digits)"
-            ),
-            SignError::Internal(why) => {
-                write!(f, "internal error: the statement does not read back: {why}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for SignError {}
 
 /// What a signed statement says besides its payload.
 #[derive(Clone, Copy, Debug)]

@@ -156,29 +156,18 @@ pub struct PacketToRerun {
 }
 
 /// Why a packet cannot be re-run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RerunError {
     /// Not a DSSE envelope (payload, payloadType, signatures).
+    #[error("not a signed envelope (payload, payloadType, signatures)")]
     NotAnEnvelope,
     /// The envelope or its packet breaks these rules.
+    #[error("it breaks {}", .0.join(", "))]
     Breaks(Vec<&'static str>),
     /// The statement is not a `verification.packet.v1`.
+    #[error("not a verification.packet.v1 receipt")]
     NotAPacket,
 }
-
-impl std::fmt::Display for RerunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RerunError::NotAnEnvelope => {
-                f.write_str("not a signed envelope (payload, payloadType, signatures)")
-            }
-            RerunError::Breaks(rules) => write!(f, "it breaks {}", rules.join(", ")),
-            RerunError::NotAPacket => f.write_str("not a verification.packet.v1 receipt"),
-        }
-    }
-}
-
-impl std::error::Error for RerunError {}
 
 /// Checks a signed packet before it is re-run: the envelope, the statement
 /// and the packet, as `chit verify --kind verification.packet.v1` does.

@@ -1,0 +1,155 @@
+//! The one entry point: a document carried in a signed envelope gets
+//! exactly the checks it gets bare, whatever the caller's context adds
+//! (`require_authorized`, a call, a transcript).
+
+use chit_core::keys::SecretKey;
+use chit_core::kinds::numeric_lineage::transcript::Transcript;
+use chit_core::kinds::reason;
+use chit_core::statement::{sign, Claim};
+use chit_core::trust::Trust;
+use chit_core::{check, json, Context, Report};
+use serde_json::{json, Value};
+
+const RECEIPT: &str = include_str!("data/lineage/coupled.receipt.json");
+const SEQUENCES: &str = include_str!("data/lineage/coupled.sequences.jsonl");
+
+fn digest(c: char) -> String {
+    format!("sha256:{}", c.to_string().repeat(64))
+}
+
+/// A well-formed Reason certificate whose status is `denied`.
+fn denied() -> Value {
+    json!({
+        "schema": reason::KIND,
+        "status": "denied",
+        "request_digest": digest('a'),
+        "mission": {"id": "mission-7", "digest": digest('b')},
+        "action": {
+            "id": "action-42",
+            "digest": digest('c'),
+            "tool": "fs.write",
+            "arguments": {"path": "/srv/q3.csv"},
+            "effects": [{"kind": "write", "target": "/srv/q3.csv"}],
+        },
+        "reasoning": {
+            "schema": "zerker.reason.result.v1",
+            "status": "disproved",
+            "query": {"goal": "authorized(action-42)"},
+            "program_digest": digest('d'),
+            "ontology": {"name": "ops"},
+            "authority": {"issuer": "policy"},
+            "proof": null,
+            "disproof": {"steps": [3]},
+            "conflict": null,
+            "missing": [],
+            "assumptions": [],
+            "metrics": {"steps": 3},
+        },
+        "issues": [],
+    })
+}
+
+struct Signer {
+    key: SecretKey,
+    trust: Trust,
+}
+
+fn signer() -> Signer {
+    let key = SecretKey::from_seed(&[3; 32]);
+    let trust = Trust::parse(&format!(
+        "[[key]]\nname = \"gw\"\npublic_key = \"{}\"\n",
+        key.public().treeship()
+    ))
+    .unwrap();
+    Signer { key, trust }
+}
+
+/// `payload` signed into an envelope of kind `kind`.
+fn envelope(s: &Signer, kind: &str, payload: Value) -> Vec<u8> {
+    let claim = Claim {
+        kind,
+        system: "test://check",
+        subject: None,
+        at_unix_secs: 1_796_025_600,
+    };
+    sign(&s.key, claim, payload).unwrap().to_json().into_bytes()
+}
+
+fn rules(r: &Report) -> Vec<&'static str> {
+    let mut v: Vec<&str> = r.errors.iter().map(|f| f.rule).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The report for `bytes` under `ctx`.
+fn report(bytes: &[u8], ctx: &Context) -> Report {
+    check(bytes, ctx).expect("readable").report
+}
+
+#[test]
+fn require_authorized_holds_inside_an_envelope() {
+    let s = signer();
+    let ctx = Context {
+        trust: Some(&s.trust),
+        require_authorized: true,
+        ..Context::default()
+    };
+    let bare = serde_json::to_vec(&denied()).unwrap();
+    let signed = envelope(&s, reason::KIND, denied());
+    let (bare, signed) = (report(&bare, &ctx), report(&signed, &ctx));
+    assert_eq!(rules(&bare), vec!["authorized"]);
+    assert_eq!(rules(&signed), vec!["authorized"]);
+    // The signature itself is good: only the status fails.
+    assert!(!signed.breaks("signature") && !signed.breaks("trust"));
+    // Without the gate both are valid.
+    let open = Context {
+        require_authorized: false,
+        ..ctx
+    };
+    assert!(report(&envelope(&s, reason::KIND, denied()), &open).valid());
+}
+
+#[test]
+fn a_call_is_checked_inside_an_envelope() {
+    let s = signer();
+    let other = json::parse(
+        br#"{"tool": "fs.delete", "arguments": {"path": "/srv/q3.csv"}}"#,
+        &Default::default(),
+    )
+    .unwrap();
+    let ctx = Context {
+        trust: Some(&s.trust),
+        call: Some(other.root()),
+        ..Context::default()
+    };
+    let bare = report(&serde_json::to_vec(&denied()).unwrap(), &ctx);
+    let signed = report(&envelope(&s, reason::KIND, denied()), &ctx);
+    assert_eq!(rules(&bare), vec!["A6"]);
+    assert_eq!(rules(&signed), vec!["A6"]);
+}
+
+#[test]
+fn a_transcript_is_checked_inside_an_envelope() {
+    let s = signer();
+    // Another salt: no commitment opens (L13), bare or signed.
+    let wrong = Transcript::read(
+        SEQUENCES.replacen("5a5a", "5a5b", 1).as_bytes(),
+        &Default::default(),
+    )
+    .unwrap();
+    let right = Transcript::read(SEQUENCES.as_bytes(), &Default::default()).unwrap();
+    let receipt: Value = serde_json::from_str(RECEIPT).unwrap();
+    let signed = envelope(&s, "numeric.lineage", receipt);
+    for (transcript, want) in [(&wrong, vec!["L13"]), (&right, vec![])] {
+        let ctx = Context {
+            trust: Some(&s.trust),
+            transcript: Some(transcript),
+            ..Context::default()
+        };
+        let bare = report(RECEIPT.as_bytes(), &ctx);
+        let inner = report(&signed, &ctx);
+        assert_eq!(rules(&bare), want);
+        assert_eq!(rules(&inner), want);
+    }
+}
