@@ -13,81 +13,15 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::ffi::OsStr;
-use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-/// What a run of chit gave: exit status and its exact output bytes.
-struct Out {
-    code: i32,
-    stdout: Vec<u8>,
-    stderr: String,
-}
+mod common;
 
-/// Runs chit with `args` (and `stdin`, if any) in `dir`, its standard output
-/// a pipe; fails the test if it runs past 60 seconds or dies by a signal.
+use common::RawRun as Out;
+
+/// Runs chit with its standard output a pipe, keeping the exact bytes.
 fn chit<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: Option<&[u8]>) -> Out {
-    let shown: Vec<String> = args
-        .iter()
-        .map(|a| format!("{:?}", a.as_ref()))
-        .take(6)
-        .collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("chit starts");
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let input = input.to_vec();
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = out.read_to_end(&mut b);
-        b
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = err.read_to_end(&mut b);
-        b
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("chit {shown:?} hung for 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let stdout = t_out.join().unwrap();
-    let stderr = String::from_utf8_lossy(&t_err.join().unwrap()).into_owned();
-    let code = status
-        .code()
-        .unwrap_or_else(|| panic!("chit {shown:?} died by a signal: {stderr}"));
-    assert_ne!(code, 101, "chit {shown:?} panicked: {stderr}");
-    Out {
-        code,
-        stdout,
-        stderr,
-    }
+    common::chit_raw(dir, args, stdin)
 }
 
 /// The characters under test: U+0000-U+00FF (every byte value; those from

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,9 +14,22 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs chit with `args` (and `stdin`, if any) in `dir`; fails the test if it
-/// takes more than 60 seconds or dies by a signal (a panic exits 101).
-pub fn chit_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+/// What a run of chit gave, its standard output as the exact bytes.
+pub struct RawRun {
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+/// Runs chit with `args` (and `stdin`, if any) in `dir`, its standard
+/// output a pipe; fails the test if it takes more than 60 seconds, dies by
+/// a signal or panics (a panic exits 101).
+pub fn chit_raw<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: Option<&[u8]>) -> RawRun {
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| format!("{:?}", a.as_ref()))
+        .take(6)
+        .collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
         .args(args)
         .current_dir(dir)
@@ -56,24 +70,34 @@ pub fn chit_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
         }
         if start.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("chit {args:?} hung for 60 s");
+            panic!("chit {shown:?} hung for 60 s");
         }
         std::thread::sleep(Duration::from_millis(5));
     };
-    let stdout = String::from_utf8_lossy(&t_out.join().unwrap()).into_owned();
+    let stdout = t_out.join().unwrap();
     let stderr = String::from_utf8_lossy(&t_err.join().unwrap()).into_owned();
     let code = status
         .code()
-        .unwrap_or_else(|| panic!("chit {args:?} died by a signal: {stderr}"));
-    assert_ne!(code, 101, "chit {args:?} panicked: {stderr}");
+        .unwrap_or_else(|| panic!("chit {shown:?} died by a signal: {stderr}"));
+    assert_ne!(code, 101, "chit {shown:?} panicked: {stderr}");
     assert!(
         !stderr.contains("panicked"),
-        "chit {args:?} panicked: {stderr}"
+        "chit {shown:?} panicked: {stderr}"
     );
-    Run {
+    RawRun {
         code,
         stdout,
         stderr,
+    }
+}
+
+/// Runs chit as [`chit_raw`] does, its output as (lossy) text.
+pub fn chit_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let r = chit_raw(dir, args, stdin);
+    Run {
+        code: r.code,
+        stdout: String::from_utf8_lossy(&r.stdout).into_owned(),
+        stderr: r.stderr,
     }
 }
 
