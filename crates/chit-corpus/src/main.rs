@@ -26,12 +26,12 @@
 use rayon::prelude::*;
 use std::io::Write;
 
+const USAGE: &str = "usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED | chit-corpus packets DIR N \
+     | chit-corpus read-floor DIR | chit-corpus lineage DIR BYTES [VOCAB] \
+     | chit-corpus overhead TRANSCRIPT TIMINGS | chit-corpus lattice FILE N | chit-corpus lattice-cases SEED N";
+
 fn usage() -> ! {
-    eprintln!(
-        "usage: chit-corpus parity SEED N | chit-corpus files DIR N SEED | chit-corpus packets DIR N \
-         | chit-corpus read-floor DIR | chit-corpus lineage DIR BYTES [VOCAB] \
-         | chit-corpus overhead TRANSCRIPT TIMINGS | chit-corpus lattice FILE N | chit-corpus lattice-cases SEED N"
-    );
+    eprintln!("{USAGE}");
     std::process::exit(2)
 }
 
@@ -42,6 +42,10 @@ fn num(s: Option<&String>) -> u64 {
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
         Some("parity") => {
             let (seed, n) = (num(args.get(1)), num(args.get(2)));
             let stdout = std::io::stdout();

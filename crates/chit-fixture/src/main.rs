@@ -88,6 +88,10 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let (config, addr) = match parse(&args) {
         Ok(parsed) => parsed,
         Err(message) => {

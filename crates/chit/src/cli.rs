@@ -40,7 +40,7 @@ Exit status:
 const AFTER_HELP: &str = "\
 Examples:
   chit verify receipt.json               check one receipt
-  chit verify receipts/                  every *.json below a folder, both cores
+  chit verify receipts/                  every *.json below a folder, all cores
   chit verify --json receipts/ > out.jsonl
   chit verify --lines stream.jsonl       one receipt a line
   chit verify --format markdown r.json   a pull-request comment
@@ -185,7 +185,9 @@ pub struct VerifyArgs {
     pub kind: Option<Kind>,
 
     /// The keys whose signatures count: a TOML file of [[key]] tables, each with
-    /// name, public_key (did:key:... or ed25519:...) and optional kinds = [...].
+    /// name, public_key (did:key:... or ed25519:...), an optional kinds = [...]
+    /// (what it may sign) and an optional did (the did:web or did:hive a
+    /// numeric.lineage receipt's key_id names it by).
     #[arg(long, value_name = "FILE")]
     pub trust: Option<PathBuf>,
 
@@ -522,7 +524,7 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_depth, value_parser = parse_depth)]
     pub max_depth: usize,
 
-    /// Most bytes in a document (or a line, with --lines).
+    /// Most bytes in one input (a file, standard input, or one line of JSON Lines).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_size)]
     pub max_size: usize,
 
