@@ -42,6 +42,8 @@ fn main() -> ExitCode {
         Err(Failure { exit, message }) => {
             let mut err = anstream::stderr();
             let style = anstyle::AnsiColor::Red.on_default().bold();
+            // A path in the message cannot start a line of its own.
+            let message = render::escape(&message);
             let _ = writeln!(err, "{style}chit:{style:#} {message}");
             exit
         }

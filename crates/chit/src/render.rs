@@ -55,14 +55,48 @@ fn label(o: &Outcome) -> String {
     }
 }
 
+/// Text made safe for a terminal: every control character (and the
+/// characters that reorder or break lines) written as a visible escape,
+/// so a file name or a receipt's text cannot start a line of its own,
+/// move the cursor or hide what follows. `\n`, `\r` and `\t` as C writes
+/// them, other ASCII controls and DEL as `\x1b`, the rest as `\u{85}`
+/// (as ripgrep and `ls -b` show such names). A backslash is left as it is.
+pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn human(o: &Outcome, p: &Palette) -> String {
     let Palette {
         good, bad, rule, ..
     } = *p;
     let mut s = String::with_capacity(64);
-    let name = label(o);
+    let label = label(o);
+    let name = escape(&label);
     match &o.result {
         Err(why) => {
+            let why = escape(why);
             let _ = writeln!(s, "{bad}UNREADABLE{bad:#} {name}");
             let _ = writeln!(s, "  {bad}error{bad:#} {rule}read{rule:#}: {why}");
         }
@@ -101,7 +135,12 @@ pub fn cross(
             } else {
                 format!("{}INVALID{:#}", p.bad, p.bad)
             };
-            let _ = writeln!(s, "{verdict} {what} {} ({})", c.name, c.detail);
+            let _ = writeln!(
+                s,
+                "{verdict} {what} {} ({})",
+                escape(&c.name),
+                escape(&c.detail)
+            );
             finding_lines(&mut s, &c.report, p);
             out.write_all(s.as_bytes())
         }
@@ -117,14 +156,16 @@ fn finding_lines(s: &mut String, r: &Report, p: &Palette) {
         let _ = writeln!(
             s,
             "  {bad}error{bad:#} {rule}{}{rule:#}: {}",
-            f.rule, f.message
+            f.rule,
+            escape(&f.message)
         );
     }
     for f in &r.warnings {
         let _ = writeln!(
             s,
             "  {warn}warning{warn:#} {rule}{}{rule:#}: {}",
-            f.rule, f.message
+            f.rule,
+            escape(&f.message)
         );
     }
 }

@@ -115,7 +115,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
     for n in &notes {
-        eprintln!("note: {n}");
+        eprintln!("note: {}", render::escape(n));
     }
     let mut tally = Tally::default();
     let progress = progress_bar(if args.lines {
