@@ -68,3 +68,80 @@ fn control_characters_in_names_are_escaped_in_human_output() {
         run.stdout
     );
 }
+
+/// What a terminal shows of each line written to it: a carriage return
+/// starts the line over, an erase-line sequence clears it, and the other
+/// escape sequences (colours) show nothing.
+fn screen_lines(raw: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(raw);
+    let csi = |s: &str| -> String {
+        let mut out = String::new();
+        let mut it = s.chars().peekable();
+        while let Some(c) = it.next() {
+            if c == '\u{1b}' {
+                if it.peek() == Some(&'[') {
+                    it.next();
+                    for c in it.by_ref() {
+                        if c.is_ascii_alphabetic() {
+                            break;
+                        }
+                    }
+                }
+                continue;
+            }
+            out.push(c);
+        }
+        out
+    };
+    text.split('\n')
+        .map(|line| {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let line = line.rsplit('\r').next().unwrap_or("");
+            let line = line.rsplit("\u{1b}[2K").next().unwrap_or("");
+            csi(line)
+        })
+        .collect()
+}
+
+// 16. On a terminal, results are written with the progress bar out of the
+// way: no result shares a line with the bar, and no bar is left behind.
+#[test]
+fn progress_bar_is_cleared_before_results_print() {
+    let script = std::process::Command::new("script")
+        .arg("--version")
+        .output();
+    if script.is_err() && std::env::var_os("CI").is_none() {
+        eprintln!("skipped: no 'script' (util-linux) to give chit a terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("many");
+    std::fs::create_dir(&d).unwrap();
+    for i in 0..1500 {
+        std::fs::write(d.join(format!("{i:04}.json")), "{}").unwrap();
+    }
+    // script(1) runs chit on a pseudo-terminal: standard output and
+    // standard error both the terminal, as a person at a shell has them.
+    let cmd = format!("{} verify --color never many", env!("CARGO_BIN_EXE_chit"));
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script runs");
+    assert_eq!(out.status.code(), Some(1));
+    let raw = &out.stdout;
+    assert!(
+        String::from_utf8_lossy(raw).contains("/1500 receipts"),
+        "the bar was never drawn, so this test shows nothing"
+    );
+    let lines = screen_lines(raw);
+    let results = lines.iter().filter(|l| l.contains("VALID ")).count();
+    assert_eq!(results, 1500, "{lines:?}");
+    for l in &lines {
+        assert!(!l.contains(" receipts  "), "a bar left behind: {l:?}");
+        if l.contains("VALID ") {
+            assert!(l.starts_with("INVALID "), "a result after the bar: {l:?}");
+        }
+    }
+}

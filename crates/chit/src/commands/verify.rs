@@ -166,10 +166,8 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                         .par_iter()
                         .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
                         .collect();
-                    for (status, s, f) in done {
-                        emit(status, &s, f, out)?;
-                    }
                     progress.inc(batch.len() as u64);
+                    write_batch(&progress, done, &mut emit, out)?;
                 }
                 Ok(())
             })?;
@@ -186,9 +184,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                     r
                 })
                 .collect();
-            for (status, s, f) in done {
-                emit(status, &s, f, out)?;
-            }
+            write_batch(&progress, done, &mut emit, out)?;
         }
     }
     progress.finish_and_clear();
@@ -221,6 +217,25 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         Exit::Invalid
     } else {
         Exit::Ok
+    })
+}
+
+/// Writes one batch of outcomes with the progress bar out of the way: the
+/// bar is cleared, the batch written and flushed, then the bar drawn again
+/// below it, so no result shares a line with the bar and no bar is left in
+/// the scrollback. (Without a terminal the bar is hidden and this only
+/// writes.)
+fn write_batch(
+    progress: &ProgressBar,
+    done: Vec<Done>,
+    emit: &mut impl FnMut(Status, &str, Option<(Origin, Facts)>, &mut Output) -> std::io::Result<()>,
+    out: &mut Output,
+) -> std::io::Result<()> {
+    progress.suspend(|| {
+        for (status, s, f) in done {
+            emit(status, &s, f, out)?;
+        }
+        out.flush()
     })
 }
 
