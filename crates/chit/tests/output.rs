@@ -145,3 +145,49 @@ fn progress_bar_is_cleared_before_results_print() {
         }
     }
 }
+
+/// Runs chit with its standard output a pipe that is closed after the
+/// first line (as `| head -1` does); gives the exit code and stderr.
+fn closed_after_one_line(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    use std::io::{BufRead, Read};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chit"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(!first.is_empty());
+    drop(out);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (child.wait().unwrap().code(), err)
+}
+
+// 17. `chit ... | head -1` ends quietly, with 141 (SIGPIPE's status in a
+// shell): not 0, since chit did not finish.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("many.jsonl"), "{\"b\":1,\"a\":2}\n".repeat(200_000)).unwrap();
+    for args in [
+        &["verify", "--lines", "many.jsonl"][..],
+        &["canon", "--lines", "many.jsonl"][..],
+    ] {
+        let (code, err) = closed_after_one_line(d, args);
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+        assert!(!err.contains("chit:"), "{args:?}: {err}");
+        assert_eq!(code, Some(141), "{args:?}: {err}");
+    }
+}
+
