@@ -135,12 +135,11 @@ pub fn cross(
             } else {
                 format!("{}INVALID{:#}", p.bad, p.bad)
             };
-            let _ = writeln!(
-                s,
-                "{verdict} {what} {} ({})",
-                escape(&c.name),
-                escape(&c.detail)
-            );
+            let _ = write!(s, "{verdict} {what} {}", escape(&c.name));
+            if !c.detail.is_empty() {
+                let _ = write!(s, " ({})", escape(&c.detail));
+            }
+            s.push('\n');
             finding_lines(&mut s, &c.report, p);
             out.write_all(s.as_bytes())
         }
@@ -170,16 +169,29 @@ fn finding_lines(s: &mut String, r: &Report, p: &Palette) {
     }
 }
 
-pub fn summary(
-    total: usize,
-    valid: usize,
-    invalid: usize,
-    unreadable: usize,
-    p: &Palette,
-) -> String {
+/// How many inputs and checks across inputs came out how.
+#[derive(Clone, Copy, Default)]
+pub struct Totals {
+    pub valid: usize,
+    pub invalid: usize,
+    pub unreadable: usize,
+    /// Checks across inputs (streams, rebinds, recompute results).
+    pub across_valid: usize,
+    pub across_invalid: usize,
+}
+
+impl Totals {
+    pub fn inputs(&self) -> usize {
+        self.valid + self.invalid + self.unreadable
+    }
+}
+
+/// The summary line: `3 inputs: 3 valid, 0 invalid, 0 unreadable`, and
+/// `; checks across inputs: 0 valid, 1 invalid` where there were any.
+pub fn summary(t: &Totals, p: &Palette) -> String {
     let Palette { good, bad, .. } = *p;
+    let total = t.inputs();
     let noun = if total == 1 { "input" } else { "inputs" };
-    let mut s = format!("{total} {noun}: {good}{valid} valid{good:#}");
     let part = |n: usize, what: &str| {
         if n > 0 {
             format!(", {bad}{n} {what}{bad:#}")
@@ -187,8 +199,17 @@ pub fn summary(
             format!(", {n} {what}")
         }
     };
-    s.push_str(&part(invalid, "invalid"));
-    s.push_str(&part(unreadable, "unreadable"));
+    let mut s = format!("{total} {noun}: {good}{} valid{good:#}", t.valid);
+    s.push_str(&part(t.invalid, "invalid"));
+    s.push_str(&part(t.unreadable, "unreadable"));
+    if t.across_valid + t.across_invalid > 0 {
+        let _ = write!(
+            s,
+            "; checks across inputs: {good}{} valid{good:#}",
+            t.across_valid
+        );
+        s.push_str(&part(t.across_invalid, "invalid"));
+    }
     s
 }
 

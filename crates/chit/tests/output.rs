@@ -191,3 +191,121 @@ fn a_closed_pipe_ends_quietly() {
     }
 }
 
+// 18. A stream that fails P8 is counted in the summary.
+#[test]
+fn the_summary_counts_checks_across_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    packets(dir.path(), &[0, 1, 2]);
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--expect-count", "5", "packets"],
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(
+            "3 inputs: 3 valid, 0 invalid, 0 unreadable; checks across inputs: 0 valid, 1 invalid\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    // --quiet hides the valid stream, but the summary still counts it.
+    let run = chit_in(dir.path(), &["verify", "--quiet", "packets"], None);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.stdout,
+        "3 inputs: 3 valid, 0 invalid, 0 unreadable; checks across inputs: 1 valid, 0 invalid\n"
+    );
+}
+
+// 18. --expect-count with no packet says so, without an empty "()".
+#[test]
+fn expect_count_without_packets_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.json"), example_text(GOOD)).unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--expect-count", "5", "r.json"],
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(!run.stdout.contains("()"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "INVALID stream (none)\n  error P8: --expect-count 5 was given, but none of the inputs is a packet"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+// 18. P8 says where the missing packets are: at the head, in the middle,
+// at the tail.
+#[test]
+fn p8_says_where_packets_are_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    packets(dir.path(), &[2, 3, 4]);
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--expect-count", "5", "packets"],
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("error P8: 3 of 5 expected packets: sequence 0-1 missing at the head\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("tail"), "{}", run.stdout);
+
+    let dir = tempfile::tempdir().unwrap();
+    packets(dir.path(), &[0, 2, 3]);
+    let run = chit_in(
+        dir.path(),
+        &["verify", "--expect-count", "5", "packets"],
+        None,
+    );
+    assert!(
+        run.stdout.contains(
+            "error P8: 3 of 5 expected packets: sequence 1 missing in the middle; sequence 4 missing at the tail (cut off after sequence 3)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+// 18. A file named twice (or reached by two paths) is checked once.
+#[test]
+fn a_file_named_twice_is_checked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    packets(dir.path(), &[0, 1, 2]);
+    let run = chit_in(
+        dir.path(),
+        &[
+            "verify",
+            "packets",
+            "packets/p1.json",
+            "./packets/../packets/p2.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("P1"), "{}", run.stdout);
+    assert!(run.stdout.contains("3 inputs: 3 valid"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "note: packets/p1.json is packets/p1.json again (the same file): checked once"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "note: ./packets/../packets/p2.json is packets/p2.json again (the same file): checked once"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+

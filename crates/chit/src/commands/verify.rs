@@ -188,21 +188,18 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         }
     }
     progress.finish_and_clear();
-    let failed_across = cross_checks(across, &settings, out)?;
+    let (valid_across, failed_across) = cross_checks(across, &settings, out)?;
 
-    let total = tally.valid + tally.invalid + tally.unreadable;
+    let totals = render::Totals {
+        valid: tally.valid,
+        invalid: tally.invalid,
+        unreadable: tally.unreadable,
+        across_valid: valid_across,
+        across_invalid: failed_across,
+    };
+    let total = totals.inputs();
     if format == Format::Human && (total > 1 || args.quiet) {
-        writeln!(
-            out,
-            "{}",
-            render::summary(
-                total,
-                tally.valid,
-                tally.invalid,
-                tally.unreadable,
-                &settings.palette
-            )
-        )?;
+        writeln!(out, "{}", render::summary(&totals, &settings.palette))?;
     }
     if total == 0 {
         eprintln!(
@@ -312,18 +309,26 @@ fn no_facts((status, shown): (Status, String)) -> Done {
 
 /// The checks across documents: each packet stream (P1-P8), each rebind
 /// (X6), and each recompute result against its packet where that is among
-/// the inputs. Returns how many of them failed.
-fn cross_checks(across: Across, settings: &Settings, out: &mut Output) -> std::io::Result<usize> {
-    let mut failed = 0;
+/// the inputs. Returns how many of them passed and how many failed.
+fn cross_checks(
+    across: Across,
+    settings: &Settings,
+    out: &mut Output,
+) -> std::io::Result<(usize, usize)> {
+    let (mut valid, mut failed) = (0, 0);
     for c in across.finish() {
-        failed += usize::from(!c.report.valid());
+        if c.report.valid() {
+            valid += 1;
+        } else {
+            failed += 1;
+        }
         // --quiet shows only what is not valid, across documents too.
         if settings.quiet && c.report.valid() {
             continue;
         }
         render::cross(out, settings.format, &c, &settings.palette)?;
     }
-    Ok(failed)
+    Ok((valid, failed))
 }
 
 /// A progress bar on a terminal, for work worth watching: a bar when the
