@@ -8,7 +8,7 @@
 use crate::cli::Format;
 use crate::output::Palette;
 use chit_core::kinds::run_receipt;
-use chit_core::{Doc, Report};
+use chit_core::{Report, Val};
 use std::fmt::Write;
 
 /// What became of one input.
@@ -40,11 +40,13 @@ pub enum Status {
     Unreadable,
 }
 
-pub fn render(o: &Outcome, doc: Option<&Doc>, format: Format, p: &Palette) -> String {
+/// `receipt` is the run receipt itself (the payload, for a signed one),
+/// for Markdown's grade, checks and gaps.
+pub fn render(o: &Outcome, receipt: Option<Val>, format: Format, p: &Palette) -> String {
     match format {
         Format::Human => human(o, p),
         Format::Json => json_line(o),
-        Format::Markdown => markdown(o, doc),
+        Format::Markdown => markdown(o, receipt),
     }
 }
 
@@ -113,8 +115,8 @@ fn human(o: &Outcome, p: &Palette) -> String {
 }
 
 /// A check across documents (a packet stream, a recompute result against
-/// its packet, a rebind): `VALID stream NAME (detail)` and findings, or one
-/// JSON line.
+/// its packet, a rebind): `VALID stream NAME (detail)` and findings, a
+/// Markdown heading and table, or one JSON line.
 pub fn cross(
     out: &mut dyn std::io::Write,
     format: Format,
@@ -128,7 +130,26 @@ pub fn cross(
             chit_core::report::json::cross_line(what, &c.name, &c.report, &mut line);
             out.write_all(&line)
         }
-        _ => {
+        Format::Markdown => {
+            let mut s = String::new();
+            let verdict = if c.report.valid() {
+                "✅ valid"
+            } else {
+                "❌ invalid"
+            };
+            let mut title = what.to_string();
+            if let Some(first) = title.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            let _ = write!(s, "### {title} {}", code(&c.name));
+            if !c.detail.is_empty() {
+                let _ = write!(s, " ({})", cell(&c.detail));
+            }
+            let _ = writeln!(s, " — {verdict}\n");
+            finding_table(&mut s, &c.report);
+            out.write_all(s.as_bytes())
+        }
+        Format::Human => {
             let mut s = String::new();
             let verdict = if c.report.valid() {
                 format!("{}VALID{:#}", p.good, p.good)
@@ -213,6 +234,15 @@ pub fn summary(t: &Totals, p: &Palette) -> String {
     s
 }
 
+/// The summary as the last line of a Markdown comment.
+pub fn markdown_summary(t: &Totals) -> String {
+    let plain = summary(t, &Palette::plain());
+    match plain.split_once(": ") {
+        Some((head, rest)) => format!("**{head}:** {rest}"),
+        None => plain,
+    }
+}
+
 /// One line of `--json`, as `chit_core::report::json` writes it.
 fn json_line(o: &Outcome) -> String {
     let mut out = Vec::with_capacity(256);
@@ -269,7 +299,7 @@ fn code(s: &str) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
-fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
+fn markdown(o: &Outcome, receipt: Option<Val>) -> String {
     let mut s = String::new();
     let name = label(o);
     let report = match &o.result {
@@ -284,13 +314,17 @@ fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
     } else {
         "❌ invalid"
     };
-    let rc =
-        doc.filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));
-    match rc.and_then(|d| run_receipt::Receipt::view(d.root())) {
+    let rc = receipt
+        .filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));
+    let signed = match &o.artifact_id {
+        Some(art) => format!(" (signed, {})", cell(art)),
+        None => String::new(),
+    };
+    match rc.and_then(run_receipt::Receipt::view) {
         Some(rc) => {
             let _ = writeln!(
                 s,
-                "### Run receipt {} — grade **{}**, {verdict}\n",
+                "### Run receipt {}{signed} — grade **{}**, {verdict}\n",
                 code(&name),
                 rc.grade
             );
@@ -344,9 +378,15 @@ fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
             } else {
                 report.kind
             };
-            let _ = writeln!(s, "### {kind} {} — {verdict}\n", code(&name));
+            let _ = writeln!(s, "### {kind} {}{signed} — {verdict}\n", code(&name));
         }
     }
+    finding_table(&mut s, report);
+    s
+}
+
+/// A report's findings as a Markdown table (nothing when there are none).
+fn finding_table(s: &mut String, report: &Report) {
     if !report.errors.is_empty() || !report.warnings.is_empty() {
         s.push_str("| | Rule | Finding |\n|---|---|---|\n");
         for f in &report.errors {
@@ -357,7 +397,6 @@ fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
         }
         s.push('\n');
     }
-    s
 }
 
 fn duration(ms: i64) -> String {

@@ -309,3 +309,103 @@ fn a_file_named_twice_is_checked_once() {
     );
 }
 
+/// A key, a trust file listing it, and `GOOD` signed with it as env.json.
+fn signed_receipt(d: &Path) {
+    std::fs::write(d.join("r.json"), example_text(GOOD)).unwrap();
+    let run = chit_in(d, &["keygen", "--out", "k.pem"], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let public = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("treeship"))
+        .unwrap()
+        .trim()
+        .to_string();
+    std::fs::write(
+        d.join("trust.toml"),
+        format!("[[key]]\nname = \"me\"\npublic_key = \"{public}\"\n"),
+    )
+    .unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--key",
+            "k.pem",
+            "--kind",
+            "run-receipt",
+            "--out",
+            "env.json",
+            "r.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+// 19. Markdown has a totals line (also with --quiet, which otherwise
+// printed nothing at all), streams in Markdown, and a signed receipt's
+// grade, checks and gaps.
+#[test]
+fn markdown_is_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    signed_receipt(d);
+    std::fs::write(d.join("r2.json"), example_text(GOOD)).unwrap();
+    let md = ["verify", "--format", "markdown"];
+    let run = chit_in(d, &[&md[..], &["r.json", "r2.json"]].concat(), None);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .ends_with("**2 inputs:** 2 valid, 0 invalid, 0 unreadable\n"),
+        "{}",
+        run.stdout
+    );
+    let run = chit_in(
+        d,
+        &[&md[..], &["--quiet", "r.json", "r2.json"]].concat(),
+        None,
+    );
+    assert_eq!(
+        run.stdout,
+        "**2 inputs:** 2 valid, 0 invalid, 0 unreadable\n"
+    );
+
+    packets(d, &[0, 1, 3]);
+    let run = chit_in(d, &[&md[..], &["packets"]].concat(), None);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(!run.stdout.contains("INVALID stream"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("### Stream `s` (3 packets) — ❌ invalid\n\n| | Rule | Finding |\n|---|---|---|\n| error | P3 |"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("**3 inputs:** 3 valid, 0 invalid, 0 unreadable; checks across inputs: 0 valid, 1 invalid\n"),
+        "{}",
+        run.stdout
+    );
+
+    let run = chit_in(
+        d,
+        &[&md[..], &["--trust", "trust.toml", "env.json"]].concat(),
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("### Run receipt `env.json`"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("signed, art\\_"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("| Command | By | Where | Exit | State |"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("**Gaps"), "{}", run.stdout);
+}
+

@@ -7,8 +7,9 @@ use crate::inputs::{self, Source};
 use crate::output::{Output, Palette};
 use crate::render::{self, Outcome, Status};
 use chit_core::across::{Across, Facts, Origin};
+use chit_core::envelope::Envelope;
 use chit_core::trust::Trust;
-use chit_core::{Context, Doc};
+use chit_core::{Context, Doc, Report, Val};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
@@ -198,8 +199,13 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         across_invalid: failed_across,
     };
     let total = totals.inputs();
-    if format == Format::Human && (total > 1 || args.quiet) {
-        writeln!(out, "{}", render::summary(&totals, &settings.palette))?;
+    // With --quiet the summary is all a run of valid inputs shows.
+    if total > 1 || args.quiet {
+        match format {
+            Format::Human => writeln!(out, "{}", render::summary(&totals, &settings.palette))?,
+            Format::Markdown => writeln!(out, "{}", render::markdown_summary(&totals))?,
+            Format::Json => {}
+        }
     }
     if total == 0 {
         eprintln!(
@@ -237,12 +243,12 @@ fn write_batch(
 }
 
 /// The outcome's status and its rendering (empty where --quiet hides it).
-fn finish(o: &Outcome, doc: Option<&Doc>, settings: &Settings) -> (Status, String) {
+fn finish(o: &Outcome, receipt: Option<Val>, settings: &Settings) -> (Status, String) {
     let status = o.status();
     let shown = if settings.quiet && status == Status::Valid {
         String::new()
     } else {
-        render::render(o, doc, settings.format, &settings.palette)
+        render::render(o, receipt, settings.format, &settings.palette)
     };
     (status, shown)
 }
@@ -282,18 +288,31 @@ fn check(
             no_facts(finish(&unreadable(file, line, why), None, settings))
         }
         Ok(checked) => {
-            // A run receipt's Markdown shows its grade, checks and gaps.
+            // A run receipt's Markdown shows its grade, checks and gaps; a
+            // signed one's are in its statement's payload.
             let doc = (settings.format == Format::Markdown
                 && checked.report.kind == chit_core::kinds::run_receipt::KIND)
                 .then(|| chit_core::json::parse(bytes, &ctx.limits).ok())
                 .flatten();
+            let payload = doc
+                .as_ref()
+                .filter(|d| chit_core::envelope::looks_like_envelope(d))
+                .and_then(|d| Envelope::read(d, &mut Report::new("envelope")))
+                .map(|e| e.payload);
+            let statement = payload
+                .as_deref()
+                .and_then(|p| chit_core::json::parse(p, &ctx.limits).ok());
+            let receipt = match &statement {
+                Some(st) => st.root().get("payload"),
+                None => doc.as_ref().map(Doc::root),
+            };
             let o = Outcome {
                 file,
                 line,
                 result: Ok(checked.report),
                 artifact_id: checked.artifact_id,
             };
-            let (status, shown) = finish(&o, doc.as_ref(), settings);
+            let (status, shown) = finish(&o, receipt, settings);
             let facts = checked.facts.map(|f| (Origin::new(file.clone(), line), f));
             (status, shown, facts)
         }
