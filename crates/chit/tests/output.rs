@@ -409,3 +409,110 @@ fn markdown_is_complete() {
     assert!(run.stdout.contains("**Gaps"), "{}", run.stdout);
 }
 
+// 20. --max-size applies to the trust file; a key file's limit is named.
+#[test]
+fn max_size_applies_to_trust_and_key_files_name_their_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    signed_receipt(d);
+    let mut trust = std::fs::read_to_string(d.join("trust.toml")).unwrap();
+    trust.push_str(&format!("# {}\n", "x".repeat(2 << 20)));
+    std::fs::write(d.join("big-trust.toml"), trust).unwrap();
+    let run = chit_in(
+        d,
+        &["verify", "--trust", "big-trust.toml", "env.json"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run = chit_in(
+        d,
+        &[
+            "verify",
+            "--max-size",
+            "1000",
+            "--trust",
+            "big-trust.toml",
+            "env.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("cannot read trust file big-trust.toml")
+            && run.stderr.contains("--max-size"),
+        "{}",
+        run.stderr
+    );
+
+    std::fs::write(d.join("big.pem"), "x".repeat(20_000)).unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--max-size",
+            "100000000",
+            "--key",
+            "big.pem",
+            "--kind",
+            "run-receipt",
+            "r.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        !run.stderr.contains("raise it with --max-size"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("16384"), "{}", run.stderr);
+}
+
+// 20. A statement around a payload as deep as --max-depth allows reads back.
+#[test]
+fn sign_reads_a_deep_statement_back_under_the_callers_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    signed_receipt(d);
+    let deep = format!("{{\"a\":{}1{}}}", "[".repeat(3000), "]".repeat(3000));
+    std::fs::write(d.join("deep.json"), deep).unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--max-depth",
+            "4096",
+            "--key",
+            "k.pem",
+            "--kind",
+            "my.kind",
+            "--out",
+            "deep.env.json",
+            "deep.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("internal error"), "{}", run.stderr);
+}
+
+// 20. Lattice read errors name a line and column, as every other does.
+#[test]
+fn lattice_read_errors_name_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = chit_in(
+        dir.path(),
+        &["canon", "--profile", "lattice", "-"],
+        Some(b"{\"a\": 1,\n  \"b\": x}"),
+    );
+    assert_eq!(run.code, 2);
+    assert!(!run.stderr.contains("byte"), "{}", run.stderr);
+    assert!(run.stderr.contains("line 2, column 8:"), "{}", run.stderr);
+    let run = chit_in(
+        dir.path(),
+        &["canon", "--profile", "lattice", "--lines", "-"],
+        Some(b"{}\n{\"a\": x}\n"),
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("line 2, column 7:"), "{}", run.stderr);
+}
