@@ -188,9 +188,11 @@ impl Across {
     /// each recompute result whose packet is among the inputs.
     pub fn finish(self) -> Vec<CrossReport> {
         let mut out = Vec::new();
-        if self.expect_count.is_some() && self.packets() == 0 {
+        if let Some(n) = self.expect_count.filter(|_| self.packets() == 0) {
             out.push(CrossReport {
                 subject: Subject::Stream,
+                // No stream to name; `detail` stays empty, and human text
+                // shows neither.
                 name: "(none)".into(),
                 detail: String::new(),
                 report: Report {
@@ -198,7 +200,10 @@ impl Across {
                     errors: vec![Finding::new(
                         crate::kinds::packet::rule::P8,
                         "",
-                        "--expect-count was given, but no packet was found",
+                        format!(
+                            "--expect-count {n} was given, but none of the inputs is a packet: \
+                             give the stream's packets, or leave out --expect-count"
+                        ),
                     )],
                     warnings: Vec::new(),
                 },

@@ -109,7 +109,7 @@ impl Unreadable {
     pub fn starting_at_line(self, first: usize) -> Unreadable {
         match self {
             Unreadable::Json(e) => Unreadable::Json(e.starting_at_line(first)),
-            other => other,
+            Unreadable::Lattice(e) => Unreadable::Lattice(e.starting_at_line(first)),
         }
     }
 }

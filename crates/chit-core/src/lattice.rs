@@ -63,25 +63,70 @@ impl Value {
 }
 
 /// Why bytes are not a Lattice document: unreadable JSON (with its byte
-/// offset), or a value past the profile's rules.
+/// offset, and the 1-based line and character column shown, as the strict
+/// reader's errors show them), or a value past the profile's rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
-    Read { offset: usize, message: String },
+    Read {
+        offset: usize,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     Profile(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Read { offset, message } => write!(f, "byte {offset}: {message}"),
+            Error::Read {
+                line,
+                column,
+                message,
+                ..
+            } => write!(f, "line {line}, column {column}: {message}"),
             Error::Profile(m) => f.write_str(m),
         }
+    }
+}
+
+impl Error {
+    /// The same error for a document that starts on line `first` of a
+    /// larger file (a line of JSON Lines), so positions name the file's lines.
+    pub fn starting_at_line(mut self, first: usize) -> Error {
+        if let Error::Read { line, .. } = &mut self {
+            *line += first.saturating_sub(1);
+        }
+        self
+    }
+
+    /// Places a read error at its line and column in `input`.
+    fn located(mut self, input: &[u8]) -> Error {
+        if let Error::Read {
+            offset,
+            line,
+            column,
+            ..
+        } = &mut self
+        {
+            let before = &input[..(*offset).min(input.len())];
+            let start = before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            *line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+            // Columns count characters; invalid UTF-8 counts a byte each.
+            *column = 1 + String::from_utf8_lossy(&before[start..]).chars().count();
+        }
+        self
     }
 }
 
 fn read<T>(offset: usize, message: impl Into<String>) -> Result<T, Error> {
     Err(Error::Read {
         offset,
+        line: 0,
+        column: 0,
         message: message.into(),
     })
 }
@@ -90,6 +135,10 @@ fn read<T>(offset: usize, message: impl Into<String>) -> Result<T, Error> {
 /// lone surrogate escapes kept), refusing duplicate keys. Nesting past
 /// Lattice's depth is refused as a profile error, before it can cost stack.
 pub fn parse(bytes: &[u8]) -> Result<Value, Error> {
+    parse_at(bytes).map_err(|e| e.located(bytes))
+}
+
+fn parse_at(bytes: &[u8]) -> Result<Value, Error> {
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => return read(e.valid_up_to(), "not valid UTF-8"),

@@ -381,8 +381,16 @@ pub fn sign(
     st.insert("payload".into(), payload);
     let text = serde_json::to_vec(&serde_json::Value::Object(st))
         .map_err(|e| SignError::Internal(e.to_string()))?;
-    let doc = json::parse(&text, &crate::Limits::default())
-        .map_err(|e| SignError::Internal(e.to_string()))?;
+    // Read back under limits the payload has already met: the caller read
+    // it under its own (--max-depth up to the ceiling), and the statement
+    // adds one level and a few members around it. Default limits refused a
+    // statement around a payload deeper than 127.
+    let back = crate::Limits {
+        max_depth: crate::Limits::DEPTH_CEILING + 1,
+        max_size: text.len(),
+        max_keys: usize::MAX,
+    };
+    let doc = json::parse(&text, &back).map_err(|e| SignError::Internal(e.to_string()))?;
     Ok(Envelope::sign(
         TREESHIP_RECEIPT,
         crate::canon::to_vec(doc.root(), crate::canon::Profile::Jcs),

@@ -35,7 +35,8 @@ signature, the art id, the statement and then the payload under its kind.
 Exit status:
   0  every input is valid (warnings allowed)
   1  some input is not valid
-  2  some input could not be read, or the command line is wrong";
+  2  some input could not be read, or the command line is wrong
+  141  standard output was closed by its reader (chit ... | head): chit stops quietly";
 
 const AFTER_HELP: &str = "\
 Examples:

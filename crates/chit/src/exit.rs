@@ -15,6 +15,12 @@ pub enum Exit {
     Error,
     /// 130: interrupted (Ctrl-C or SIGTERM).
     Interrupted,
+    /// 141: standard output was closed by its reader (`chit ... | head`).
+    /// chit stops quietly, as ripgrep does, but not with 0: it did not
+    /// finish, so it cannot say every input is valid. 141 is what a shell
+    /// reports for a program ended by SIGPIPE (128 + 13), so under
+    /// `set -o pipefail` chit looks like any other program cut off by a pipe.
+    Closed,
 }
 
 impl Exit {
@@ -24,6 +30,7 @@ impl Exit {
             Exit::Invalid => 1,
             Exit::Error => 2,
             Exit::Interrupted => 130,
+            Exit::Closed => 141,
         }
     }
 }
@@ -59,9 +66,21 @@ impl Failure {
         }
     }
 
-    /// Standard output could not be written.
+    /// Standard output could not be written. A reader that closed it
+    /// (`| head`) is no error worth a message: chit ends quietly with 141.
     pub fn write(e: std::io::Error) -> Failure {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Failure::closed();
+        }
         Failure::error(format!("cannot write output: {e}"))
+    }
+
+    /// Standard output was closed by its reader: exit 141, no message.
+    pub fn closed() -> Failure {
+        Failure {
+            exit: Exit::Closed,
+            message: String::new(),
+        }
     }
 }
 

@@ -29,8 +29,39 @@ impl Source {
 /// Expands the INPUT arguments, in order. Folders contribute every `*.json`
 /// file below them, sorted by path. Links inside a folder are followed only
 /// where their target stays inside that folder, and each folder is entered
-/// once, so a link loop ends. Anything passed over is described in `notes`.
+/// once, so a link loop ends. A file reached more than once (named twice,
+/// named and inside a folder named, or by a link) is checked once, where it
+/// first comes. Anything passed over is described in `notes`.
 pub fn expand(inputs: &[PathBuf], notes: &mut Vec<String>) -> Vec<Source> {
+    let out = expand_all(inputs, notes);
+    if out.len() < 2 {
+        return out;
+    }
+    // By real path: `packets/p1.json`, `./packets/p1.json` and a link to it
+    // are one file, and a packet counted twice would break its stream (P1).
+    let mut first: std::collections::HashMap<PathBuf, usize> =
+        std::collections::HashMap::with_capacity(out.len());
+    let mut kept: Vec<Source> = Vec::with_capacity(out.len());
+    for source in out {
+        if let Source::File(p) = &source {
+            if let Ok(real) = fs::canonicalize(p) {
+                if let Some(&i) = first.get(&real) {
+                    notes.push(format!(
+                        "{} is {} again (the same file): checked once",
+                        p.display(),
+                        kept[i].label()
+                    ));
+                    continue;
+                }
+                first.insert(real, kept.len());
+            }
+        }
+        kept.push(source);
+    }
+    kept
+}
+
+fn expand_all(inputs: &[PathBuf], notes: &mut Vec<String>) -> Vec<Source> {
     let mut out = Vec::new();
     for input in inputs {
         if input.as_os_str() == "-" {
@@ -355,15 +386,24 @@ mod tests {
         symlink(".", d.join("sub/self")).unwrap();
         let mut notes = Vec::new();
         let got = expand(std::slice::from_ref(&d), &mut notes);
-        assert_eq!(labels(&got, &d), ["file-link.json", "sub/s.json"]);
+        // The link and its target are one file, checked once (issue 10, 18).
+        assert_eq!(labels(&got, &d), ["file-link.json"]);
         notes.sort();
-        assert_eq!(notes.len(), 2, "{notes:?}");
-        assert!(notes[0].starts_with(&format!(
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert_eq!(
+            notes[0],
+            format!(
+                "{} is {} again (the same file): checked once",
+                d.join("sub/s.json").display(),
+                d.join("file-link.json").display()
+            )
+        );
+        assert!(notes[1].starts_with(&format!(
             "skipped {}: a link that leads nowhere (",
             d.join("dangling.json").display()
         )));
         assert_eq!(
-            notes[1],
+            notes[2],
             format!(
                 "skipped {}: a link out of {}, not followed",
                 d.join("out").display(),

@@ -39,19 +39,24 @@ fn main() -> ExitCode {
     let flushed = out.flush();
     let exit = match result {
         Ok(exit) => exit,
+        Err(Failure { exit, message }) if message.is_empty() => exit,
         Err(Failure { exit, message }) => {
             let mut err = anstream::stderr();
             let style = anstyle::AnsiColor::Red.on_default().bold();
+            // A path in the message cannot start a line of its own.
+            let message = render::escape(&message);
             let _ = writeln!(err, "{style}chit:{style:#} {message}");
             exit
         }
     };
     if let Err(e) = flushed {
-        // A closed pipe (`chit verify ... | head`) is not worth a message.
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("chit: cannot write output: {e}");
-            return Exit::Error.into();
+        // A closed pipe (`chit verify ... | head`) is not worth a message,
+        // but the command did not finish (see `Exit::Closed`).
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Exit::Closed.into();
         }
+        eprintln!("chit: cannot write output: {e}");
+        return Exit::Error.into();
     }
     exit.into()
 }

@@ -8,7 +8,7 @@
 use crate::cli::Format;
 use crate::output::Palette;
 use chit_core::kinds::run_receipt;
-use chit_core::{Doc, Report};
+use chit_core::{Report, Val};
 use std::fmt::Write;
 
 /// What became of one input.
@@ -40,11 +40,13 @@ pub enum Status {
     Unreadable,
 }
 
-pub fn render(o: &Outcome, doc: Option<&Doc>, format: Format, p: &Palette) -> String {
+/// `receipt` is the run receipt itself (the payload, for a signed one),
+/// for Markdown's grade, checks and gaps.
+pub fn render(o: &Outcome, receipt: Option<Val>, format: Format, p: &Palette) -> String {
     match format {
         Format::Human => human(o, p),
         Format::Json => json_line(o),
-        Format::Markdown => markdown(o, doc),
+        Format::Markdown => markdown(o, receipt),
     }
 }
 
@@ -55,14 +57,48 @@ fn label(o: &Outcome) -> String {
     }
 }
 
+/// Text made safe for a terminal: every control character (and the
+/// characters that reorder or break lines) written as a visible escape,
+/// so a file name or a receipt's text cannot start a line of its own,
+/// move the cursor or hide what follows. `\n`, `\r` and `\t` as C writes
+/// them, other ASCII controls and DEL as `\x1b`, the rest as `\u{85}`
+/// (as ripgrep and `ls -b` show such names). A backslash is left as it is.
+pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn human(o: &Outcome, p: &Palette) -> String {
     let Palette {
         good, bad, rule, ..
     } = *p;
     let mut s = String::with_capacity(64);
-    let name = label(o);
+    let label = label(o);
+    let name = escape(&label);
     match &o.result {
         Err(why) => {
+            let why = escape(why);
             let _ = writeln!(s, "{bad}UNREADABLE{bad:#} {name}");
             let _ = writeln!(s, "  {bad}error{bad:#} {rule}read{rule:#}: {why}");
         }
@@ -79,8 +115,8 @@ fn human(o: &Outcome, p: &Palette) -> String {
 }
 
 /// A check across documents (a packet stream, a recompute result against
-/// its packet, a rebind): `VALID stream NAME (detail)` and findings, or one
-/// JSON line.
+/// its packet, a rebind): `VALID stream NAME (detail)` and findings, a
+/// Markdown heading and table, or one JSON line.
 pub fn cross(
     out: &mut dyn std::io::Write,
     format: Format,
@@ -94,14 +130,37 @@ pub fn cross(
             chit_core::report::json::cross_line(what, &c.name, &c.report, &mut line);
             out.write_all(&line)
         }
-        _ => {
+        Format::Markdown => {
+            let mut s = String::new();
+            let verdict = if c.report.valid() {
+                "✅ valid"
+            } else {
+                "❌ invalid"
+            };
+            let mut title = what.to_string();
+            if let Some(first) = title.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            let _ = write!(s, "### {title} {}", code(&c.name));
+            if !c.detail.is_empty() {
+                let _ = write!(s, " ({})", cell(&c.detail));
+            }
+            let _ = writeln!(s, " — {verdict}\n");
+            finding_table(&mut s, &c.report);
+            out.write_all(s.as_bytes())
+        }
+        Format::Human => {
             let mut s = String::new();
             let verdict = if c.report.valid() {
                 format!("{}VALID{:#}", p.good, p.good)
             } else {
                 format!("{}INVALID{:#}", p.bad, p.bad)
             };
-            let _ = writeln!(s, "{verdict} {what} {} ({})", c.name, c.detail);
+            let _ = write!(s, "{verdict} {what} {}", escape(&c.name));
+            if !c.detail.is_empty() {
+                let _ = write!(s, " ({})", escape(&c.detail));
+            }
+            s.push('\n');
             finding_lines(&mut s, &c.report, p);
             out.write_all(s.as_bytes())
         }
@@ -117,28 +176,43 @@ fn finding_lines(s: &mut String, r: &Report, p: &Palette) {
         let _ = writeln!(
             s,
             "  {bad}error{bad:#} {rule}{}{rule:#}: {}",
-            f.rule, f.message
+            f.rule,
+            escape(&f.message)
         );
     }
     for f in &r.warnings {
         let _ = writeln!(
             s,
             "  {warn}warning{warn:#} {rule}{}{rule:#}: {}",
-            f.rule, f.message
+            f.rule,
+            escape(&f.message)
         );
     }
 }
 
-pub fn summary(
-    total: usize,
-    valid: usize,
-    invalid: usize,
-    unreadable: usize,
-    p: &Palette,
-) -> String {
+/// How many inputs and checks across inputs came out how.
+#[derive(Clone, Copy, Default)]
+pub struct Totals {
+    pub valid: usize,
+    pub invalid: usize,
+    pub unreadable: usize,
+    /// Checks across inputs (streams, rebinds, recompute results).
+    pub across_valid: usize,
+    pub across_invalid: usize,
+}
+
+impl Totals {
+    pub fn inputs(&self) -> usize {
+        self.valid + self.invalid + self.unreadable
+    }
+}
+
+/// The summary line: `3 inputs: 3 valid, 0 invalid, 0 unreadable`, and
+/// `; checks across inputs: 0 valid, 1 invalid` where there were any.
+pub fn summary(t: &Totals, p: &Palette) -> String {
     let Palette { good, bad, .. } = *p;
+    let total = t.inputs();
     let noun = if total == 1 { "input" } else { "inputs" };
-    let mut s = format!("{total} {noun}: {good}{valid} valid{good:#}");
     let part = |n: usize, what: &str| {
         if n > 0 {
             format!(", {bad}{n} {what}{bad:#}")
@@ -146,9 +220,27 @@ pub fn summary(
             format!(", {n} {what}")
         }
     };
-    s.push_str(&part(invalid, "invalid"));
-    s.push_str(&part(unreadable, "unreadable"));
+    let mut s = format!("{total} {noun}: {good}{} valid{good:#}", t.valid);
+    s.push_str(&part(t.invalid, "invalid"));
+    s.push_str(&part(t.unreadable, "unreadable"));
+    if t.across_valid + t.across_invalid > 0 {
+        let _ = write!(
+            s,
+            "; checks across inputs: {good}{} valid{good:#}",
+            t.across_valid
+        );
+        s.push_str(&part(t.across_invalid, "invalid"));
+    }
     s
+}
+
+/// The summary as the last line of a Markdown comment.
+pub fn markdown_summary(t: &Totals) -> String {
+    let plain = summary(t, &Palette::plain());
+    match plain.split_once(": ") {
+        Some((head, rest)) => format!("**{head}:** {rest}"),
+        None => plain,
+    }
 }
 
 /// One line of `--json`, as `chit_core::report::json` writes it.
@@ -207,7 +299,7 @@ fn code(s: &str) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
-fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
+fn markdown(o: &Outcome, receipt: Option<Val>) -> String {
     let mut s = String::new();
     let name = label(o);
     let report = match &o.result {
@@ -222,13 +314,17 @@ fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
     } else {
         "❌ invalid"
     };
-    let rc =
-        doc.filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));
-    match rc.and_then(|d| run_receipt::Receipt::view(d.root())) {
+    let rc = receipt
+        .filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));
+    let signed = match &o.artifact_id {
+        Some(art) => format!(" (signed, {})", cell(art)),
+        None => String::new(),
+    };
+    match rc.and_then(run_receipt::Receipt::view) {
         Some(rc) => {
             let _ = writeln!(
                 s,
-                "### Run receipt {} — grade **{}**, {verdict}\n",
+                "### Run receipt {}{signed} — grade **{}**, {verdict}\n",
                 code(&name),
                 rc.grade
             );
@@ -282,9 +378,15 @@ fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
             } else {
                 report.kind
             };
-            let _ = writeln!(s, "### {kind} {} — {verdict}\n", code(&name));
+            let _ = writeln!(s, "### {kind} {}{signed} — {verdict}\n", code(&name));
         }
     }
+    finding_table(&mut s, report);
+    s
+}
+
+/// A report's findings as a Markdown table (nothing when there are none).
+fn finding_table(s: &mut String, report: &Report) {
     if !report.errors.is_empty() || !report.warnings.is_empty() {
         s.push_str("| | Rule | Finding |\n|---|---|---|\n");
         for f in &report.errors {
@@ -295,7 +397,6 @@ fn markdown(o: &Outcome, doc: Option<&Doc>) -> String {
         }
         s.push('\n');
     }
-    s
 }
 
 fn duration(ms: i64) -> String {

@@ -7,6 +7,7 @@ use crate::exit::{CmdResult, Exit, Failure};
 use crate::inputs;
 use crate::output::Output;
 use chit_core::canon::{self, Profile};
+use chit_core::lattice::Error;
 use chit_core::{json, Limits};
 use std::io::{IsTerminal, Write};
 
@@ -31,10 +32,19 @@ fn canonicalise(
                 None => e.to_string(),
             }),
         // Lattice's profile reads lone surrogates chit's strict reader refuses.
+        // A read error names its line and column (in the file, with --lines);
+        // a value past the profile's rules names the line, with --lines.
         ProfileArg::Lattice => chit_core::lattice::parse(bytes)
-            .and_then(|v| chit_core::lattice::canonical(&v))
-            .map(|c| out.extend_from_slice(&c))
-            .map_err(|e| at(format!("not writable in Lattice's profile: {e}"))),
+            .map_err(|e| match (e, line) {
+                (e @ Error::Profile(_), _) => at(format!("not writable in Lattice's profile: {e}")),
+                (e, Some(n)) => e.starting_at_line(n).to_string(),
+                (e, None) => e.to_string(),
+            })
+            .and_then(|v| {
+                chit_core::lattice::canonical(&v)
+                    .map_err(|e| at(format!("not writable in Lattice's profile: {e}")))
+            })
+            .map(|c| out.extend_from_slice(&c)),
     }
 }
 

@@ -39,8 +39,15 @@ pub fn keygen(a: &KeygenArgs, out: &mut Output) -> CmdResult {
 
 /// Reads an Ed25519 private key (PKCS#8 PEM).
 pub fn read_key(path: &Path) -> Result<SecretKey, Failure> {
-    let bytes = inputs::read(&Source::File(path.to_path_buf()), KEY_FILE_MAX)
-        .map_err(|why| Failure::error(format!("cannot read key {}: {why}", path.display())))?;
+    // --max-size is for documents; a key file has its own fixed limit, and
+    // the message names it.
+    let bytes = inputs::read(&Source::File(path.to_path_buf()), KEY_FILE_MAX).map_err(|why| {
+        let why = why.replace(
+            "(raise it with --max-size)",
+            "for a key file (a PEM key is a few hundred bytes: is this the key?)",
+        );
+        Failure::error(format!("cannot read key {}: {why}", path.display()))
+    })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Failure::error(format!("{} is not a PEM key file", path.display())))?;
     SecretKey::from_pem(&text).map_err(|e| Failure::error(format!("{}: {e}", path.display())))

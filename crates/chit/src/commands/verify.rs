@@ -7,8 +7,9 @@ use crate::inputs::{self, Source};
 use crate::output::{Output, Palette};
 use crate::render::{self, Outcome, Status};
 use chit_core::across::{Across, Facts, Origin};
+use chit_core::envelope::Envelope;
 use chit_core::trust::Trust;
-use chit_core::{Context, Doc};
+use chit_core::{Context, Doc, Report, Val};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
@@ -38,7 +39,7 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
     let limits = args.limits.limits();
     let trust = match &args.trust {
         None => None,
-        Some(path) => Some(read_trust(path)?),
+        Some(path) => Some(read_trust_within(path, limits.max_size)?),
     };
     let transcript = match &args.transcript {
         None => None,
@@ -89,9 +90,23 @@ fn parse_extra<'a>(
     }
 }
 
-/// Reads a trust file, or fails with exit 2 naming what is wrong.
+/// Reads a trust file under the default size limit, for a command without
+/// --max-size; the message names that limit, not an option it lacks.
 pub fn read_trust(path: &std::path::Path) -> Result<Trust, Failure> {
-    let bytes = inputs::read(&Source::File(path.to_path_buf()), 1 << 20).map_err(|why| {
+    let max = chit_core::Limits::default().max_size;
+    read_trust_within(path, max).map_err(|mut f| {
+        f.message = f.message.replace(
+            "(raise it with --max-size)",
+            "(the most a trust file may be)",
+        );
+        f
+    })
+}
+
+/// Reads a trust file of at most `max` bytes (--max-size, which applies to
+/// every file a command reads), or fails with exit 2 naming what is wrong.
+pub fn read_trust_within(path: &std::path::Path, max: usize) -> Result<Trust, Failure> {
+    let bytes = inputs::read(&Source::File(path.to_path_buf()), max).map_err(|why| {
         Failure::error(format!("cannot read trust file {}: {why}", path.display()))
     })?;
     let text = String::from_utf8(bytes)
@@ -115,7 +130,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
     for n in &notes {
-        eprintln!("note: {n}");
+        eprintln!("note: {}", render::escape(n));
     }
     let mut tally = Tally::default();
     let progress = progress_bar(if args.lines {
@@ -166,10 +181,8 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                         .par_iter()
                         .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
                         .collect();
-                    for (status, s, f) in done {
-                        emit(status, &s, f, out)?;
-                    }
                     progress.inc(batch.len() as u64);
+                    write_batch(&progress, done, &mut emit, out)?;
                 }
                 Ok(())
             })?;
@@ -186,27 +199,27 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                     r
                 })
                 .collect();
-            for (status, s, f) in done {
-                emit(status, &s, f, out)?;
-            }
+            write_batch(&progress, done, &mut emit, out)?;
         }
     }
     progress.finish_and_clear();
-    let failed_across = cross_checks(across, &settings, out)?;
+    let (valid_across, failed_across) = cross_checks(across, &settings, out)?;
 
-    let total = tally.valid + tally.invalid + tally.unreadable;
-    if format == Format::Human && (total > 1 || args.quiet) {
-        writeln!(
-            out,
-            "{}",
-            render::summary(
-                total,
-                tally.valid,
-                tally.invalid,
-                tally.unreadable,
-                &settings.palette
-            )
-        )?;
+    let totals = render::Totals {
+        valid: tally.valid,
+        invalid: tally.invalid,
+        unreadable: tally.unreadable,
+        across_valid: valid_across,
+        across_invalid: failed_across,
+    };
+    let total = totals.inputs();
+    // With --quiet the summary is all a run of valid inputs shows.
+    if total > 1 || args.quiet {
+        match format {
+            Format::Human => writeln!(out, "{}", render::summary(&totals, &settings.palette))?,
+            Format::Markdown => writeln!(out, "{}", render::markdown_summary(&totals))?,
+            Format::Json => {}
+        }
     }
     if total == 0 {
         eprintln!(
@@ -224,13 +237,32 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     })
 }
 
+/// Writes one batch of outcomes with the progress bar out of the way: the
+/// bar is cleared, the batch written and flushed, then the bar drawn again
+/// below it, so no result shares a line with the bar and no bar is left in
+/// the scrollback. (Without a terminal the bar is hidden and this only
+/// writes.)
+fn write_batch(
+    progress: &ProgressBar,
+    done: Vec<Done>,
+    emit: &mut impl FnMut(Status, &str, Option<(Origin, Facts)>, &mut Output) -> std::io::Result<()>,
+    out: &mut Output,
+) -> std::io::Result<()> {
+    progress.suspend(|| {
+        for (status, s, f) in done {
+            emit(status, &s, f, out)?;
+        }
+        out.flush()
+    })
+}
+
 /// The outcome's status and its rendering (empty where --quiet hides it).
-fn finish(o: &Outcome, doc: Option<&Doc>, settings: &Settings) -> (Status, String) {
+fn finish(o: &Outcome, receipt: Option<Val>, settings: &Settings) -> (Status, String) {
     let status = o.status();
     let shown = if settings.quiet && status == Status::Valid {
         String::new()
     } else {
-        render::render(o, doc, settings.format, &settings.palette)
+        render::render(o, receipt, settings.format, &settings.palette)
     };
     (status, shown)
 }
@@ -270,18 +302,31 @@ fn check(
             no_facts(finish(&unreadable(file, line, why), None, settings))
         }
         Ok(checked) => {
-            // A run receipt's Markdown shows its grade, checks and gaps.
+            // A run receipt's Markdown shows its grade, checks and gaps; a
+            // signed one's are in its statement's payload.
             let doc = (settings.format == Format::Markdown
                 && checked.report.kind == chit_core::kinds::run_receipt::KIND)
                 .then(|| chit_core::json::parse(bytes, &ctx.limits).ok())
                 .flatten();
+            let payload = doc
+                .as_ref()
+                .filter(|d| chit_core::envelope::looks_like_envelope(d))
+                .and_then(|d| Envelope::read(d, &mut Report::new("envelope")))
+                .map(|e| e.payload);
+            let statement = payload
+                .as_deref()
+                .and_then(|p| chit_core::json::parse(p, &ctx.limits).ok());
+            let receipt = match &statement {
+                Some(st) => st.root().get("payload"),
+                None => doc.as_ref().map(Doc::root),
+            };
             let o = Outcome {
                 file,
                 line,
                 result: Ok(checked.report),
                 artifact_id: checked.artifact_id,
             };
-            let (status, shown) = finish(&o, doc.as_ref(), settings);
+            let (status, shown) = finish(&o, receipt, settings);
             let facts = checked.facts.map(|f| (Origin::new(file.clone(), line), f));
             (status, shown, facts)
         }
@@ -297,18 +342,26 @@ fn no_facts((status, shown): (Status, String)) -> Done {
 
 /// The checks across documents: each packet stream (P1-P8), each rebind
 /// (X6), and each recompute result against its packet where that is among
-/// the inputs. Returns how many of them failed.
-fn cross_checks(across: Across, settings: &Settings, out: &mut Output) -> std::io::Result<usize> {
-    let mut failed = 0;
+/// the inputs. Returns how many of them passed and how many failed.
+fn cross_checks(
+    across: Across,
+    settings: &Settings,
+    out: &mut Output,
+) -> std::io::Result<(usize, usize)> {
+    let (mut valid, mut failed) = (0, 0);
     for c in across.finish() {
-        failed += usize::from(!c.report.valid());
+        if c.report.valid() {
+            valid += 1;
+        } else {
+            failed += 1;
+        }
         // --quiet shows only what is not valid, across documents too.
         if settings.quiet && c.report.valid() {
             continue;
         }
         render::cross(out, settings.format, &c, &settings.palette)?;
     }
-    Ok(failed)
+    Ok((valid, failed))
 }
 
 /// A progress bar on a terminal, for work worth watching: a bar when the

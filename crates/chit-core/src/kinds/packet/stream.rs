@@ -306,13 +306,13 @@ fn p7_same_model_and_runtime(ps: &[PacketFacts], r: &mut Report) {
 fn p8_expected_count(ps: &[PacketFacts], expect: Option<usize>, r: &mut Report) {
     let Some(n) = expect else { return };
     if ps.len() < n {
-        let last = ps.last().map_or(-1, |p| p.sequence);
         r.error(
             crate::kinds::packet::rule::P8,
             "/sequence",
             format!(
-                "{} of {n} expected packets: the tail after sequence {last} is cut off",
-                ps.len()
+                "{} of {n} expected packets: {}",
+                ps.len(),
+                missing_of_expected(ps, n)
             ),
         );
     } else if ps.len() > n {
@@ -322,6 +322,47 @@ fn p8_expected_count(ps: &[PacketFacts], expect: Option<usize>, r: &mut Report) 
             format!("{} packets, more than the {n} expected", ps.len()),
         );
     }
+}
+
+/// Where the sequence numbers 0 to `n - 1` missing from `ps` (sorted by
+/// sequence) lie: at the head, in the middle, at the tail. Fewer than `n`
+/// packets always leave at least one missing.
+fn missing_of_expected(ps: &[PacketFacts], n: usize) -> String {
+    let n = n as i128;
+    let range = |a: i128, b: i128| {
+        if a == b {
+            format!("sequence {a}")
+        } else {
+            format!("sequence {a}-{b}")
+        }
+    };
+    let present: Vec<i128> = ps
+        .iter()
+        .map(|p| i128::from(p.sequence))
+        .filter(|&q| (0..n).contains(&q))
+        .collect();
+    let Some((&first, &last)) = present.first().zip(present.last()) else {
+        return format!("{} missing", range(0, n - 1));
+    };
+    let mut parts = Vec::new();
+    if first > 0 {
+        parts.push(format!("{} missing at the head", range(0, first - 1)));
+    }
+    let gaps: Vec<String> = present
+        .windows(2)
+        .filter(|w| w[1] > w[0] + 1)
+        .map(|w| range(w[0] + 1, w[1] - 1))
+        .collect();
+    if !gaps.is_empty() {
+        parts.push(format!("{} missing in the middle", some(&gaps)));
+    }
+    if last < n - 1 {
+        parts.push(format!(
+            "{} missing at the tail (cut off after sequence {last})",
+            range(last + 1, n - 1)
+        ));
+    }
+    parts.join("; ")
 }
 
 /// One signer per stream, and no unsigned packet among signed ones (where
