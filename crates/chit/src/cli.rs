@@ -325,8 +325,10 @@ indeterminate. The bound must have been committed before the run starts.
 
 The transcript (--transcript) is written as the run goes: the salt, the endpoint, the \
 request set and every measured sequence. It is private; the receipt is what is published. \
-If the run stops early (the endpoint fails, a timeout, Ctrl-C), the transcript is kept and \
-marked incomplete and no receipt is signed.
+If the run stops early (the endpoint fails, a timeout, Ctrl-C or SIGTERM), the transcript is \
+kept and marked incomplete and no receipt is signed. Each response is bounded by what it asked \
+for: an endpoint that sends more tokens than a request's max_tokens, or an event or a response \
+of more bytes than that many tokens need, stops the run.
 
 APIs: openai (vLLM's /v1/completions with return_token_ids), llamacpp (llama.cpp's native \
 /completion with return_tokens; prompt caching is turned off for every request) and sglang \
@@ -414,7 +416,9 @@ pub struct MeasureArgs {
     /// The gateway's name, committed in the receipt (default: chit-gateway@<host>).
     #[arg(long, value_name = "NAME")]
     pub gateway_name: Option<String>,
-    /// Seconds to wait for a request's next token.
+    /// Seconds one measured request may take in all, from sending it to its
+    /// last token (the whole request, not each token); also the longest wait
+    /// for any request's next bytes.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub timeout: u64,
     /// Seconds to wait for a level's fillers to be decoding.

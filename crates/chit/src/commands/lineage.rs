@@ -208,7 +208,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             .lineage_id
             .clone()
             .unwrap_or_else(|| format!("lineage-{}", now_secs())),
-        token_timeout: Duration::from_secs(a.timeout.max(1)),
+        timeout: Duration::from_secs(a.timeout.max(1)),
         fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
         filler_max_tokens: a.filler_max_tokens.max(1),
     };
@@ -252,12 +252,36 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         .build()
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let stop = Arc::new(tokio::sync::Notify::new());
+    // Which signal stopped the run: Ctrl-C (SIGINT) or SIGTERM, each ending
+    // the transcript with its end line before chit exits.
+    let signal: Arc<Mutex<&'static str>> = Arc::new(Mutex::new("Ctrl-C"));
     let result = runtime.block_on(async {
         let s = stop.clone();
+        let which = signal.clone();
+        #[cfg(unix)]
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                s.notify_one();
+            #[cfg(unix)]
+            let terminated = async {
+                match term.as_mut() {
+                    Some(t) => t.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            #[cfg(not(unix))]
+            let terminated = std::future::pending::<Option<()>>();
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => {
+                    if r.is_err() {
+                        return;
+                    }
+                }
+                _ = terminated => {
+                    *which.lock().unwrap_or_else(|p| p.into_inner()) = "SIGTERM";
+                }
             }
+            s.notify_one();
         });
         chit_gateway::measure(&plan, &key, &mut transcript, &shown, stop).await
     });
@@ -274,7 +298,14 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
                 exit,
                 message: format!(
                     "{}; no receipt was signed. The transcript so far is kept in {}, marked incomplete",
-                    if f.interrupted { "interrupted (Ctrl-C)".to_owned() } else { f.message },
+                    if f.interrupted {
+                        format!(
+                            "interrupted ({})",
+                            signal.lock().unwrap_or_else(|p| p.into_inner())
+                        )
+                    } else {
+                        f.message
+                    },
                     a.transcript.display()
                 ),
             });
