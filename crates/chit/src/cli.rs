@@ -195,6 +195,7 @@ pub struct VerifyArgs {
 
     /// A numeric lineage gateway's transcript: check the receipt's
     /// commitments, figures and divergence against it too (L13-L15).
+    /// --max-size bounds it, in all and each line.
     #[arg(long, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
 
@@ -437,6 +438,10 @@ pub struct OpenArgs {
     /// Write one JSON object instead.
     #[arg(long)]
     pub json: bool,
+
+    /// Bounds on the transcript: --max-size bounds it in all and each line.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]

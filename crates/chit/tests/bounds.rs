@@ -59,6 +59,48 @@ fn mkfifo(path: &Path) {
     assert!(ok, "mkfifo {}", path.display());
 }
 
+/// Item 13 and item 20's transcript part: a transcript is read a line at a
+/// time under --max-size, whatever it is: /dev/zero (one line that never
+/// ends) and a 1 GiB sparse file stop at the limit, in bounded memory, with
+/// a message naming the limit that applies.
+#[test]
+fn a_transcript_is_read_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("r.json"), example_text("agreed-verified.json")).unwrap();
+    let sparse = std::fs::File::create(p.join("sparse.jsonl")).unwrap();
+    sparse.set_len(1 << 30).unwrap();
+    drop(sparse);
+    for args in [
+        &["lineage", "open", "--transcript", "/dev/zero"][..],
+        &["verify", "r.json", "--transcript", "/dev/zero"],
+        &["lineage", "open", "--transcript", "sparse.jsonl"],
+        &["verify", "r.json", "--transcript", "sparse.jsonl"],
+    ] {
+        let (code, _, stderr) = bounded(p, args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("over the limit of 67108864") && stderr.contains("--max-size"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // --max-size applies: a smaller one is named, and a transcript within it
+    // reads.
+    let (code, _, stderr) = bounded(
+        p,
+        &[
+            "verify",
+            "r.json",
+            "--transcript",
+            "/dev/zero",
+            "--max-size",
+            "1000",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("over the limit of 1000"), "{stderr}");
+}
+
 /// Item 14: a line that never ends stops at --max-size, for verify --lines
 /// and canon --lines, instead of running forever with no output.
 #[test]
@@ -97,6 +139,7 @@ fn a_fifo_with_no_writer_is_refused() {
         &["key", "show", "f"],
         &["verify", "--trust", "f", "r.json"],
         &["verify", "r.json", "--transcript", "f"],
+        &["lineage", "open", "--transcript", "f"],
     ] {
         let run = chit_in(p, args, None);
         assert_eq!(run.code, 2, "{args:?}: {} {}", run.stdout, run.stderr);

@@ -7,7 +7,7 @@ use crate::inputs;
 use crate::output::Output;
 use anstream::eprintln;
 use chit_core::kinds::numeric_lineage::arithmetic::{self as math, Bound, BoundError, Class};
-use chit_core::kinds::numeric_lineage::transcript::Transcript;
+use chit_core::kinds::numeric_lineage::transcript::{Transcript, TranscriptReader};
 use chit_gateway::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -369,28 +369,30 @@ fn table(out: &mut Output, levels: &[LevelSummary]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads a transcript for verify and open.
+/// Reads a transcript for verify and open: streamed a line at a time, at
+/// most `limits.max_size` bytes in all and in any one line, so memory stays
+/// bounded whatever the file is (a FIFO with no writer is refused).
 pub fn read_transcript(path: &Path, limits: &chit_core::Limits) -> Result<Transcript, Failure> {
-    let bytes = inputs::read(
-        &inputs::Source::File(path.to_path_buf()),
-        limits.max_size.max(1 << 30),
-    )
-    .map_err(|why| {
+    let cannot = |why: String| {
         Failure::error(format!(
             "cannot read the transcript {}: {why}",
             path.display()
         ))
-    })?;
-    Transcript::read(&bytes, limits).map_err(|why| {
-        Failure::error(format!(
-            "cannot read the transcript {}: {why}",
-            path.display()
-        ))
-    })
+    };
+    let source = inputs::Source::File(path.to_path_buf());
+    let reader = inputs::open_capped(&source, limits.max_size).map_err(cannot)?;
+    let mut transcript = TranscriptReader::new(limits);
+    for (n, line) in inputs::Lines::new(reader, limits.max_size) {
+        let line = line.map_err(|why| cannot(format!("line {n}: {why}")))?;
+        transcript
+            .line(n, &line)
+            .map_err(|e| cannot(e.to_string()))?;
+    }
+    transcript.finish().map_err(|e| cannot(e.to_string()))
 }
 
 pub fn open(a: &OpenArgs, out: &mut Output) -> CmdResult {
-    let t = read_transcript(&a.transcript, &Default::default())?;
+    let t = read_transcript(&a.transcript, &a.limits.limits())?;
     let mut items = vec![(
         "salt",
         None,
