@@ -303,3 +303,92 @@ fn in_flight_counts_are_all_or_none() {
     let e = rules(RECEIPT, Some(&transcript(&lines.join("\n"))));
     assert_eq!(e, vec!["L14"], "{e:?}");
 }
+
+/// A receipt built and signed by chit's own builder from `sequences`
+/// (the vector's parameters: levels 1, 4, 8, three repetitions).
+fn built_from(sequences: &str) -> String {
+    use chit_core::keys::SecretKey;
+    use chit_core::kinds::numeric_lineage::arithmetic::Bound;
+    use chit_core::kinds::numeric_lineage::receipt::{sign, LevelRecord, Measurement, Numerics};
+    let t = transcript(sequences);
+    let set = sequences.lines().nth(1).unwrap();
+    let set_doc = json::parse(set.as_bytes(), &Limits::default()).unwrap();
+    let set_canonical = chit_core::canon::to_vec(
+        set_doc.root().get("requests").unwrap(),
+        chit_core::canon::Profile::Jcs,
+    );
+    let levels = [1u64, 4, 8]
+        .iter()
+        .enumerate()
+        .map(|(l, &c)| LevelRecord {
+            induced_concurrency: c,
+            observed_in_flight_at_accept: c,
+            observed_in_flight_at_complete: c,
+            runs: t.runs(l as u64, 3).unwrap(),
+            numerics: Numerics::default(),
+        })
+        .collect();
+    let m = Measurement {
+        lineage_id: "lineage-test-long".into(),
+        salt_hex: t.salt.clone(),
+        gateway: t.gateway.clone(),
+        endpoint: t.endpoint.clone(),
+        model: "m".into(),
+        bound: Bound {
+            committed_at: "2026-11-30T10:00:00Z".into(),
+            max_differing_positions: 0,
+            min_first_divergent_index: 0,
+            max_distinct_sequences_per_level: 1,
+            required_repetitions_per_level: 2,
+        },
+        request_set_canonical: set_canonical,
+        request_count: t.request_count,
+        max_output_tokens: t.max_tokens,
+        levels,
+        measured_at: "2026-11-30T10:01:00Z".into(),
+        reroute: t.reroute.clone(),
+    };
+    let found = m.body("2026-11-30T10:05:00Z").unwrap();
+    let seed: [u8; 32] = std::array::from_fn(|i| i as u8);
+    sign(found.body, &SecretKey::from_seed(&seed), 1796033130)
+        .unwrap()
+        .to_string()
+}
+
+/// Issue 10, item 12: a sequence longer than its request's max_tokens is
+/// what a hostile endpoint streams; a receipt over it fails L14 with the
+/// transcript, even when every figure recomputes.
+#[test]
+fn a_sequence_longer_than_its_requests_max_tokens_fails_l14() {
+    let honest = built_from(SEQUENCES);
+    assert_eq!(
+        rules(&honest, Some(&transcript(SEQUENCES))),
+        Vec::<&str>::new()
+    );
+    // Request 1 asked for 2 tokens; every one of its sequences has more.
+    let long = SEQUENCES.replacen(
+        "\"prompt\": \"p1\", \"max_tokens\": 8",
+        "\"prompt\": \"p1\", \"max_tokens\": 2",
+        1,
+    );
+    assert_ne!(long, SEQUENCES);
+    let receipt = built_from(&long);
+    let t = transcript(&long);
+    assert_eq!(rules(&receipt, None), Vec::<&str>::new());
+    assert_eq!(rules(&receipt, Some(&t)), vec!["L14"]);
+    let doc = json::parse(receipt.as_bytes(), &Limits::default()).unwrap();
+    let r = check_with(
+        doc.root(),
+        Context {
+            trust: None,
+            transcript: Some(&t),
+            ..Default::default()
+        },
+    );
+    let message = &r.errors[0].message;
+    assert!(
+        message.contains("request 1")
+            && message.contains("more than its request's max_tokens of 2"),
+        "{message}"
+    );
+}

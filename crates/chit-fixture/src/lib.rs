@@ -149,6 +149,19 @@ pub enum Fail {
     /// The request is accepted and never answered; the connection stays
     /// open.
     StallAfterRequests(usize),
+    /// A hostile endpoint: from request `after` on, streams `tokens` token
+    /// ids whatever `max_tokens` asked for, `per_event` ids to an event,
+    /// then ends the stream properly (`u64::MAX` tokens: never ends). No
+    /// model runs; the ids count up from 0 modulo the vocabulary. Only the
+    /// OpenAI and llama.cpp formats (SGLang's route answers in OpenAI's).
+    TooManyTokens {
+        after: usize,
+        tokens: u64,
+        per_event: u64,
+    },
+    /// A hostile endpoint: from request `after` on, answers a stream with
+    /// one `data:` line that never ends.
+    EndlessLineAfterRequests(usize),
 }
 
 /// The fixture's configuration.

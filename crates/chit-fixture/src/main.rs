@@ -4,7 +4,8 @@
 //! chit-fixture [--mode coupled|invariant|one-slot] [--api openai|llamacpp|sglang]
 //!              [--addr 127.0.0.1:8080] [--step-ms 2] [--model NAME]
 //!              [--max-batch N] [--seed N]
-//!              [--fail none|http500:N|malformed:N|no-token-ids|stall:N]
+//!              [--fail none|http500:N|malformed:N|no-token-ids|stall:N|
+//!                      too-many-tokens:N:TOKENS:PER_EVENT|endless-line:N]
 //! ```
 //!
 //! Prints `listening on http://ADDR` as its first stdout line, then serves
@@ -18,7 +19,8 @@ use chit_fixture::{Api, Config, Fail, Mode};
 
 const USAGE: &str = "usage: chit-fixture [--mode coupled|invariant|one-slot] \
 [--api openai|llamacpp|sglang] [--addr HOST:PORT] [--step-ms MS] [--model NAME] \
-[--max-batch N] [--seed N] [--fail none|http500:N|malformed:N|no-token-ids|stall:N]";
+[--max-batch N] [--seed N] [--fail none|http500:N|malformed:N|no-token-ids|stall:N|\
+too-many-tokens:N:TOKENS:PER_EVENT|endless-line:N]";
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
     value
@@ -27,6 +29,19 @@ fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
 }
 
 fn parse_fail(value: &str) -> Result<Fail, String> {
+    if let Some(rest) = value.strip_prefix("too-many-tokens:") {
+        let parts: Vec<&str> = rest.split(':').collect();
+        let [after, tokens, per_event] = parts[..] else {
+            return Err(format!(
+                "--fail: want too-many-tokens:N:TOKENS:PER_EVENT, not {value:?}"
+            ));
+        };
+        return Ok(Fail::TooManyTokens {
+            after: number("--fail", after)?,
+            tokens: number("--fail", tokens)?,
+            per_event: number::<u64>("--fail", per_event)?.max(1),
+        });
+    }
     let (kind, n) = match value.split_once(':') {
         Some((kind, n)) => (kind, Some(number::<usize>("--fail", n)?)),
         None => (value, None),
@@ -37,6 +52,7 @@ fn parse_fail(value: &str) -> Result<Fail, String> {
         ("http500", Some(n)) => Ok(Fail::Http500AfterRequests(n)),
         ("malformed", Some(n)) => Ok(Fail::MalformedAfterRequests(n)),
         ("stall", Some(n)) => Ok(Fail::StallAfterRequests(n)),
+        ("endless-line", Some(n)) => Ok(Fail::EndlessLineAfterRequests(n)),
         _ => Err(format!("--fail: unknown value {value:?}")),
     }
 }

@@ -402,6 +402,77 @@ impl futures_core::Stream for TokenStream {
     }
 }
 
+/// A hostile endpoint's stream: more tokens than asked for, or one line
+/// that never ends. See [`Fail::TooManyTokens`].
+struct Hostile {
+    llama: bool,
+    /// Token ids still to send (`u64::MAX`: never stop).
+    left: u64,
+    per_event: u64,
+    /// The next id to send.
+    next: u64,
+    endless_line: bool,
+    done: bool,
+}
+
+fn hostile(stream: Hostile) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+impl futures_core::Stream for Hostile {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if this.endless_line {
+            // The line's start once, then 64 KiB of its text at a time.
+            let bytes = if this.next == 0 {
+                this.next = 1;
+                Bytes::from_static(b"data: {\"choices\":[{\"text\":\"")
+            } else {
+                Bytes::from(vec![b'a'; 1 << 16])
+            };
+            return Poll::Ready(Some(Ok(bytes)));
+        }
+        if this.left == 0 {
+            this.done = true;
+            let end: &'static [u8] = if this.llama {
+                b"data: {\"content\":\"\",\"tokens\":[],\"stop\":true,\"stop_type\":\"limit\"}\n\n"
+            } else {
+                b"data: {\"choices\":[{\"text\":\"\",\"token_ids\":[],\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"
+            };
+            return Poll::Ready(Some(Ok(Bytes::from_static(end))));
+        }
+        let count = this.per_event.min(this.left);
+        if this.left != u64::MAX {
+            this.left -= count;
+        }
+        let ids: Vec<String> = (0..count)
+            .map(|k| ((this.next + k) % crate::VOCAB as u64).to_string())
+            .collect();
+        this.next += count;
+        let ids = ids.join(",");
+        let event = if this.llama {
+            format!("data: {{\"content\":\"x\",\"tokens\":[{ids}],\"stop\":false}}\n\n")
+        } else {
+            format!(
+                "data: {{\"choices\":[{{\"text\":\"x\",\"token_ids\":[{ids}],\"finish_reason\":null}}]}}\n\n"
+            )
+        };
+        Poll::Ready(Some(Ok(Bytes::from(event))))
+    }
+}
+
 async fn openai_completions(State(s): State<Shared>, body: Bytes) -> Response {
     complete(s, Route::OpenAi, body).await
 }
@@ -529,6 +600,30 @@ async fn complete(s: Shared, route: Route, body: Bytes) -> Response {
             return std::future::pending().await;
         }
         Fail::MalformedAfterRequests(k) if n >= k => malformed = true,
+        Fail::TooManyTokens {
+            after,
+            tokens,
+            per_event,
+        } if n >= after => {
+            return hostile(Hostile {
+                llama: route == Route::Llama,
+                left: tokens,
+                per_event: per_event.max(1),
+                next: 0,
+                endless_line: false,
+                done: false,
+            })
+        }
+        Fail::EndlessLineAfterRequests(k) if n >= k => {
+            return hostile(Hostile {
+                llama: route == Route::Llama,
+                left: 0,
+                per_event: 1,
+                next: 0,
+                endless_line: true,
+                done: false,
+            })
+        }
         _ => {}
     }
     let req = match parse(&s, route, &body) {

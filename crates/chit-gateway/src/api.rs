@@ -113,10 +113,10 @@ impl Endpoint {
     }
 }
 
-pub fn client(token_timeout: Duration) -> Result<reqwest::Client, Failure> {
+pub fn client(read_timeout: Duration) -> Result<reqwest::Client, Failure> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
-        .read_timeout(token_timeout)
+        .read_timeout(read_timeout)
         .pool_max_idle_per_host(1024)
         .tcp_nodelay(true)
         .no_proxy()
@@ -147,6 +147,24 @@ pub struct Streamed {
     pub at_accept: u64,
     pub at_complete: u64,
     pub id: Option<String>,
+}
+
+/// The most bytes one stream event may take: a fixed allowance plus
+/// `EVENT_BYTES_PER_TOKEN` for each token the request may emit (SGLang
+/// repeats every token so far in each event, with its text).
+const EVENT_BYTES: u64 = 64 * 1024;
+const EVENT_BYTES_PER_TOKEN: u64 = 64;
+
+/// The most bytes one event may take for a request of `max_tokens`.
+fn event_limit(max_tokens: u64) -> u64 {
+    EVENT_BYTES.saturating_add(EVENT_BYTES_PER_TOKEN.saturating_mul(max_tokens))
+}
+
+/// The most token events a filler's stream is read for: it asks to ignore
+/// end-of-sequence, and some servers count differently, so it has room
+/// beyond its max_tokens; past this the endpoint is not honouring it.
+fn filler_limit(max_tokens: u64) -> u64 {
+    max_tokens.saturating_mul(2).saturating_add(64)
 }
 
 /// How often a decoding filler's events are read.
@@ -237,6 +255,24 @@ pub async fn stream(
     };
     let mut buf: Vec<u8> = Vec::new();
     let mut ended = false;
+    // A response is bounded by what it was asked for: each event by
+    // `event_limit`, the whole by that for each token it may carry, and its
+    // tokens by max_tokens; a stream past any of them is refused.
+    let event_max = event_limit(req.max_tokens);
+    let total_max = event_max.saturating_mul(req.max_tokens.saturating_add(8));
+    let mut total: u64 = 0;
+    let over_event = || {
+        Failure::new(format!(
+            "{url} sent a stream event over the limit of {event_max} bytes for a request of max_tokens {}; chit stopped reading it",
+            req.max_tokens
+        ))
+    };
+    let too_many = || {
+        Failure::new(format!(
+            "{url} sent more than the {} tokens (max_tokens) it was asked for; an endpoint that does not honour max_tokens cannot be measured",
+            req.max_tokens
+        ))
+    };
     while !ended {
         // A filler that is decoding is read in batches: its events wait in
         // the socket, and the measured request's do not queue behind them.
@@ -245,11 +281,21 @@ pub async fn stream(
         }
         let chunk = resp.chunk().await.map_err(|e| describe(&url, &e))?;
         let Some(chunk) = chunk else { break };
+        total = total.saturating_add(chunk.len() as u64);
+        if total > total_max {
+            return Err(Failure::new(format!(
+                "{url} sent more than {total_max} bytes for a request of max_tokens {}; chit stopped reading it",
+                req.max_tokens
+            )));
+        }
         buf.extend_from_slice(&chunk);
         // Events end with a blank line; `start` walks the buffer, which is
         // compacted once a chunk is done.
         let mut start = 0;
         while let Some((text_end, next)) = find_event_end(&buf[start..]) {
+            if text_end as u64 > event_max {
+                return Err(over_event());
+            }
             let event = &buf[start..start + text_end];
             start += next;
             let Some(data) = event_data(event) else {
@@ -293,6 +339,14 @@ pub async fn stream(
                     out.at_accept = decoding.start(occ);
                 }
                 out.tokens.extend_from_slice(&got.ids);
+                let over = if measured {
+                    out.tokens.len() as u64 > req.max_tokens
+                } else {
+                    emitted > filler_limit(req.max_tokens)
+                };
+                if over {
+                    return Err(too_many());
+                }
             }
             if got.stop {
                 ended = true;
@@ -300,6 +354,10 @@ pub async fn stream(
             }
         }
         buf.drain(..start);
+        // What is left is the start of an event that has not ended.
+        if buf.len() as u64 > event_max {
+            return Err(over_event());
+        }
     }
     if !ended {
         return Err(Failure::new(format!(

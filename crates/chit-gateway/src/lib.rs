@@ -140,8 +140,10 @@ pub struct Plan {
     /// The gateway's own name (committed, never shown).
     pub gateway: String,
     pub lineage_id: String,
-    /// Longest wait for the next token of any request.
-    pub token_timeout: Duration,
+    /// The longest a measured request may take, from sending it to its
+    /// last token (the whole request, however its tokens trickle in); also
+    /// the longest wait for any request's next bytes.
+    pub timeout: Duration,
     /// Longest wait for the fillers of a level to be decoding.
     pub fill_timeout: Duration,
     /// Tokens a filler asks for (it is started again when it ends).
@@ -344,7 +346,7 @@ async fn run(
             plan.bound.committed_at
         )));
     }
-    let client = api::client(plan.token_timeout)?;
+    let client = api::client(plan.timeout)?;
     let endpoint = &plan.endpoint;
     let api = endpoint.api(&client).await?;
     transcript.set_api(api.name());
@@ -589,7 +591,8 @@ type Job = (
 impl Lane {
     fn start(plan: &Plan, api: Api) -> Result<Lane, Failure> {
         let (jobs, incoming) = std::sync::mpsc::channel::<Job>();
-        let client = api::client(plan.token_timeout)?;
+        let client = api::client(plan.timeout)?;
+        let timeout = plan.timeout;
         let endpoint = plan.endpoint.clone();
         let model = plan.model.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -602,8 +605,13 @@ impl Lane {
                 for (req, occ, reply) in incoming {
                     let r = runtime.block_on(async {
                         let started = Instant::now();
-                        let got =
-                            api::stream(&client, &endpoint, api, &model, &req, &occ, None).await?;
+                        let run = api::stream(&client, &endpoint, api, &model, &req, &occ, None);
+                        let got = tokio::time::timeout(timeout, run).await.map_err(|_| {
+                            Failure::new(format!(
+                                "timed out: the request did not end within the --timeout of {} s (it bounds the whole request)",
+                                timeout.as_secs()
+                            ))
+                        })??;
                         Ok((got, started.elapsed().as_micros() as u64))
                     });
                     let _ = reply.send(r);

@@ -198,6 +198,7 @@ pub struct VerifyArgs {
 
     /// A numeric lineage gateway's transcript: check the receipt's
     /// commitments, figures and divergence against it too (L13-L15).
+    /// --max-size bounds it, in all and each line.
     #[arg(long, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
 
@@ -328,8 +329,10 @@ indeterminate. The bound must have been committed before the run starts.
 
 The transcript (--transcript) is written as the run goes: the salt, the endpoint, the \
 request set and every measured sequence. It is private; the receipt is what is published. \
-If the run stops early (the endpoint fails, a timeout, Ctrl-C), the transcript is kept and \
-marked incomplete and no receipt is signed.
+If the run stops early (the endpoint fails, a timeout, Ctrl-C or SIGTERM), the transcript is \
+kept and marked incomplete and no receipt is signed. Each response is bounded by what it asked \
+for: an endpoint that sends more tokens than a request's max_tokens, or an event or a response \
+of more bytes than that many tokens need, stops the run.
 
 APIs: openai (vLLM's /v1/completions with return_token_ids), llamacpp (llama.cpp's native \
 /completion with return_tokens; prompt caching is turned off for every request) and sglang \
@@ -417,7 +420,9 @@ pub struct MeasureArgs {
     /// The gateway's name, committed in the receipt (default: chit-gateway@<host>).
     #[arg(long, value_name = "NAME")]
     pub gateway_name: Option<String>,
-    /// Seconds to wait for a request's next token.
+    /// Seconds one measured request may take in all, from sending it to its
+    /// last token (the whole request, not each token); also the longest wait
+    /// for any request's next bytes.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub timeout: u64,
     /// Seconds to wait for a level's fillers to be decoding.
@@ -436,6 +441,10 @@ pub struct OpenArgs {
     /// Write one JSON object instead.
     #[arg(long)]
     pub json: bool,
+
+    /// Bounds on the transcript: --max-size bounds it in all and each line.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use walkdir::WalkDir;
 
 /// Where one document comes from.
@@ -147,8 +148,12 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
                     if seen.insert(real) {
                         starts.push(entry.into_path());
                     }
-                } else if m.is_file() && is_json(path) {
-                    found.push(entry.into_path());
+                } else if m.is_file() {
+                    if is_json(path) {
+                        found.push(entry.into_path());
+                    }
+                } else {
+                    notes.push(special_note(path, m.file_type()));
                 }
             } else if ft.is_dir() {
                 if let Ok(real) = fs::canonicalize(entry.path()) {
@@ -158,8 +163,12 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
                     }
                 }
                 opened = Some(entry.into_path());
-            } else if ft.is_file() && is_json(entry.path()) {
-                found.push(entry.into_path());
+            } else if ft.is_file() {
+                if is_json(entry.path()) {
+                    found.push(entry.into_path());
+                }
+            } else {
+                notes.push(special_note(entry.path(), ft));
             }
         }
     }
@@ -169,6 +178,34 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
             .cmp(b.as_os_str().as_encoded_bytes())
     });
     out.extend(found.into_iter().map(Source::File));
+}
+
+/// The note for a FIFO, socket or device met inside a folder: chit reads
+/// only regular files there (a FIFO could wait forever, a device never end);
+/// name one as an input to read it.
+fn special_note(path: &Path, ft: fs::FileType) -> String {
+    #[cfg(unix)]
+    let what = {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_socket() {
+            "a socket"
+        } else if ft.is_block_device() || ft.is_char_device() {
+            "a device"
+        } else {
+            "a special file"
+        }
+    };
+    #[cfg(not(unix))]
+    let what = {
+        let _ = ft;
+        "a special file"
+    };
+    format!(
+        "skipped {}: {what}, not a regular file (inside a folder chit reads regular files only; name it as an input to read it)",
+        path.display()
+    )
 }
 
 fn is_json(path: &Path) -> bool {
@@ -181,19 +218,114 @@ pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
         Source::Broken(_, why) => Err(why.clone()),
         Source::Stdin => read_bounded(io::stdin().lock(), None, max),
         Source::File(p) => {
-            let f = fs::File::open(p).map_err(|e| describe_io(&e))?;
-            let meta = f.metadata().map_err(|e| describe_io(&e))?;
-            if meta.is_dir() {
-                return Err("is a folder".into());
+            let opened = open_file(p)?;
+            if let Some(len) = opened.len.filter(|&l| l > max as u64) {
+                return Err(over_limit(len, max));
             }
-            let len = meta.is_file().then_some(meta.len());
-            if let Some(len) = len.filter(|&l| l > max as u64) {
-                return Err(format!(
-                    "the input is {len} bytes, over the limit of {max} (raise it with --max-size)"
-                ));
-            }
-            read_bounded(f, len, max)
+            read_bounded(opened.reader, opened.len, max)
         }
+    }
+}
+
+fn over_limit(len: u64, max: usize) -> String {
+    format!("the input is {len} bytes, over the limit of {max} (raise it with --max-size)")
+}
+
+/// How long a FIFO given as an input may go without a writer.
+pub const FIFO_WAIT: Duration = Duration::from_secs(1);
+
+/// A file opened for reading: its reader, and its length if it is a
+/// regular file.
+struct Opened {
+    reader: Box<dyn Read + Send>,
+    len: Option<u64>,
+}
+
+/// Opens a file named as an input without ever waiting on it: a FIFO
+/// (named pipe) is opened without blocking and read only if a writer has
+/// it open (or comes within [`FIFO_WAIT`]); with none, it is refused rather
+/// than waited on forever. A device is read as it is (bounded by the
+/// caller's limit); a folder is refused.
+fn open_file(p: &Path) -> Result<Opened, String> {
+    #[cfg(unix)]
+    let f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(p)
+            .map_err(|e| describe_io(&e))?
+    };
+    #[cfg(not(unix))]
+    let f = fs::File::open(p).map_err(|e| describe_io(&e))?;
+    let meta = f.metadata().map_err(|e| describe_io(&e))?;
+    if meta.is_dir() {
+        return Err("is a folder".into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if meta.file_type().is_fifo() {
+            let first = wait_for_writer(&f)?;
+            set_blocking(&f)?;
+            return Ok(Opened {
+                reader: Box::new(io::Cursor::new(first).chain(f)),
+                len: None,
+            });
+        }
+        set_blocking(&f)?;
+    }
+    let len = meta.is_file().then_some(meta.len());
+    Ok(Opened {
+        reader: Box::new(f),
+        len,
+    })
+}
+
+/// Waits (up to [`FIFO_WAIT`]) for a FIFO opened without blocking to have
+/// a writer: a read gives data (kept and returned), "would block" (a writer
+/// that has not written yet), or end of file (no writer).
+#[cfg(unix)]
+fn wait_for_writer(mut f: &fs::File) -> Result<Vec<u8>, String> {
+    let start = Instant::now();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => {
+                if start.elapsed() >= FIFO_WAIT {
+                    return Err(format!(
+                        "is a FIFO with no writer (none came within {} s); start the program that writes to it first, or pipe its output to chit's standard input ('-')",
+                        FIFO_WAIT.as_secs()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(n) => {
+                buf.truncate(n);
+                return Ok(buf);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(describe_io(&e)),
+        }
+    }
+}
+
+/// Clears O_NONBLOCK, so reads wait for data as usual.
+#[cfg(unix)]
+fn set_blocking(f: &fs::File) -> Result<(), String> {
+    use std::os::unix::io::AsRawFd;
+    let fd = f.as_raw_fd();
+    // SAFETY: F_GETFL and F_SETFL on a descriptor `f` owns and keeps open;
+    // neither takes a pointer.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) >= 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(describe_io(&io::Error::last_os_error()))
     }
 }
 
@@ -232,18 +364,60 @@ pub fn describe_io(e: &io::Error) -> String {
     }
 }
 
-/// Opens a source for reading as a stream.
+/// Opens a source for reading as a stream (see [`open_file`] for FIFOs).
 pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, String> {
     match source {
         Source::Broken(_, why) => Err(why.clone()),
         Source::Stdin => Ok(Box::new(io::stdin())),
+        Source::File(p) => Ok(open_file(p)?.reader),
+    }
+}
+
+/// Opens a source as a stream of at most `max` bytes in all: a regular file
+/// over it is refused before it is read, and any other source fails its
+/// read once more than `max` bytes have come.
+pub fn open_capped(source: &Source, max: usize) -> Result<Box<dyn Read + Send>, String> {
+    let reader = match source {
+        Source::Broken(_, why) => return Err(why.clone()),
+        Source::Stdin => Box::new(io::stdin()) as Box<dyn Read + Send>,
         Source::File(p) => {
-            let f = fs::File::open(p).map_err(|e| describe_io(&e))?;
-            if f.metadata().is_ok_and(|m| m.is_dir()) {
-                return Err("is a folder".into());
+            let opened = open_file(p)?;
+            if let Some(len) = opened.len.filter(|&l| l > max as u64) {
+                return Err(over_limit(len, max));
             }
-            Ok(Box::new(f))
+            opened.reader
         }
+    };
+    Ok(Box::new(Capped {
+        r: reader,
+        left: max as u64,
+        max,
+    }))
+}
+
+/// A reader that fails once more than `max` bytes have come from it.
+struct Capped<R> {
+    r: R,
+    left: u64,
+    max: usize,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        // One byte more than is left, to tell the end from too much.
+        let want = (buf.len() as u64).min(self.left.saturating_add(1)) as usize;
+        let n = self.r.read(&mut buf[..want])?;
+        if n as u64 > self.left {
+            return Err(io::Error::other(format!(
+                "the input is over the limit of {} bytes (raise it with --max-size)",
+                self.max
+            )));
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
@@ -253,6 +427,14 @@ pub type Line = (usize, Result<Vec<u8>, String>);
 /// The non-empty lines of a JSON Lines stream, read as they come, each
 /// bounded by `max` bytes (a longer line is reported, not kept), so memory
 /// does not grow with the stream. A line may end in CR LF.
+///
+/// A line over `max` is passed over to its end and the stream goes on; but
+/// a line with no end within [`SKIP_FACTOR`] × `max` bytes (`/dev/zero`, a
+/// sparse file) ends the stream there, reported, so reading always stops.
+/// How many times `max` bytes an over-long line may run before the
+/// stream is taken to have no line ends and reading stops.
+pub const SKIP_FACTOR: u64 = 16;
+
 pub struct Lines<R: Read> {
     r: io::BufReader<R>,
     max: usize,
@@ -280,6 +462,9 @@ impl<R: Read> Iterator for Lines<R> {
             self.number += 1;
             let mut line = Vec::new();
             let mut too_long = false;
+            // Bytes of an over-long line read so far.
+            let mut seen: u64 = 0;
+            let give_up = (self.max as u64).saturating_mul(SKIP_FACTOR);
             loop {
                 let buf = match self.r.fill_buf() {
                     Ok(b) => b,
@@ -300,12 +485,26 @@ impl<R: Read> Iterator for Lines<R> {
                 if !too_long && line.len() + take <= self.max {
                     line.extend_from_slice(&buf[..take]);
                 } else {
-                    too_long = true;
-                    line.clear();
+                    if !too_long {
+                        seen = line.len() as u64;
+                        too_long = true;
+                        line.clear();
+                    }
+                    seen = seen.saturating_add(take as u64);
                 }
                 self.r.consume(take + usize::from(end));
                 if end {
                     break;
+                }
+                if too_long && seen > give_up {
+                    self.done = true;
+                    return Some((
+                        self.number,
+                        Err(format!(
+                            "the line is over the limit of {} bytes and has no end within {seen} bytes; the rest of the input is not read (raise the limit with --max-size)",
+                            self.max
+                        )),
+                    ));
                 }
             }
             if too_long {

@@ -407,3 +407,131 @@ fn ctrl_c_keeps_the_transcript_and_signs_nothing() {
     assert!(t.matches("\"token_ids\"").count() >= 2);
     assert_eq!(last_line(p.join("t.jsonl"))["end"], "incomplete");
 }
+
+/// Issue 10, item 12: a hostile endpoint cannot make `lineage measure`
+/// grow without limit. Tokens past max_tokens that never end, one SSE line
+/// that never ends, one event of two million token ids for max_tokens 8,
+/// and 200,000 tokens for max_tokens 8 in a stream that then ends properly:
+/// each stops the run with a clear error, keeps a small transcript marked
+/// incomplete, and signs nothing.
+#[test]
+fn a_hostile_endpoint_is_bounded_and_gets_no_receipt() {
+    let cases: [(Fail, &str); 4] = [
+        (
+            Fail::TooManyTokens {
+                after: 0,
+                tokens: u64::MAX,
+                per_event: 1,
+            },
+            "more than the 8 tokens (max_tokens) it was asked for",
+        ),
+        (
+            Fail::EndlessLineAfterRequests(0),
+            "a stream event over the limit of",
+        ),
+        (
+            Fail::TooManyTokens {
+                after: 0,
+                tokens: 2_000_000,
+                per_event: 2_000_000,
+            },
+            "a stream event over the limit of",
+        ),
+        (
+            Fail::TooManyTokens {
+                after: 0,
+                tokens: 200_000,
+                per_event: 1000,
+            },
+            "more than the 8 tokens (max_tokens) it was asked for",
+        ),
+    ];
+    for (fail, says) in cases {
+        let dir = setup(1, 8);
+        let p = dir.path();
+        let fx = fixture(Mode::Coupled, Api::OpenAi, fail);
+        let run = measure(p, &fx.url(), "1,2", &["--api", "openai"]);
+        assert_failed(p, &run, says);
+        let size = std::fs::metadata(p.join("t.jsonl")).unwrap().len();
+        assert!(size < 64 * 1024, "{fail:?}: the transcript is {size} bytes");
+    }
+}
+
+/// Issue 10, item 12: `--timeout` bounds a whole request, not the wait for
+/// each token: an endpoint that sends a token every 150 ms never trips a
+/// per-token wait of 1 s, but a request of 16 tokens takes 2.4 s.
+#[test]
+fn the_timeout_bounds_the_whole_request() {
+    let dir = setup(1, 16);
+    let p = dir.path();
+    let fx = Fixture::start(Config {
+        step: Duration::from_millis(150),
+        ..Config::default()
+    })
+    .unwrap();
+    let run = measure(p, &fx.url(), "1,2", &["--api", "openai", "--timeout", "1"]);
+    assert_failed(p, &run, "timed out");
+    assert!(run.stderr.contains("--timeout"), "{}", run.stderr);
+}
+
+/// Issue 10, item 12: SIGTERM ends the transcript with its `end` line, as
+/// Ctrl-C does.
+#[test]
+fn sigterm_keeps_the_transcript_and_signs_nothing() {
+    let dir = setup(6, 32);
+    let p = dir.path();
+    let fx = Fixture::start(Config {
+        step: Duration::from_millis(10),
+        ..Config::default()
+    })
+    .unwrap();
+    let url = fx.url();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chit"))
+        .args(measure_args(&url, "1,4", "3"))
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap_or_default();
+        if t.matches("\"token_ids\"").count() >= 2 {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("no progress: {t}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chit did not end after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stderr = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?} {stderr}");
+    assert!(stderr.contains("SIGTERM"), "{stderr}");
+    assert!(!p.join("r.json").exists());
+    let end = last_line(p.join("t.jsonl"));
+    assert_eq!(end["end"], "incomplete", "{end}");
+}

@@ -7,7 +7,7 @@ use crate::inputs;
 use crate::output::Output;
 use anstream::eprintln;
 use chit_core::kinds::numeric_lineage::arithmetic::{self as math, Bound, BoundError, Class};
-use chit_core::kinds::numeric_lineage::transcript::Transcript;
+use chit_core::kinds::numeric_lineage::transcript::{Transcript, TranscriptReader};
 use chit_gateway::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -208,7 +208,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             .lineage_id
             .clone()
             .unwrap_or_else(|| format!("lineage-{}", now_secs())),
-        token_timeout: Duration::from_secs(a.timeout.max(1)),
+        timeout: Duration::from_secs(a.timeout.max(1)),
         fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
         filler_max_tokens: a.filler_max_tokens.max(1),
     };
@@ -252,12 +252,36 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         .build()
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let stop = Arc::new(tokio::sync::Notify::new());
+    // Which signal stopped the run: Ctrl-C (SIGINT) or SIGTERM, each ending
+    // the transcript with its end line before chit exits.
+    let signal: Arc<Mutex<&'static str>> = Arc::new(Mutex::new("Ctrl-C"));
     let result = runtime.block_on(async {
         let s = stop.clone();
+        let which = signal.clone();
+        #[cfg(unix)]
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                s.notify_one();
+            #[cfg(unix)]
+            let terminated = async {
+                match term.as_mut() {
+                    Some(t) => t.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            #[cfg(not(unix))]
+            let terminated = std::future::pending::<Option<()>>();
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => {
+                    if r.is_err() {
+                        return;
+                    }
+                }
+                _ = terminated => {
+                    *which.lock().unwrap_or_else(|p| p.into_inner()) = "SIGTERM";
+                }
             }
+            s.notify_one();
         });
         chit_gateway::measure(&plan, &key, &mut transcript, &shown, stop).await
     });
@@ -274,7 +298,14 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
                 exit,
                 message: format!(
                     "{}; no receipt was signed. The transcript so far is kept in {}, marked incomplete",
-                    if f.interrupted { "interrupted (Ctrl-C)".to_owned() } else { f.message },
+                    if f.interrupted {
+                        format!(
+                            "interrupted ({})",
+                            signal.lock().unwrap_or_else(|p| p.into_inner())
+                        )
+                    } else {
+                        f.message
+                    },
                     a.transcript.display()
                 ),
             });
@@ -338,28 +369,30 @@ fn table(out: &mut Output, levels: &[LevelSummary]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads a transcript for verify and open.
+/// Reads a transcript for verify and open: streamed a line at a time, at
+/// most `limits.max_size` bytes in all and in any one line, so memory stays
+/// bounded whatever the file is (a FIFO with no writer is refused).
 pub fn read_transcript(path: &Path, limits: &chit_core::Limits) -> Result<Transcript, Failure> {
-    let bytes = inputs::read(
-        &inputs::Source::File(path.to_path_buf()),
-        limits.max_size.max(1 << 30),
-    )
-    .map_err(|why| {
+    let cannot = |why: String| {
         Failure::error(format!(
             "cannot read the transcript {}: {why}",
             path.display()
         ))
-    })?;
-    Transcript::read(&bytes, limits).map_err(|why| {
-        Failure::error(format!(
-            "cannot read the transcript {}: {why}",
-            path.display()
-        ))
-    })
+    };
+    let source = inputs::Source::File(path.to_path_buf());
+    let reader = inputs::open_capped(&source, limits.max_size).map_err(cannot)?;
+    let mut transcript = TranscriptReader::new(limits);
+    for (n, line) in inputs::Lines::new(reader, limits.max_size) {
+        let line = line.map_err(|why| cannot(format!("line {n}: {why}")))?;
+        transcript
+            .line(n, &line)
+            .map_err(|e| cannot(e.to_string()))?;
+    }
+    transcript.finish().map_err(|e| cannot(e.to_string()))
 }
 
 pub fn open(a: &OpenArgs, out: &mut Output) -> CmdResult {
-    let t = read_transcript(&a.transcript, &Default::default())?;
+    let t = read_transcript(&a.transcript, &a.limits.limits())?;
     let mut items = vec![(
         "salt",
         None,

@@ -77,6 +77,9 @@ pub struct Transcript {
     pub set_digest: String,
     pub request_count: u64,
     pub max_tokens: u64,
+    /// Each request's `max_tokens`, in the set's order (`None` where a
+    /// request does not say).
+    pub request_max_tokens: Vec<Option<u64>>,
     /// (level, repetition, request) → token ids.
     pub sequences: BTreeMap<(u64, u64, u64), Vec<u64>>,
     /// (level, repetition, request) → in flight at accept and at complete.
@@ -87,88 +90,125 @@ pub struct Transcript {
     pub receipt_id: Option<String>,
 }
 
-impl Transcript {
-    /// Reads a transcript's bytes. Any unreadable line, or a line of the
-    /// wrong shape, is an error naming its line.
-    pub fn read(bytes: &[u8], limits: &Limits) -> Result<Transcript, TranscriptError> {
-        let mut t = Transcript::default();
-        let mut header = false;
-        let mut requests = false;
-        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            let n = n + 1;
-            if line.iter().all(|b| b.is_ascii_whitespace()) {
-                continue;
+/// Reads a transcript one line at a time, so a caller can stream it from
+/// wherever it lies and bound each line (the core does no I/O): feed every
+/// line with [`TranscriptReader::line`], then [`TranscriptReader::finish`].
+#[derive(Debug)]
+pub struct TranscriptReader {
+    t: Transcript,
+    header: bool,
+    requests: bool,
+    limits: Limits,
+}
+
+impl TranscriptReader {
+    pub fn new(limits: &Limits) -> TranscriptReader {
+        TranscriptReader {
+            t: Transcript::default(),
+            header: false,
+            requests: false,
+            limits: *limits,
+        }
+    }
+
+    /// One line, without its line end; `n` is its number, from 1. A blank
+    /// line is passed over. An unreadable line, or a line of the wrong
+    /// shape, is an error naming `n`.
+    pub fn line(&mut self, n: usize, line: &[u8]) -> Result<(), TranscriptError> {
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            return Ok(());
+        }
+        let t = &mut self.t;
+        let doc = crate::json::parse(line, &self.limits).map_err(|e| TranscriptError::Json {
+            line: n,
+            source: e.starting_at_line(n),
+        })?;
+        let v = doc.root();
+        let bad = |problem: LineProblem| TranscriptError::Line { line: n, problem };
+        if t.end.is_some() {
+            return Err(bad(LineProblem::AfterEnd));
+        }
+        if !self.header {
+            let s = |k: &str| text(v, k).map(str::to_owned);
+            t.salt = s("salt").ok_or_else(|| bad(LineProblem::NoSalt))?;
+            t.endpoint = s("endpoint").ok_or_else(|| bad(LineProblem::NoEndpoint))?;
+            t.gateway = s("gateway").ok_or_else(|| bad(LineProblem::NoGateway))?;
+            t.reroute = s("reroute");
+            self.header = true;
+        } else if !self.requests {
+            let set = v
+                .get("requests")
+                .filter(|x| x.as_array().is_some())
+                .ok_or_else(|| bad(LineProblem::NotRequestSet))?;
+            t.set_digest = sha256_hex(&canon::to_vec(set, Profile::Jcs));
+            t.request_count = set.len() as u64;
+            if t.request_count == 0 {
+                return Err(bad(LineProblem::EmptyRequestSet));
             }
-            let doc = crate::json::parse(line, limits).map_err(|e| TranscriptError::Json {
-                line: n,
-                source: e.starting_at_line(n),
-            })?;
-            let v = doc.root();
-            let bad = |problem: LineProblem| TranscriptError::Line { line: n, problem };
-            if t.end.is_some() {
-                return Err(bad(LineProblem::AfterEnd));
+            t.request_max_tokens = set.items().map(|q| int(q, "max_tokens")).collect();
+            t.max_tokens = t
+                .request_max_tokens
+                .iter()
+                .flatten()
+                .copied()
+                .max()
+                .unwrap_or(0);
+            self.requests = true;
+        } else if let Some(end) = v.get("end") {
+            t.receipt_id = text(v, "receipt_id").map(str::to_owned);
+            t.end = Some(match end.as_str() {
+                Some("complete") => None,
+                _ => Some(text(v, "reason").unwrap_or("no reason given").to_owned()),
+            });
+        } else {
+            let at = (
+                int(v, "level").ok_or_else(|| bad(LineProblem::NoLevel))?,
+                int(v, "repetition").ok_or_else(|| bad(LineProblem::NoRepetition))?,
+                int(v, "request").ok_or_else(|| bad(LineProblem::NoRequest))?,
+            );
+            let tokens = v
+                .get("token_ids")
+                .and_then(|a| a.as_array())
+                .ok_or_else(|| bad(LineProblem::NoTokenIds))?
+                .map(|x| x.as_i64().and_then(|x| u64::try_from(x).ok()))
+                .collect::<Option<Vec<u64>>>()
+                .ok_or_else(|| bad(LineProblem::BadTokenIds))?;
+            if t.sequences.insert(at, tokens).is_some() {
+                return Err(bad(LineProblem::RecordedTwice {
+                    level: at.0,
+                    repetition: at.1,
+                    request: at.2,
+                }));
             }
-            if !header {
-                let s = |k: &str| text(v, k).map(str::to_owned);
-                t.salt = s("salt").ok_or_else(|| bad(LineProblem::NoSalt))?;
-                t.endpoint = s("endpoint").ok_or_else(|| bad(LineProblem::NoEndpoint))?;
-                t.gateway = s("gateway").ok_or_else(|| bad(LineProblem::NoGateway))?;
-                t.reroute = s("reroute");
-                header = true;
-            } else if !requests {
-                let set = v
-                    .get("requests")
-                    .filter(|x| x.as_array().is_some())
-                    .ok_or_else(|| bad(LineProblem::NotRequestSet))?;
-                t.set_digest = sha256_hex(&canon::to_vec(set, Profile::Jcs));
-                t.request_count = set.len() as u64;
-                if t.request_count == 0 {
-                    return Err(bad(LineProblem::EmptyRequestSet));
-                }
-                t.max_tokens = set
-                    .items()
-                    .filter_map(|q| int(q, "max_tokens"))
-                    .max()
-                    .unwrap_or(0);
-                requests = true;
-            } else if let Some(end) = v.get("end") {
-                t.receipt_id = text(v, "receipt_id").map(str::to_owned);
-                t.end = Some(match end.as_str() {
-                    Some("complete") => None,
-                    _ => Some(text(v, "reason").unwrap_or("no reason given").to_owned()),
-                });
-            } else {
-                let at = (
-                    int(v, "level").ok_or_else(|| bad(LineProblem::NoLevel))?,
-                    int(v, "repetition").ok_or_else(|| bad(LineProblem::NoRepetition))?,
-                    int(v, "request").ok_or_else(|| bad(LineProblem::NoRequest))?,
-                );
-                let tokens = v
-                    .get("token_ids")
-                    .and_then(|a| a.as_array())
-                    .ok_or_else(|| bad(LineProblem::NoTokenIds))?
-                    .map(|x| x.as_i64().and_then(|x| u64::try_from(x).ok()))
-                    .collect::<Option<Vec<u64>>>()
-                    .ok_or_else(|| bad(LineProblem::BadTokenIds))?;
-                if t.sequences.insert(at, tokens).is_some() {
-                    return Err(bad(LineProblem::RecordedTwice {
-                        level: at.0,
-                        repetition: at.1,
-                        request: at.2,
-                    }));
-                }
-                if let (Some(a), Some(c)) = (
-                    int(v, "in_flight_at_accept"),
-                    int(v, "in_flight_at_complete"),
-                ) {
-                    t.in_flight.insert(at, (a, c));
-                }
+            if let (Some(a), Some(c)) = (
+                int(v, "in_flight_at_accept"),
+                int(v, "in_flight_at_complete"),
+            ) {
+                t.in_flight.insert(at, (a, c));
             }
         }
-        if !requests {
+        Ok(())
+    }
+
+    /// The transcript read, once every line is fed.
+    pub fn finish(self) -> Result<Transcript, TranscriptError> {
+        if !self.requests {
             return Err(TranscriptError::NoHeader);
         }
-        Ok(t)
+        Ok(self.t)
+    }
+}
+
+impl Transcript {
+    /// Reads a transcript's bytes, all in memory (see [`TranscriptReader`]
+    /// to read one a line at a time). Any unreadable line, or a line of the
+    /// wrong shape, is an error naming its line.
+    pub fn read(bytes: &[u8], limits: &Limits) -> Result<Transcript, TranscriptError> {
+        let mut reader = TranscriptReader::new(limits);
+        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            reader.line(n + 1, line)?;
+        }
+        reader.finish()
     }
 
     /// One level's sequences, `runs[r][i]`, for `reps` repetitions; the
@@ -202,6 +242,7 @@ impl Transcript {
             );
         }
         self.l13_commitments(body, r);
+        self.l14_lengths(r);
         let levels = self.l14_recorded(body, r);
         if let Some(levels) = levels {
             self.l15_divergence(body, &levels, r);
@@ -260,6 +301,33 @@ impl Transcript {
                 rule::L13,
                 "/signed_body/effect/reroute_target_commitment",
                 "the transcript names a reroute target, declared batch invariant, but this coupled endpoint's receipt commits to none",
+            );
+        }
+    }
+
+    /// L14: no recorded sequence is longer than its request's `max_tokens`
+    /// (an endpoint that streams more than it was asked for is not
+    /// measured). The first such sequence is named, and how many more.
+    fn l14_lengths(&self, r: &mut Report) {
+        let mut over = self.sequences.iter().filter_map(|(&(l, rep, i), tokens)| {
+            let max = usize::try_from(i)
+                .ok()
+                .and_then(|i| self.request_max_tokens.get(i).copied().flatten())?;
+            (tokens.len() as u64 > max).then_some((l, rep, i, tokens.len(), max))
+        });
+        if let Some((l, rep, i, len, max)) = over.next() {
+            let more = over.count();
+            r.error(
+                rule::L14,
+                format!("/signed_body/levels/{l}"),
+                format!(
+                    "level {l}, repetition {rep}, request {i}: the transcript records {len} tokens, more than its request's max_tokens of {max}{}",
+                    if more > 0 {
+                        format!(" (and {more} more sequences over their max_tokens)")
+                    } else {
+                        String::new()
+                    }
+                ),
             );
         }
     }
@@ -482,5 +550,36 @@ mod tests {
         );
         assert!(read("{\n").starts_with("line 1: "));
         assert_eq!(read(""), "the transcript has no header and request set");
+    }
+
+    #[test]
+    fn a_line_at_a_time_reads_as_the_whole() {
+        let text = "{\"salt\": \"s\", \"endpoint\": \"e\", \"gateway\": \"g\"}\n\n{\"requests\": [{\"max_tokens\": 2}, {}]}\n{\"level\": 0, \"repetition\": 0, \"request\": 0, \"token_ids\": [1, 2, 3]}\n";
+        let whole = Transcript::read(text.as_bytes(), &Limits::default()).unwrap();
+        let mut reader = TranscriptReader::new(&Limits::default());
+        for (n, line) in text.lines().enumerate() {
+            reader.line(n + 1, line.as_bytes()).unwrap();
+        }
+        let t = reader.finish().unwrap();
+        assert_eq!(t.sequences, whole.sequences);
+        assert_eq!(t.set_digest, whole.set_digest);
+        assert_eq!(t.request_max_tokens, vec![Some(2), None]);
+        assert_eq!(t.max_tokens, 2);
+        let mut reader = TranscriptReader::new(&Limits::default());
+        assert_eq!(
+            reader
+                .line(7, b"{")
+                .unwrap_err()
+                .to_string()
+                .split(':')
+                .next(),
+            Some("line 7")
+        );
+        assert_eq!(
+            TranscriptReader::new(&Limits::default())
+                .finish()
+                .unwrap_err(),
+            TranscriptError::NoHeader
+        );
     }
 }
