@@ -322,7 +322,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         Class::Coupled => anstyle::AnsiColor::Red.on_default().bold(),
         Class::Indeterminate => anstyle::AnsiColor::Yellow.on_default().bold(),
     };
-    let io = |e: std::io::Error| Failure::error(format!("cannot write output: {e}"));
+    let io = Failure::write;
     writeln!(
         out,
         "divergence  levels 0 and {}: {} of {} positions differ{}",
@@ -346,7 +346,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
 }
 
 fn table(out: &mut Output, levels: &[LevelSummary]) -> Result<(), Failure> {
-    let io = |e: std::io::Error| Failure::error(format!("cannot write output: {e}"));
+    let io = Failure::write;
     writeln!(
         out,
         "{:>5}  {:>11}  {:>8}  {:>10}  {:>8}  {:>8}",
@@ -413,7 +413,7 @@ pub fn open(a: &OpenArgs, out: &mut Output) -> CmdResult {
             ));
         }
     }
-    let io = |e: std::io::Error| Failure::error(format!("cannot write output: {e}"));
+    let io = Failure::write;
     if a.json {
         let v = serde_json::json!({
             "salt": t.salt,
