@@ -160,9 +160,9 @@ fn event_limit(max_tokens: u64) -> u64 {
     EVENT_BYTES.saturating_add(EVENT_BYTES_PER_TOKEN.saturating_mul(max_tokens))
 }
 
-/// The most token events a filler's stream is read for: it asks to ignore
-/// end-of-sequence, and some servers count differently, so it has room
-/// beyond its max_tokens; past this the endpoint is not honouring it.
+/// The most tokens a filler's stream may carry: a filler's tokens are
+/// counted from its events, not read, so it has room beyond its
+/// max_tokens; past this the endpoint is not honouring max_tokens.
 fn filler_limit(max_tokens: u64) -> u64 {
     max_tokens.saturating_mul(2).saturating_add(64)
 }
