@@ -1,0 +1,181 @@
+//! Gates fail closed (issue 10, items 3-9): `--require-authorized`,
+//! `--request` and `--call` accept only Reason certificates; `--trust`
+//! trusts only the keys it lists, for every kind, within their kinds and
+//! `--threshold`, and an input not signed by enough of them fails and
+//! counts toward nothing; a recompute `match` carries its evidence.
+
+use chit_core::across::{Across, Facts, Origin, Subject};
+use chit_core::keys::SecretKey;
+use chit_core::statement::{sign, sign_checked, Claim};
+use chit_core::trust::Trust;
+use chit_core::{check, json, Checked, Context, Report};
+use serde_json::{json, Value};
+
+const RECEIPT: &str = include_str!("data/lineage/coupled.receipt.json");
+const RUN_RECEIPT: &str = include_str!("../../../examples/run-receipts/agreed-verified.json");
+
+fn receipt_did() -> String {
+    let v: Value = serde_json::from_str(RECEIPT).unwrap();
+    v["key_id"].as_str().unwrap().to_owned()
+}
+
+fn key(n: u8) -> SecretKey {
+    SecretKey::from_seed(&[n; 32])
+}
+
+/// A trust file of `(name, public key, kinds)` entries.
+fn trust(entries: &[(&str, String, Option<&str>)]) -> Trust {
+    let mut text = String::new();
+    for (name, key, kinds) in entries {
+        text.push_str(&format!(
+            "[[key]]\nname = \"{name}\"\npublic_key = \"{key}\"\n"
+        ));
+        if let Some(k) = kinds {
+            text.push_str(&format!("kinds = {k}\n"));
+        }
+    }
+    Trust::parse(&text).unwrap()
+}
+
+fn signed(keys: &[&SecretKey], kind: &str, payload: Value) -> Vec<u8> {
+    let claim = Claim {
+        kind,
+        system: "test://gates",
+        subject: None,
+        at_unix_secs: 1_796_025_600,
+    };
+    let mut env: Value =
+        serde_json::from_str(&sign(keys[0], claim, payload.clone()).unwrap().to_json()).unwrap();
+    for k in &keys[1..] {
+        let other: Value =
+            serde_json::from_str(&sign(k, claim, payload.clone()).unwrap().to_json()).unwrap();
+        let sig = other["signatures"][0].clone();
+        env["signatures"].as_array_mut().unwrap().push(sig);
+    }
+    serde_json::to_vec(&env).unwrap()
+}
+
+fn checked(bytes: &[u8], ctx: &Context) -> Checked {
+    check(bytes, ctx).expect("readable")
+}
+
+fn rules(r: &Report) -> Vec<&'static str> {
+    let mut v: Vec<&str> = r.errors.iter().map(|f| f.rule).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn packet(seq: u64) -> Value {
+    let mut p = json!({
+        "schema": "verification.packet.v1",
+        "stream_id": "s",
+        "packet_id": format!("p{seq}"),
+        "sequence": seq,
+        "model_digest": format!("sha256:{}", "a".repeat(64)),
+        "input_digest": format!("sha256:{}", "b".repeat(64)),
+        "output_digest": format!("sha256:{:064x}", seq),
+        "produced_at": "2026-11-30T09:00:00Z",
+        "reproducibility": "bit_exact",
+    });
+    if seq > 0 {
+        p["prev_packet_id"] = format!("p{}", seq - 1).into();
+    }
+    p
+}
+
+fn result(packet_art: &str, packet_id: &str, method: &str, out: Option<&str>) -> Value {
+    let mut r = json!({
+        "schema": "verification.recompute.v1",
+        "packet": packet_art,
+        "packet_id": packet_id,
+        "method": method,
+        "verdict": "match",
+        "recomputed_at": "2026-11-30T09:05:00Z",
+    });
+    if let Some(o) = out {
+        r["output_digest_recomputed"] = o.into();
+    }
+    r
+}
+
+// Item 9.
+
+#[test]
+fn item9_a_match_carries_its_evidence() {
+    let c = Context::default();
+    let bytes = |v: &Value| serde_json::to_vec(v).unwrap();
+    let no_digest = result("art_x", "p2", "bit_exact", None);
+    assert!(!checked(&bytes(&no_digest), &c).report.valid());
+    let nothing = result("art_x", "p2", "none", None);
+    assert!(!checked(&bytes(&nothing), &c).report.valid());
+    let mut bounded = result("art_x", "p2", "bounded", None);
+    bounded["distance"] = json!(0.1);
+    bounded["threshold"] = json!(0.2);
+    assert!(checked(&bytes(&bounded), &c).report.valid());
+    let digest = result("art_x", "p2", "bit_exact", Some("sha256:00"));
+    assert!(checked(&bytes(&digest), &c).report.valid());
+}
+
+fn facts(bytes: &[u8]) -> Facts {
+    checked(bytes, &Context::default()).facts.expect("facts")
+}
+
+#[test]
+fn item9_a_result_is_checked_against_its_packet() {
+    // The packet claims no reproducibility; the result claims bit_exact and
+    // match with another digest.
+    let mut p = packet(2);
+    p["reproducibility"] = "none".into();
+    let wrong = format!("sha256:{:064x}", 99);
+    let res = result("art_x", "p2", "bit_exact", Some(&wrong));
+    let mut across = Across::new(None);
+    across.add(
+        Origin::new("p.json", None),
+        facts(&serde_json::to_vec(&p).unwrap()),
+    );
+    across.add(
+        Origin::new("r.json", None),
+        facts(&serde_json::to_vec(&res).unwrap()),
+    );
+    let out = across.finish();
+    let rec: Vec<_> = out
+        .iter()
+        .filter(|c| c.subject == Subject::Recompute)
+        .collect();
+    assert_eq!(rec.len(), 1, "the result is cross-checked by packet_id");
+    assert!(rec[0].report.breaks("R2"), "{:?}", rec[0].report);
+
+    // A result naming an art id not among the inputs, while a signed packet
+    // with its packet_id is: checked against it, and R1 names the art ids.
+    let gw = key(3);
+    let env = signed(&[&gw], "verification.packet.v1", packet(2));
+    let right = format!("sha256:{:064x}", 2);
+    let res = result(
+        &format!("art_{}", "0".repeat(32)),
+        "p2",
+        "bit_exact",
+        Some(&right),
+    );
+    let t = trust(&[("gw", gw.public().treeship(), None)]);
+    let ctx = Context {
+        trust: Some(&t),
+        ..Context::default()
+    };
+    let mut across = Across::new(None);
+    across.add(
+        Origin::new("p.json", None),
+        checked(&env, &ctx).facts.unwrap(),
+    );
+    across.add(
+        Origin::new("r.json", None),
+        facts(&serde_json::to_vec(&res).unwrap()),
+    );
+    let out = across.finish();
+    let rec: Vec<_> = out
+        .iter()
+        .filter(|c| c.subject == Subject::Recompute)
+        .collect();
+    assert_eq!(rec.len(), 1);
+    assert!(rec[0].report.breaks("R1"), "{:?}", rec[0].report);
+}

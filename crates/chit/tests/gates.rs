@@ -1,0 +1,134 @@
+//! Gates fail closed, through the command line (issue 10, items 3-9): the
+//! Reason gates accept only certificates, `--trust` trusts only the keys it
+//! lists (for every kind, within `kinds` and `--threshold`), every check
+//! holds inside an envelope, an unsigned input under `--trust` fails and
+//! fills no gap, and a recompute `match` carries its evidence.
+
+mod common;
+use common::{chit_in, example_text, Run};
+use serde_json::{json, Value};
+use std::path::Path;
+
+const RECEIPT: &str = include_str!("../../chit-core/tests/data/lineage/coupled.receipt.json");
+const SEQUENCES: &str = include_str!("../../chit-core/tests/data/lineage/coupled.sequences.jsonl");
+
+fn write(d: &Path, name: &str, text: &str) {
+    std::fs::write(d.join(name), text).unwrap();
+}
+
+fn run(d: &Path, args: &[&str]) -> Run {
+    chit_in(d, args, None)
+}
+
+fn receipt_did() -> String {
+    let v: Value = serde_json::from_str(RECEIPT).unwrap();
+    v["key_id"].as_str().unwrap().to_owned()
+}
+
+/// `k.pem` and `other.pem`, and `k.toml` trusting k alone.
+fn keys(d: &Path) -> String {
+    assert_eq!(run(d, &["keygen", "--out", "k.pem"]).code, 0);
+    assert_eq!(run(d, &["keygen", "--out", "other.pem"]).code, 0);
+    let show = run(d, &["key", "show", "k.pem"]);
+    let k = show
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("treeship    "))
+        .unwrap()
+        .to_string();
+    write(
+        d,
+        "k.toml",
+        &format!("[[key]]\nname = \"k\"\npublic_key = \"{k}\"\n"),
+    );
+    k
+}
+
+fn sign(d: &Path, pem: &str, kind: &str, input: &str, out: &str) {
+    let r = run(
+        d,
+        &["sign", "--key", pem, "--kind", kind, "--out", out, input],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+fn certificate(status: &str, reasoning: &str) -> Value {
+    let d = format!("sha256:{}", "a".repeat(64));
+    json!({
+        "schema": "zerker.reason.authorization.v1",
+        "status": status,
+        "request_digest": d,
+        "mission": {"id": "mission-1", "digest": d},
+        "action": {"id": "action-1", "digest": d, "tool": "deploy", "arguments": {"env": "prod"},
+                   "effects": [{"kind": "deploy", "resource": "r", "value": "prod"}]},
+        "reasoning": {
+            "schema": "zerker.reason.result.v2", "status": reasoning, "query": {},
+            "program_digest": d, "ontology": {}, "authority": {},
+            "proof": if reasoning == "proved" { json!({"root": 1}) } else { json!(null) },
+            "disproof": if reasoning == "disproved" { json!({"root": 2}) } else { json!(null) },
+            "conflict": null, "missing": [], "assumptions": [], "metrics": {}
+        },
+        "issues": []
+    })
+}
+
+fn request(env: &str) -> Value {
+    json!({
+        "schema": "zerker.reason.action.v1",
+        "mission": {"id": "mission-1", "principal": "user:x"},
+        "action": {"id": "action-1", "tool": "deploy", "proposed_at": "2026-11-30T10:00:00Z",
+                   "arguments": {"env": env},
+                   "effects": [{"value": "prod", "resource": "r", "kind": "deploy"}]},
+        "policy": {}
+    })
+}
+
+fn packet(seq: u64) -> Value {
+    let mut p = json!({
+        "schema": "verification.packet.v1",
+        "stream_id": "s",
+        "packet_id": format!("p{seq}"),
+        "sequence": seq,
+        "model_digest": format!("sha256:{}", "a".repeat(64)),
+        "input_digest": format!("sha256:{}", "b".repeat(64)),
+        "output_digest": format!("sha256:{:064x}", seq),
+        "produced_at": "2026-11-30T09:00:00Z",
+        "reproducibility": "bit_exact",
+    });
+    if seq > 0 {
+        p["prev_packet_id"] = format!("p{}", seq - 1).into();
+    }
+    p
+}
+
+#[test]
+fn item9_recompute_results_carry_and_meet_their_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let result = |method: &str, digest: Option<String>| {
+        let mut r = json!({
+            "schema": "verification.recompute.v1", "packet": format!("art_{}", "0".repeat(32)),
+            "packet_id": "p1", "method": method, "verdict": "match",
+            "recomputed_at": "2026-11-30T09:05:00Z",
+        });
+        if let Some(o) = digest {
+            r["output_digest_recomputed"] = o.into();
+        }
+        r.to_string()
+    };
+    write(d, "none.json", &result("bit_exact", None));
+    assert_eq!(run(d, &["verify", "none.json"]).code, 1);
+    // A packet claiming no reproducibility; the result claims bit_exact
+    // with another digest, and names an art id not among the inputs.
+    let mut p = packet(1);
+    p["reproducibility"] = "none".into();
+    write(d, "p1.json", &p.to_string());
+    write(
+        d,
+        "r.json",
+        &result("bit_exact", Some(format!("sha256:{:064x}", 99))),
+    );
+    let r = run(d, &["verify", "p1.json", "r.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error R2:"), "{}", r.stdout);
+}
