@@ -303,6 +303,13 @@ pub enum SignError {
     /// The subject is not an art id (exit 2).
     #[error("--subject {0} is not an art id (art_ and 32 lower-case hex digits)")]
     NotAnArtId(String),
+    /// The payload declares a kind of its own, and the claim names another:
+    /// `chit verify` would reject the statement (exit 2: the wrong --kind).
+    #[error("the payload is a {declared}, but the statement would say {kind}, which chit verify rejects: sign it with --kind {declared}")]
+    KindDiffers {
+        kind: String,
+        declared: &'static str,
+    },
     /// The statement did not read back (exit 2).
     #[error("internal error: the statement does not read back: {0}")]
     Internal(String),
@@ -338,6 +345,14 @@ pub fn sign_checked(
 ) -> Result<Envelope, SignError> {
     if !payload.is_object() {
         return Err(SignError::NotAnObject);
+    }
+    // A statement of a kind chit does not know, around a payload that
+    // declares a kind it does, is rejected (step 6): sign it under its own.
+    if let (None, Some(declared)) = (Kind::from_name(claim.kind), Kind::detect_val(payload)) {
+        return Err(SignError::KindDiffers {
+            kind: claim.kind.to_owned(),
+            declared: declared.name(),
+        });
     }
     if let Some(kind) = Kind::from_name(claim.kind) {
         let report = kind.check_val(payload);

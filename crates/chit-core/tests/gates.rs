@@ -99,6 +99,33 @@ fn result(packet_art: &str, packet_id: &str, method: &str, out: Option<&str>) ->
     r
 }
 
+// Item 5.
+
+#[test]
+fn item5_chit_does_not_sign_a_kind_its_payload_contradicts() {
+    let doc = json::parse(RUN_RECEIPT.as_bytes(), &Default::default()).unwrap();
+    let claim = Claim {
+        kind: "my.custom.kind",
+        system: "test://gates",
+        subject: None,
+        at_unix_secs: 1_796_025_600,
+    };
+    let e = sign_checked(&key(1), claim, doc.root()).unwrap_err();
+    assert!(
+        !e.is_invalid(),
+        "a wrong --kind is a wrong command line: {e:?}"
+    );
+    assert!(e.to_string().contains("run-receipt"), "{e}");
+    // Its own kind signs, and a payload that declares none signs as any kind.
+    let own = Claim {
+        kind: "run-receipt",
+        ..claim
+    };
+    assert!(sign_checked(&key(1), own, doc.root()).is_ok());
+    let plain = json::parse(br#"{"a": 1}"#, &Default::default()).unwrap();
+    assert!(sign_checked(&key(1), claim, plain.root()).is_ok());
+}
+
 // Item 9.
 
 #[test]

@@ -102,6 +102,35 @@ fn packet(seq: u64) -> Value {
 }
 
 #[test]
+fn item5_sign_refuses_a_kind_its_payload_contradicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    keys(d);
+    write(d, "r.json", &example_text("agreed-verified.json"));
+    let r = run(
+        d,
+        &[
+            "sign",
+            "--key",
+            "k.pem",
+            "--kind",
+            "my.custom.kind",
+            "--out",
+            "e.json",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("refusing to sign r.json") && r.stderr.contains("--kind run-receipt"),
+        "{}",
+        r.stderr
+    );
+    assert!(!d.join("e.json").exists());
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+#[test]
 fn item9_recompute_results_carry_and_meet_their_evidence() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
