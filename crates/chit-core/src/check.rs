@@ -125,10 +125,42 @@ impl Unreadable {
 /// ```
 pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
     if let Some(checked) = lattice_packet(input, ctx)? {
+        let mut checked = checked;
+        reason_gate(&mut checked.report, ctx);
         return Ok(checked);
     }
     let doc = json::parse(input, &ctx.limits).map_err(Unreadable::Json)?;
     Ok(check_doc(&doc, ctx))
+}
+
+/// Under `--require-authorized`, `--request` or `--call`, an input that is
+/// not a Reason certificate fails: a gate never opens on the wrong file.
+pub(crate) fn reason_gate(report: &mut Report, ctx: &Context) {
+    let flag = if ctx.require_authorized {
+        "--require-authorized"
+    } else if ctx.request.is_some() {
+        "--request"
+    } else if ctx.call.is_some() {
+        "--call"
+    } else {
+        return;
+    };
+    if report.kind != reason::KIND {
+        let what = match report.kind {
+            "" => "a document of no kind chit knows".to_owned(),
+            "envelope" => "an envelope carrying no certificate".to_owned(),
+            kind => format!("a {kind}"),
+        };
+        report.error(
+            crate::rule::AUTHORIZED,
+            "",
+            format!(
+                "{flag} accepts only a Zerker Reason certificate ({}, a bundle of them, or an envelope carrying one); \
+                 this is {what}: give the certificate for the call",
+                reason::KIND
+            ),
+        );
+    }
 }
 
 /// Step 1: a Lattice executor packet, checked on its own bytes; `None` when
@@ -158,8 +190,9 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
     let Some(kind) = ctx.kind.or_else(|| Kind::detect(doc)) else {
         return Checked::of(kinds::unknown_kind());
     };
-    let report = check_as(kind, doc.root(), ctx);
+    let mut report = check_as(kind, doc.root(), ctx);
     let facts = Facts::of(kind, doc.root(), &report, None, None);
+    reason_gate(&mut report, ctx);
     Checked {
         facts,
         ..Checked::of(report)

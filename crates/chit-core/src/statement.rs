@@ -192,6 +192,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
             _ => {}
         }
     }
+    crate::check::reason_gate(&mut report, ctx);
     Checked {
         report,
         artifact_id: Some(ids.artifact_id),

@@ -99,6 +99,55 @@ fn result(packet_art: &str, packet_id: &str, method: &str, out: Option<&str>) ->
     r
 }
 
+// Item 3.
+
+#[test]
+fn item3_gates_accept_only_reason_certificates() {
+    let gw = key(3);
+    let t = trust(&[("gw", gw.public().treeship(), None)]);
+    let call = json::parse(br#"{"tool": "x", "arguments": {}}"#, &Default::default()).unwrap();
+    let request = json::parse(
+        br#"{"schema": "zerker.reason.action.v1"}"#,
+        &Default::default(),
+    )
+    .unwrap();
+    let run: Value = serde_json::from_str(RUN_RECEIPT).unwrap();
+    let gates = [
+        Context {
+            require_authorized: true,
+            ..Context::default()
+        },
+        Context {
+            call: Some(call.root()),
+            ..Context::default()
+        },
+        Context {
+            request: Some(request.root()),
+            ..Context::default()
+        },
+    ];
+    for gate in gates {
+        let bare = checked(RUN_RECEIPT.as_bytes(), &gate).report;
+        assert!(bare.breaks(chit_core::rule::AUTHORIZED), "{bare:?}");
+        let env = signed(&[&gw], "run-receipt", run.clone());
+        let inner = checked(
+            &env,
+            &Context {
+                trust: Some(&t),
+                ..gate
+            },
+        )
+        .report;
+        assert!(inner.breaks(chit_core::rule::AUTHORIZED), "{inner:?}");
+        let p = checked(&serde_json::to_vec(&packet(0)).unwrap(), &gate).report;
+        assert!(p.breaks(chit_core::rule::AUTHORIZED), "{p:?}");
+    }
+    // Without a gate, the run receipt is valid.
+    assert!(checked(RUN_RECEIPT.as_bytes(), &Context::default())
+        .report
+        .valid());
+}
+
 // Item 5.
 
 #[test]

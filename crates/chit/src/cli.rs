@@ -208,8 +208,9 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub call: Option<PathBuf>,
 
-    /// Exit 0 only for authorized Reason certificates: any other status is
-    /// reported, named, as an error.
+    /// Exit 0 only for authorized Reason certificates: any other status, and
+    /// any input that is not a certificate, is reported, named, as an error
+    /// (so under --request and --call).
     #[arg(long)]
     pub require_authorized: bool,
 

@@ -102,6 +102,54 @@ fn packet(seq: u64) -> Value {
 }
 
 #[test]
+fn item3_reason_gates_refuse_what_is_not_a_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "r.json", &example_text("agreed-verified.json"));
+    write(d, "request.json", &request("prod").to_string());
+    write(
+        d,
+        "call.json",
+        r#"{"tool": "deploy", "arguments": {"env": "prod"}}"#,
+    );
+    write(d, "p.json", &packet(0).to_string());
+    for gate in [
+        vec!["--require-authorized", "--call", "call.json"],
+        vec!["--request", "request.json"],
+        vec!["--call", "call.json"],
+    ] {
+        for input in ["r.json", "p.json"] {
+            let mut args = vec!["verify"];
+            args.extend(&gate);
+            args.push(input);
+            let r = run(d, &args);
+            assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+            assert!(r.stdout.contains("error authorized:"), "{}", r.stdout);
+            assert!(r.stdout.contains("Reason certificate"), "{}", r.stdout);
+        }
+    }
+    // The certificate itself still opens the gate.
+    write(
+        d,
+        "ok.json",
+        &certificate("authorized", "proved").to_string(),
+    );
+    let r = run(
+        d,
+        &[
+            "verify",
+            "--require-authorized",
+            "--request",
+            "request.json",
+            "--call",
+            "call.json",
+            "ok.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+#[test]
 fn item5_sign_refuses_a_kind_its_payload_contradicts() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
