@@ -103,8 +103,8 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
     // whatever the payload type: a key limited to some kinds may sign no
     // payload that is not a statement of one of them.
     let mut signer = None;
+    let mut allowed: Vec<crate::keys::PublicKey> = Vec::new();
     if let Some(trust) = ctx.trust {
-        let mut allowed = 0;
         for key in &signers {
             let entries: Vec<&crate::trust::TrustedKey> =
                 trust.keys.iter().filter(|e| e.key == *key).collect();
@@ -115,7 +115,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                 None => e.kinds.is_none(),
             });
             if ok {
-                allowed += 1;
+                allowed.push(*key);
             } else {
                 report.error(crate::rule::TRUST,
                     "",
@@ -127,16 +127,6 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                     },
                 );
             }
-        }
-        if allowed < ctx.threshold {
-            report.error(
-                crate::rule::THRESHOLD,
-                "/signatures",
-                format!(
-                    "{allowed} distinct trusted key(s) signed; {} required",
-                    ctx.threshold
-                ),
-            );
         }
     }
 
@@ -173,6 +163,17 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                             );
                         }
                         report.absorb(inner, "/payload");
+                        // A lineage receipt's own signer counts with the
+                        // envelope's: distinct trusted keys allowed the kind.
+                        if let (Kind::Lineage, Some(trust)) = (k, ctx.trust) {
+                            if let Some(own) =
+                                crate::kinds::numeric_lineage::trusted_signer(payload, trust)
+                            {
+                                if named == Some(Kind::Lineage) && !allowed.contains(&own) {
+                                    allowed.push(own);
+                                }
+                            }
+                        }
                         if k == Kind::Recompute {
                             r1_subject_is_the_packet(root, payload, &mut report);
                         }
@@ -190,6 +191,31 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                 "the statement carries no payload to check",
             ),
             _ => {}
+        }
+    }
+    if ctx.trust.is_some() {
+        if allowed.len() < ctx.threshold {
+            report.error(
+                crate::rule::THRESHOLD,
+                "/signatures",
+                format!(
+                    "{} distinct trusted key(s) signed; {} required",
+                    allowed.len(),
+                    ctx.threshold
+                ),
+            );
+        }
+        // An input not signed as the trust file requires counts toward
+        // nothing across inputs: an unsigned or forged packet fills no gap.
+        if [
+            crate::rule::SIGNATURE,
+            crate::rule::TRUST,
+            crate::rule::THRESHOLD,
+        ]
+        .iter()
+        .any(|r| report.breaks(r))
+        {
+            facts = None;
         }
     }
     crate::check::reason_gate(&mut report, ctx);

@@ -148,6 +148,26 @@ fn item3_gates_accept_only_reason_certificates() {
         .valid());
 }
 
+// Item 4.
+
+#[test]
+fn item4_a_lineage_receipt_by_an_unlisted_key_fails_under_trust() {
+    let other = trust(&[("other", key(9).public().treeship(), None)]);
+    let ctx = Context {
+        trust: Some(&other),
+        ..Context::default()
+    };
+    let r = checked(RECEIPT.as_bytes(), &ctx).report;
+    assert!(r.breaks(chit_core::rule::TRUST), "{r:?}");
+    let listed = trust(&[("gw", receipt_did(), None)]);
+    let ctx = Context {
+        trust: Some(&listed),
+        ..Context::default()
+    };
+    let r = checked(RECEIPT.as_bytes(), &ctx).report;
+    assert!(r.valid(), "{r:?}");
+}
+
 // Item 5.
 
 #[test]
@@ -173,6 +193,172 @@ fn item5_chit_does_not_sign_a_kind_its_payload_contradicts() {
     assert!(sign_checked(&key(1), own, doc.root()).is_ok());
     let plain = json::parse(br#"{"a": 1}"#, &Default::default()).unwrap();
     assert!(sign_checked(&key(1), claim, plain.root()).is_ok());
+}
+
+// Item 6: the inner lineage receipt's own signer answers to the trust file.
+
+#[test]
+fn item6_the_inner_lineage_signer_answers_to_trust() {
+    let gw = key(3);
+    let receipt: Value = serde_json::from_str(RECEIPT).unwrap();
+    let env = signed(&[&gw], "numeric.lineage", receipt);
+    let only_gw = trust(&[("gw", gw.public().treeship(), None)]);
+    let r = checked(
+        &env,
+        &Context {
+            trust: Some(&only_gw),
+            ..Context::default()
+        },
+    )
+    .report;
+    assert!(r.breaks(chit_core::rule::TRUST), "{r:?}");
+    let both = trust(&[
+        ("gw", gw.public().treeship(), None),
+        ("lab", receipt_did(), None),
+    ]);
+    let r = checked(
+        &env,
+        &Context {
+            trust: Some(&both),
+            ..Context::default()
+        },
+    )
+    .report;
+    assert!(r.valid(), "{r:?}");
+}
+
+// Item 7.
+
+#[test]
+fn item7_threshold_and_kinds_hold_for_lineage_receipts() {
+    for kinds in ["[\"verification.packet.v1\"]", "[]"] {
+        let t = trust(&[("lab", receipt_did(), Some(kinds))]);
+        let ctx = Context {
+            trust: Some(&t),
+            ..Context::default()
+        };
+        let r = checked(RECEIPT.as_bytes(), &ctx).report;
+        assert!(r.breaks(chit_core::rule::TRUST), "{kinds}: {r:?}");
+    }
+    let t = trust(&[("lab", receipt_did(), Some("[\"numeric.lineage\"]"))]);
+    let one = Context {
+        trust: Some(&t),
+        ..Context::default()
+    };
+    assert!(checked(RECEIPT.as_bytes(), &one).report.valid());
+    let two = Context {
+        threshold: 2,
+        ..one
+    };
+    let r = checked(RECEIPT.as_bytes(), &two).report;
+    assert_eq!(rules(&r), vec![chit_core::rule::THRESHOLD], "{r:?}");
+
+    // In an envelope: its signers and the receipt's own signer count
+    // together, each distinct trusted key once.
+    let gw = key(3);
+    let receipt: Value = serde_json::from_str(RECEIPT).unwrap();
+    let env = signed(&[&gw], "numeric.lineage", receipt);
+    let both = trust(&[
+        ("gw", gw.public().treeship(), None),
+        ("lab", receipt_did(), None),
+    ]);
+    let ctx = Context {
+        trust: Some(&both),
+        threshold: 2,
+        ..Context::default()
+    };
+    assert!(checked(&env, &ctx).report.valid());
+    let three = Context {
+        threshold: 3,
+        ..ctx
+    };
+    assert_eq!(
+        rules(&checked(&env, &three).report),
+        vec![chit_core::rule::THRESHOLD]
+    );
+    // The envelope's signer may not sign numeric.lineage: it does not count.
+    let limited = trust(&[
+        (
+            "gw",
+            gw.public().treeship(),
+            Some("[\"verification.packet.v1\"]"),
+        ),
+        ("lab", receipt_did(), None),
+    ]);
+    let r = checked(
+        &env,
+        &Context {
+            trust: Some(&limited),
+            ..Context::default()
+        },
+    )
+    .report;
+    assert!(r.breaks(chit_core::rule::TRUST), "{r:?}");
+}
+
+// Item 8.
+
+#[test]
+fn item8_under_trust_an_unsigned_input_fails_and_counts_for_nothing() {
+    let gw = key(3);
+    let t = trust(&[("gw", gw.public().treeship(), None)]);
+    let ctx = Context {
+        trust: Some(&t),
+        ..Context::default()
+    };
+    // A bare packet, a bare recompute result claiming match, a run receipt.
+    let bare = serde_json::to_vec(&packet(2)).unwrap();
+    let c = checked(&bare, &ctx);
+    assert!(
+        c.report.breaks(chit_core::rule::THRESHOLD),
+        "{:?}",
+        c.report
+    );
+    assert!(
+        c.facts.is_none(),
+        "an unsigned packet counts toward no stream"
+    );
+    let two = Context {
+        threshold: 2,
+        ..ctx
+    };
+    assert!(!checked(&bare, &two).report.valid());
+    let res = result(
+        "art_x",
+        "p2",
+        "bit_exact",
+        Some(&format!("sha256:{:064x}", 2)),
+    );
+    let r = checked(&serde_json::to_vec(&res).unwrap(), &ctx).report;
+    assert!(r.breaks(chit_core::rule::THRESHOLD), "{r:?}");
+    assert!(!checked(RUN_RECEIPT.as_bytes(), &ctx).report.valid());
+    // Without --trust, bare documents are checked as they are.
+    assert!(checked(&bare, &Context::default()).report.valid());
+
+    // A stream signed but for packet 2, given bare: the gap stays.
+    let mut across = Across::new(None);
+    for seq in 0..5u64 {
+        let bytes = if seq == 2 {
+            bare.clone()
+        } else {
+            signed(&[&gw], "verification.packet.v1", packet(seq))
+        };
+        if let Some(f) = checked(&bytes, &ctx).facts {
+            across.add(Origin::new(format!("p{seq}.json"), None), f);
+        }
+    }
+    let out = across.finish();
+    assert_eq!(out.len(), 1);
+    assert!(out[0].report.breaks("P3"), "{:?}", out[0].report);
+
+    // A packet whose envelope signature fails fills no slot.
+    let forger = key(7);
+    let forged = signed(&[&forger], "verification.packet.v1", packet(2));
+    let c = checked(&forged, &ctx);
+    assert!(c.report.breaks(chit_core::rule::SIGNATURE));
+    assert!(c.facts.is_none());
+    let good = checked(&signed(&[&gw], "verification.packet.v1", packet(2)), &ctx);
+    assert!(good.report.valid() && good.facts.is_some());
 }
 
 // Item 9.

@@ -150,6 +150,41 @@ fn item3_reason_gates_refuse_what_is_not_a_certificate() {
 }
 
 #[test]
+fn item4_an_unlisted_did_key_fails_under_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    keys(d);
+    write(d, "receipt.json", RECEIPT);
+    let r = run(d, &["verify", "--trust", "k.toml", "receipt.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("error trust:") && r.stdout.contains("does not list"),
+        "{}",
+        r.stdout
+    );
+    write(
+        d,
+        "lab.toml",
+        &format!(
+            "[[key]]\nname = \"lab\"\npublic_key = \"{}\"\n",
+            receipt_did()
+        ),
+    );
+    let r = run(d, &["verify", "--trust", "lab.toml", "receipt.json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    // Documented.
+    let help = run(d, &["verify", "--help"]);
+    let words: Vec<&str> = help.stdout.split_whitespace().collect();
+    assert!(
+        words
+            .join(" ")
+            .contains("Only the keys it lists are trusted, for every kind"),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
 fn item5_sign_refuses_a_kind_its_payload_contradicts() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -176,6 +211,286 @@ fn item5_sign_refuses_a_kind_its_payload_contradicts() {
     );
     assert!(!d.join("e.json").exists());
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+#[test]
+fn item6_every_check_holds_inside_an_envelope() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    keys(d);
+    write(
+        d,
+        "denied.json",
+        &certificate("denied", "disproved").to_string(),
+    );
+    write(
+        d,
+        "ok.json",
+        &certificate("authorized", "proved").to_string(),
+    );
+    sign(
+        d,
+        "k.pem",
+        "zerker.reason.authorization.v1",
+        "denied.json",
+        "denied.env.json",
+    );
+    sign(
+        d,
+        "k.pem",
+        "zerker.reason.authorization.v1",
+        "ok.json",
+        "ok.env.json",
+    );
+    write(d, "other-request.json", &request("staging").to_string());
+    write(
+        d,
+        "wrong-call.json",
+        r#"{"tool": "deploy", "arguments": {"env": "staging"}}"#,
+    );
+    let t = ["verify", "--trust", "k.toml"];
+    let with = |extra: &[&str]| {
+        let mut a = t.to_vec();
+        a.extend(extra);
+        run(d, &a)
+    };
+    assert_eq!(with(&["ok.env.json"]).code, 0);
+    let r = with(&["--require-authorized", "denied.env.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("status is denied"), "{}", r.stdout);
+    let r = with(&["--call", "wrong-call.json", "ok.env.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error A6:"), "{}", r.stdout);
+    let r = with(&["--request", "other-request.json", "ok.env.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error A5:"), "{}", r.stdout);
+
+    // A lineage receipt in an envelope, against a transcript that does not
+    // match it, and its own signer against the trust file.
+    write(d, "receipt.json", RECEIPT);
+    write(d, "right.jsonl", SEQUENCES);
+    write(d, "wrong.jsonl", &SEQUENCES.replacen("5a5a", "5a5b", 1));
+    sign(
+        d,
+        "k.pem",
+        "numeric.lineage",
+        "receipt.json",
+        "receipt.env.json",
+    );
+    let k = std::fs::read_to_string(d.join("k.toml")).unwrap();
+    write(
+        d,
+        "both.toml",
+        &format!(
+            "{k}\n[[key]]\nname = \"lab\"\npublic_key = \"{}\"\n",
+            receipt_did()
+        ),
+    );
+    let r = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "both.toml",
+            "--transcript",
+            "wrong.jsonl",
+            "receipt.env.json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error L13:"), "{}", r.stdout);
+    let r = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "both.toml",
+            "--transcript",
+            "right.jsonl",
+            "receipt.env.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    // The receipt's own signer is not in k.toml.
+    let r = run(d, &["verify", "--trust", "k.toml", "receipt.env.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error trust:"), "{}", r.stdout);
+}
+
+#[test]
+fn item7_threshold_and_kinds_hold_for_lineage_receipts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    keys(d);
+    write(d, "receipt.json", RECEIPT);
+    let lab = |kinds: &str| {
+        write(
+            d,
+            "lab.toml",
+            &format!(
+                "[[key]]\nname = \"lab\"\npublic_key = \"{}\"\n{kinds}",
+                receipt_did()
+            ),
+        )
+    };
+    lab("");
+    assert_eq!(
+        run(d, &["verify", "--trust", "lab.toml", "receipt.json"]).code,
+        0
+    );
+    let r = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "lab.toml",
+            "--threshold",
+            "2",
+            "receipt.json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error threshold:"), "{}", r.stdout);
+    for kinds in ["kinds = [\"verification.packet.v1\"]\n", "kinds = []\n"] {
+        lab(kinds);
+        let r = run(d, &["verify", "--trust", "lab.toml", "receipt.json"]);
+        assert_eq!(r.code, 1, "{kinds}: {}", r.stdout);
+        assert!(r.stdout.contains("error trust:"), "{}", r.stdout);
+    }
+    // In an envelope signed by k: k and the receipt's signer make two.
+    lab("");
+    let k = std::fs::read_to_string(d.join("k.toml")).unwrap();
+    let l = std::fs::read_to_string(d.join("lab.toml")).unwrap();
+    write(d, "both.toml", &format!("{k}\n{l}"));
+    sign(
+        d,
+        "k.pem",
+        "numeric.lineage",
+        "receipt.json",
+        "receipt.env.json",
+    );
+    let two = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "both.toml",
+            "--threshold",
+            "2",
+            "receipt.env.json",
+        ],
+    );
+    assert_eq!(two.code, 0, "{}", two.stdout);
+    let three = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "both.toml",
+            "--threshold",
+            "3",
+            "receipt.env.json",
+        ],
+    );
+    assert_eq!(three.code, 1, "{}", three.stdout);
+}
+
+#[test]
+fn item8_under_trust_unsigned_inputs_fail_and_fill_no_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    keys(d);
+    for seq in 0..3 {
+        write(d, &format!("p{seq}.json"), &packet(seq).to_string());
+    }
+    sign(
+        d,
+        "k.pem",
+        "verification.packet.v1",
+        "p0.json",
+        "p0.env.json",
+    );
+    sign(
+        d,
+        "k.pem",
+        "verification.packet.v1",
+        "p2.json",
+        "p2.env.json",
+    );
+    sign(
+        d,
+        "other.pem",
+        "verification.packet.v1",
+        "p1.json",
+        "p1.forged.json",
+    );
+    // A bare packet under --trust --threshold 2.
+    let r = run(
+        d,
+        &["verify", "--trust", "k.toml", "--threshold", "2", "p1.json"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    // An unsigned packet does not fill the gap, even with --quiet.
+    let r = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "k.toml",
+            "--quiet",
+            "p0.env.json",
+            "p1.json",
+            "p2.env.json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("p1.json"), "{}", r.stdout);
+    assert!(r.stdout.contains("error P3:"), "{}", r.stdout);
+    // Nor does a forged one.
+    let r = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "k.toml",
+            "p0.env.json",
+            "p1.forged.json",
+            "p2.env.json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error P3:"), "{}", r.stdout);
+    // An unsigned recompute result claiming match.
+    let result = json!({
+        "schema": "verification.recompute.v1", "packet": "art_x", "packet_id": "p1",
+        "method": "bit_exact", "verdict": "match",
+        "output_digest_recomputed": format!("sha256:{:064x}", 1),
+        "recomputed_at": "2026-11-30T09:05:00Z",
+    });
+    write(d, "result.json", &result.to_string());
+    let r = run(d, &["verify", "--trust", "k.toml", "result.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error threshold:"), "{}", r.stdout);
+    // Signed, the stream is whole.
+    sign(
+        d,
+        "k.pem",
+        "verification.packet.v1",
+        "p1.json",
+        "p1.env.json",
+    );
+    let r = run(
+        d,
+        &[
+            "verify",
+            "--trust",
+            "k.toml",
+            "p0.env.json",
+            "p1.env.json",
+            "p2.env.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
 }
 
 #[test]
