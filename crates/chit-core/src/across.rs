@@ -237,7 +237,8 @@ impl Across {
     }
 
     /// Each recompute result whose packet is among the packets, checked
-    /// against it (R1, R2).
+    /// against it (R1, R2): found by its art id, or else by its
+    /// `packet_id` (R1 then names both art ids).
     fn recompute_results(&self) -> Vec<CrossReport> {
         let by_art: HashMap<&str, &PacketFacts> = self
             .streams
@@ -245,10 +246,16 @@ impl Across {
             .flatten()
             .filter_map(|p| p.art_id.as_deref().map(|a| (a, p)))
             .collect();
+        let mut by_id: HashMap<&str, &PacketFacts> = HashMap::new();
+        for p in self.streams.values().flatten() {
+            by_id.entry(&p.packet_id).or_insert(p);
+        }
         self.results
             .iter()
             .filter_map(|r| {
-                let p = by_art.get(r.packet.as_str())?;
+                let p = by_art
+                    .get(r.packet.as_str())
+                    .or_else(|| by_id.get(r.packet_id.as_str()))?;
                 Some(CrossReport {
                     subject: Subject::Recompute,
                     name: r.source.to_string(),

@@ -125,10 +125,65 @@ impl Unreadable {
 /// ```
 pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
     if let Some(checked) = lattice_packet(input, ctx)? {
-        return Ok(checked);
+        return Ok(gates(checked, 0, ctx));
     }
     let doc = json::parse(input, &ctx.limits).map_err(Unreadable::Json)?;
     Ok(check_doc(&doc, ctx))
+}
+
+/// The gates every input passes, bare or in an envelope, whatever its kind:
+///
+/// - under `--require-authorized`, `--request` or `--call`, only a Reason
+///   certificate (or bundle, or an envelope carrying one) may pass;
+/// - under `--trust`, a bare document is signed by `signers` distinct
+///   trusted keys allowed its kind (a numeric lineage receipt's own signer,
+///   or none), at least `threshold` of them; one that is not counts toward
+///   nothing across inputs.
+fn gates(mut checked: Checked, signers: usize, ctx: &Context) -> Checked {
+    reason_gate(&mut checked.report, ctx);
+    if ctx.trust.is_some() && signers < ctx.threshold {
+        checked.report.error(
+            crate::rule::THRESHOLD,
+            "",
+            format!(
+                "not signed by enough trusted keys: {signers} of {} required. With --trust every input must be signed \
+                 by keys the trust file lists: give its signed envelope (chit sign), or check it without --trust",
+                ctx.threshold
+            ),
+        );
+        checked.facts = None;
+    }
+    checked
+}
+
+/// Under `--require-authorized`, `--request` or `--call`, an input that is
+/// not a Reason certificate fails: a gate never opens on the wrong file.
+pub(crate) fn reason_gate(report: &mut Report, ctx: &Context) {
+    let flag = if ctx.require_authorized {
+        "--require-authorized"
+    } else if ctx.request.is_some() {
+        "--request"
+    } else if ctx.call.is_some() {
+        "--call"
+    } else {
+        return;
+    };
+    if report.kind != reason::KIND {
+        let what = match report.kind {
+            "" => "a document of no kind chit knows".to_owned(),
+            "envelope" => "an envelope carrying no certificate".to_owned(),
+            kind => format!("a {kind}"),
+        };
+        report.error(
+            crate::rule::AUTHORIZED,
+            "",
+            format!(
+                "{flag} accepts only a Zerker Reason certificate ({}, a bundle of them, or an envelope carrying one); \
+                 this is {what}: give the certificate for the call",
+                reason::KIND
+            ),
+        );
+    }
 }
 
 /// Step 1: a Lattice executor packet, checked on its own bytes; `None` when
@@ -160,10 +215,21 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
     };
     let report = check_as(kind, doc.root(), ctx);
     let facts = Facts::of(kind, doc.root(), &report, None, None);
-    Checked {
-        facts,
-        ..Checked::of(report)
-    }
+    // A bare document's only possible signer is a lineage receipt's own.
+    let signers = match (kind, ctx.trust) {
+        (Kind::Lineage, Some(trust)) => {
+            usize::from(numeric_lineage::trusted_signer(doc.root(), trust).is_some())
+        }
+        _ => 0,
+    };
+    gates(
+        Checked {
+            facts,
+            ..Checked::of(report)
+        },
+        signers,
+        ctx,
+    )
 }
 
 /// Step 4: a document, or a statement's payload, as `kind`, with everything

@@ -103,8 +103,8 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
     // whatever the payload type: a key limited to some kinds may sign no
     // payload that is not a statement of one of them.
     let mut signer = None;
+    let mut allowed: Vec<crate::keys::PublicKey> = Vec::new();
     if let Some(trust) = ctx.trust {
-        let mut allowed = 0;
         for key in &signers {
             let entries: Vec<&crate::trust::TrustedKey> =
                 trust.keys.iter().filter(|e| e.key == *key).collect();
@@ -115,7 +115,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                 None => e.kinds.is_none(),
             });
             if ok {
-                allowed += 1;
+                allowed.push(*key);
             } else {
                 report.error(crate::rule::TRUST,
                     "",
@@ -127,16 +127,6 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                     },
                 );
             }
-        }
-        if allowed < ctx.threshold {
-            report.error(
-                crate::rule::THRESHOLD,
-                "/signatures",
-                format!(
-                    "{allowed} distinct trusted key(s) signed; {} required",
-                    ctx.threshold
-                ),
-            );
         }
     }
 
@@ -173,6 +163,17 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                             );
                         }
                         report.absorb(inner, "/payload");
+                        // A lineage receipt's own signer counts with the
+                        // envelope's: distinct trusted keys allowed the kind.
+                        if let (Kind::Lineage, Some(trust)) = (k, ctx.trust) {
+                            if let Some(own) =
+                                crate::kinds::numeric_lineage::trusted_signer(payload, trust)
+                            {
+                                if named == Some(Kind::Lineage) && !allowed.contains(&own) {
+                                    allowed.push(own);
+                                }
+                            }
+                        }
                         if k == Kind::Recompute {
                             r1_subject_is_the_packet(root, payload, &mut report);
                         }
@@ -192,6 +193,32 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
             _ => {}
         }
     }
+    if ctx.trust.is_some() {
+        if allowed.len() < ctx.threshold {
+            report.error(
+                crate::rule::THRESHOLD,
+                "/signatures",
+                format!(
+                    "{} distinct trusted key(s) signed; {} required",
+                    allowed.len(),
+                    ctx.threshold
+                ),
+            );
+        }
+        // An input not signed as the trust file requires counts toward
+        // nothing across inputs: an unsigned or forged packet fills no gap.
+        if [
+            crate::rule::SIGNATURE,
+            crate::rule::TRUST,
+            crate::rule::THRESHOLD,
+        ]
+        .iter()
+        .any(|r| report.breaks(r))
+        {
+            facts = None;
+        }
+    }
+    crate::check::reason_gate(&mut report, ctx);
     Checked {
         report,
         artifact_id: Some(ids.artifact_id),
@@ -303,6 +330,13 @@ pub enum SignError {
     /// The subject is not an art id (exit 2).
     #[error("--subject {0} is not an art id (art_ and 32 lower-case hex digits)")]
     NotAnArtId(String),
+    /// The payload declares a kind of its own, and the claim names another:
+    /// `chit verify` would reject the statement (exit 2: the wrong --kind).
+    #[error("the payload is a {declared}, but the statement would say {kind}, which chit verify rejects: sign it with --kind {declared}")]
+    KindDiffers {
+        kind: String,
+        declared: &'static str,
+    },
     /// The statement did not read back (exit 2).
     #[error("internal error: the statement does not read back: {0}")]
     Internal(String),
@@ -338,6 +372,14 @@ pub fn sign_checked(
 ) -> Result<Envelope, SignError> {
     if !payload.is_object() {
         return Err(SignError::NotAnObject);
+    }
+    // A statement of a kind chit does not know, around a payload that
+    // declares a kind it does, is rejected (step 6): sign it under its own.
+    if let (None, Some(declared)) = (Kind::from_name(claim.kind), Kind::detect_val(payload)) {
+        return Err(SignError::KindDiffers {
+            kind: claim.kind.to_owned(),
+            declared: declared.name(),
+        });
     }
     if let Some(kind) = Kind::from_name(claim.kind) {
         let report = kind.check_val(payload);

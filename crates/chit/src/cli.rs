@@ -188,11 +188,15 @@ pub struct VerifyArgs {
     /// The keys whose signatures count: a TOML file of [[key]] tables, each with
     /// name, public_key (did:key:... or ed25519:...), an optional kinds = [...]
     /// (what it may sign) and an optional did (the did:web or did:hive a
-    /// numeric.lineage receipt's key_id names it by).
+    /// numeric.lineage receipt's key_id names it by). Only the keys it lists
+    /// are trusted, for every kind (a numeric.lineage receipt's own signer
+    /// too), and every input must then be signed: a bare document fails, and
+    /// counts toward no stream.
     #[arg(long, value_name = "FILE")]
     pub trust: Option<PathBuf>,
 
-    /// Distinct trusted keys an envelope needs (one key signing twice counts once).
+    /// Distinct trusted keys each input needs (one key signing twice counts once;
+    /// a numeric.lineage receipt's own signer counts with its envelope's).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threshold: u32,
 
@@ -212,8 +216,9 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub call: Option<PathBuf>,
 
-    /// Exit 0 only for authorized Reason certificates: any other status is
-    /// reported, named, as an error.
+    /// Exit 0 only for authorized Reason certificates: any other status, and
+    /// any input that is not a certificate, is reported, named, as an error
+    /// (so under --request and --call).
     #[arg(long)]
     pub require_authorized: bool,
 

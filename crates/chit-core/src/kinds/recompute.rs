@@ -45,6 +45,15 @@ pub fn check(v: Val) -> Report {
         v.get("method").and_then(|m| m.as_str()),
         &mut r,
     );
+    let method = v.get("method").and_then(|m| m.as_str()).unwrap_or("");
+    let digest = v.get("output_digest_recomputed").is_some();
+    r2_match_has_evidence(
+        verdict,
+        method,
+        digest,
+        distance.zip(threshold).is_some(),
+        &mut r,
+    );
     if verdict == "inconclusive" && v.get("notes").is_none() {
         r.warning(
             rule::R4,
@@ -87,6 +96,34 @@ fn r3_distance_decides(
     }
 }
 
+/// A `match` carries the evidence its method needs: `bit_exact` the
+/// recomputed output digest (R2), any other method a distance and a
+/// threshold, or at least the digest (R3; `bounded` is R3's already).
+fn r2_match_has_evidence(
+    verdict: &str,
+    method: &str,
+    digest: bool,
+    distance: bool,
+    r: &mut Report,
+) {
+    if verdict != "match" {
+        return;
+    }
+    if method == "bit_exact" && !digest {
+        r.error(
+            rule::R2,
+            "/output_digest_recomputed",
+            "a bit_exact match needs output_digest_recomputed, the digest it found equal to the packet's",
+        );
+    } else if method != "bit_exact" && method != "bounded" && !digest && !distance {
+        r.error(
+            rule::R3,
+            "/verdict",
+            format!("a {method} match carries no evidence: give output_digest_recomputed, or a distance and a threshold"),
+        );
+    }
+}
+
 /// What the cross-checks need of one (schema-valid) recompute result.
 #[derive(Clone, Debug)]
 pub struct RecomputeFacts {
@@ -96,6 +133,9 @@ pub struct RecomputeFacts {
     pub packet_id: String,
     pub verdict: String,
     pub output_digest_recomputed: Option<Fingerprint>,
+    /// Whether its `method` is `bit_exact`: its digest is then compared
+    /// with the packet's, whatever the packet claims.
+    pub bit_exact: bool,
 }
 
 impl RecomputeFacts {
@@ -107,6 +147,7 @@ impl RecomputeFacts {
             packet_id: s("packet_id")?.to_owned(),
             verdict: s("verdict")?.to_owned(),
             output_digest_recomputed: s("output_digest_recomputed").map(Fingerprint::of),
+            bit_exact: s("method") == Some("bit_exact"),
         })
     }
 }
@@ -124,7 +165,19 @@ pub fn recompute_against_packet(rec: &RecomputeFacts, packet: &PacketFacts) -> R
             ),
         );
     }
-    if packet.bit_exact && rec.verdict != "inconclusive" {
+    if let Some(art) = packet.art_id.as_deref() {
+        if rec.packet != art {
+            r.error(
+                rule::R1,
+                "/payload/packet",
+                format!(
+                    "the result checks {}, but the packet {} among the inputs is {art}",
+                    rec.packet, packet.packet_id
+                ),
+            );
+        }
+    }
+    if (packet.bit_exact || rec.bit_exact) && rec.verdict != "inconclusive" {
         if let Some(out) = rec.output_digest_recomputed {
             let want = if out == packet.output_digest {
                 "match"

@@ -18,12 +18,6 @@ pub fn run(a: &SignArgs, out: &mut Output) -> CmdResult {
     let bytes = read_input(&a.payload, limits.max_size)?;
     let doc = chit_core::json::parse(&bytes, &limits)
         .map_err(|e| Failure::error(format!("cannot read {label}: {e}")))?;
-    if doc.root().is_object() && chit_core::Kind::from_name(&a.kind).is_none() {
-        eprintln!(
-            "chit: warning: chit does not know the kind '{}'; the payload is signed as given, unchecked",
-            a.kind
-        );
-    }
     let claim = Claim {
         kind: &a.kind,
         system: &a.system,
@@ -35,8 +29,15 @@ pub fn run(a: &SignArgs, out: &mut Output) -> CmdResult {
         SignError::Breaks { kind, .. } => Failure::invalid(format!(
             "refusing to sign {label}: {e} (run 'chit verify --kind {kind} {label}' for the details)"
         )),
+        SignError::KindDiffers { .. } => Failure::error(format!("refusing to sign {label}: {e}")),
         e => Failure::error(e.to_string()),
     })?;
+    if chit_core::Kind::from_name(&a.kind).is_none() {
+        eprintln!(
+            "chit: warning: chit does not know the kind '{}'; the payload is signed as given, unchecked",
+            a.kind
+        );
+    }
     write_envelope(&env, a.out.as_deref(), out, |path, art| {
         format!("signed {} {art} ({})", path.display(), a.kind)
     })

@@ -181,15 +181,43 @@ fn l3_signature(v: Val, canonical: &[u8], trust: Option<&Trust>, r: &mut Report)
             format!("the signature does not verify under {key_id}"),
         );
     }
+    // Under --trust only the keys it lists are trusted, each for its kinds.
     if let Some(t) = trust {
-        if key_id.starts_with("did:key:") && !t.keys.iter().any(|k| k.key == key) {
-            r.warning(
+        let entries: Vec<&crate::trust::TrustedKey> =
+            t.keys.iter().filter(|k| k.key == key).collect();
+        if entries.is_empty() {
+            r.error(
                 crate::rule::TRUST,
                 "/key_id",
-                format!("signed by {key_id}, which the trust file does not list"),
+                format!(
+                    "signed by {key_id}, which the trust file does not list: under --trust only listed keys are trusted; \
+                     add a [[key]] with public_key = \"{key_id}\" if you trust it"
+                ),
+            );
+        } else if !entries.iter().any(|k| k.may_sign(KIND)) {
+            r.error(
+                crate::rule::TRUST,
+                "/key_id",
+                format!(
+                    "key {} ({key_id}) signed a {KIND}, which the trust file does not let it sign (its kinds)",
+                    entries[0].name
+                ),
             );
         }
     }
+}
+
+/// The receipt's own signer, when its signature verifies (L3) under a key
+/// the trust file lists and lets sign `numeric.lineage`: it counts toward
+/// `--threshold` with the signers of any envelope carrying the receipt.
+pub fn trusted_signer(v: Val, trust: &Trust) -> Option<PublicKey> {
+    let body = v.get("signed_body")?;
+    let key = resolve(text(v, "key_id")?, Some(trust)).ok()?;
+    let sig = text(v, "sig_b64u").and_then(decode_base64)?;
+    let canonical = canon::to_vec(body, Profile::Jcs);
+    (key.verify_strict(&canonical, &sig)
+        && trust.keys.iter().any(|k| k.key == key && k.may_sign(KIND)))
+    .then_some(key)
 }
 
 /// L4: `receipt_id` is formed from `ts` and the digest.

@@ -557,6 +557,7 @@ mod tests {
             packet_id: id.into(),
             verdict: verdict.into(),
             output_digest_recomputed: Some(Fingerprint::of(out)),
+            bit_exact: true,
         };
         assert!(recompute_against_packet(&rec("p2", "match", "sha256:2"), &p).valid());
         assert!(recompute_against_packet(&rec("p2", "mismatch", "sha256:9"), &p).valid());
