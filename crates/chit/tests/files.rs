@@ -419,3 +419,86 @@ fn seal_refuses_a_file_its_user_cannot_write() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(std::fs::metadata(&ok).unwrap().uid(), 65534);
 }
+
+#[test]
+fn measure_checks_its_arguments_before_creating_the_transcript() {
+    let dir = setup();
+    let d = dir.path();
+    // A bound committed in the past and a request set; no endpoint is
+    // needed, since nothing should get that far.
+    let b = chit_core::kinds::numeric_lineage::arithmetic::Bound {
+        committed_at: "2026-01-01T00:00:00Z".into(),
+        max_differing_positions: 0,
+        min_first_divergent_index: 0,
+        max_distinct_sequences_per_level: 1,
+        required_repetitions_per_level: 2,
+    };
+    let text = serde_json::json!({
+        "committed_at": b.committed_at,
+        "max_differing_positions": 0,
+        "min_first_divergent_index": 0,
+        "max_distinct_sequences_per_level": 1,
+        "required_repetitions_per_level": 2,
+        "bound_digest_sha256": b.digest(),
+    });
+    std::fs::write(d.join("b.json"), text.to_string()).unwrap();
+    std::fs::write(d.join("req.jsonl"), "{\"prompt\": \"hi\"}\n").unwrap();
+    let measure = |levels: &str, extra: &[&str]| {
+        let endpoint = if extra.contains(&"--endpoint") {
+            &[][..]
+        } else {
+            &["--endpoint", "http://127.0.0.1:9/v1"][..]
+        };
+        let mut args = vec!["lineage", "measure"];
+        args.extend_from_slice(endpoint);
+        args.extend_from_slice(&[
+            "--model",
+            "m",
+            "--requests",
+            "req.jsonl",
+            "--levels",
+            levels,
+            "--repetitions",
+            "2",
+            "--bound",
+            "b.json",
+            "--key",
+            "k.pem",
+            "--out",
+            "r.json.out",
+            "--transcript",
+            "t.jsonl",
+        ]);
+        args.extend_from_slice(extra);
+        chit_in(d, &args, None)
+    };
+    for (levels, extra, says) in [
+        ("8", &[][..], "two levels"),
+        ("8,1", &[], "increasing"),
+        ("0,8", &[], "increasing"),
+        ("1,8", &["--endpoint", "127.0.0.1:9"], "http"),
+        ("1,8", &["--max-tokens", "0"], "--max-tokens"),
+    ] {
+        let run = measure(levels, extra);
+        assert_eq!(run.code, 2, "{levels} {extra:?}: {}", run.stdout);
+        assert!(
+            run.stderr.contains(says),
+            "{levels} {extra:?}: {}",
+            run.stderr
+        );
+        assert!(
+            !d.join("t.jsonl").exists(),
+            "--levels {levels} {extra:?} created the transcript: {}",
+            run.stderr
+        );
+    }
+    // An existing transcript is refused before anything is done.
+    std::fs::write(d.join("t.jsonl"), "keep me").unwrap();
+    let run = measure("1,8", &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("t.jsonl"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(d.join("t.jsonl")).unwrap(),
+        "keep me"
+    );
+}
