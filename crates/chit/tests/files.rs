@@ -502,3 +502,52 @@ fn measure_checks_its_arguments_before_creating_the_transcript() {
         "keep me"
     );
 }
+
+#[test]
+fn a_key_others_can_read_is_used_with_a_warning() {
+    let dir = setup();
+    let d = dir.path();
+    let run = chit_in(d, &["key", "show", "k.pem"], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    for mode in [0o644, 0o666, 0o640] {
+        std::fs::set_permissions(d.join("k.pem"), std::fs::Permissions::from_mode(mode)).unwrap();
+        let run = chit_in(d, &["key", "show", "k.pem"], None);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("warning")
+                && run.stderr.contains("k.pem")
+                && run.stderr.contains("chmod 600 k.pem"),
+            "{mode:o}: {}",
+            run.stderr
+        );
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        let run = sign_to(d, &format!("s{mode:o}.json"), &[]);
+        assert!(run.stderr.contains("chmod 600"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_key_that_is_not_ed25519_says_what_it_is() {
+    // Made once with openssl; see tests/data/keys/README.md.
+    let keys = common::repo().join("crates/chit/tests/data/keys");
+    for (file, says) in [
+        ("rsa.pem", "RSA"),
+        ("rsa-pkcs1.pem", "RSA"),
+        ("ed448.pem", "Ed448"),
+        ("ec.pem", "EC"),
+        ("x25519.pem", "X25519"),
+        ("ed25519-public.pem", "public key"),
+        ("ed25519-encrypted.pem", "encrypted"),
+    ] {
+        let path = keys.join(file);
+        let run = chit_in(&keys, &["key", "show", path.to_str().unwrap()], None);
+        assert_eq!(run.code, 2, "{file}: {}", run.stdout);
+        assert!(
+            run.stderr.contains(file) && run.stderr.contains(says),
+            "{file}: {}",
+            run.stderr
+        );
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    }
+}
