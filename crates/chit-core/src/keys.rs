@@ -79,6 +79,34 @@ pub enum KeyError {
     Weak,
     #[error("not an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)")]
     NotPkcs8Pem,
+    /// A private key for another algorithm (named from the PEM label or the
+    /// PKCS#8 algorithm OID).
+    #[error(
+        "an {0} private key, not Ed25519: chit signs with Ed25519 keys in PKCS#8 PEM \
+         ('chit keygen' makes one)"
+    )]
+    OtherAlgorithm(String),
+    /// An encrypted private key (`ENCRYPTED PRIVATE KEY`, or a legacy PEM
+    /// with `Proc-Type: 4,ENCRYPTED`).
+    #[error(
+        "an encrypted private key ({0}): chit reads unencrypted PKCS#8 PEM only; decrypt a copy \
+         with 'openssl pkey -in KEY -out PLAIN.pem' and keep it private (chmod 600)"
+    )]
+    Encrypted(String),
+    /// A public key or a certificate where a private key belongs.
+    #[error(
+        "a public key or certificate ({0}), not a private key: give the Ed25519 private key \
+         in PKCS#8 PEM ('chit keygen' makes one)"
+    )]
+    NotPrivate(String),
+    /// An Ed25519 PKCS#8 key that does not decode.
+    #[error("an Ed25519 PKCS#8 key that does not decode (a damaged file?)")]
+    BadEd25519,
+    /// A PEM block of some other kind.
+    #[error(
+        "a PEM {0} block, not an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)"
+    )]
+    OtherPem(String),
 }
 
 impl PublicKey {
@@ -176,7 +204,7 @@ impl SecretKey {
     pub fn from_pem(pem: &str) -> Result<SecretKey, KeyError> {
         SigningKey::from_pkcs8_pem(pem)
             .map(SecretKey)
-            .map_err(|_| KeyError::NotPkcs8Pem)
+            .map_err(|_| pem_is(pem))
     }
 
     /// The key as PKCS#8 v1 PEM (RFC 8410: the seed alone, no public key),
@@ -212,6 +240,71 @@ impl SecretKey {
 impl fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SecretKey({})", self.public().treeship())
+    }
+}
+
+/// Says what a PEM text that is not an Ed25519 PKCS#8 private key is: its
+/// label tells the kind, and for PKCS#8 its algorithm OID the algorithm.
+fn pem_is(pem: &str) -> KeyError {
+    use ed25519_dalek::pkcs8::spki::der::Decode;
+    use ed25519_dalek::pkcs8::PrivateKeyInfo;
+    let Some(start) = pem.find("-----BEGIN ") else {
+        return KeyError::NotPkcs8Pem;
+    };
+    let rest = &pem[start + "-----BEGIN ".len()..];
+    let Some(end) = rest.find("-----") else {
+        return KeyError::NotPkcs8Pem;
+    };
+    let label = &rest[..end];
+    if label.is_empty()
+        || label.len() > 40
+        || !label
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ')
+    {
+        return KeyError::NotPkcs8Pem;
+    }
+    let body = &rest[end + 5..];
+    let body = &body[..body.find("-----END ").unwrap_or(body.len())];
+    let encrypted = body.contains("ENCRYPTED");
+    match label {
+        "PRIVATE KEY" => {
+            let b64: String = body
+                .lines()
+                .filter(|l| !l.contains(':'))
+                .flat_map(|l| l.chars().filter(|c| !c.is_whitespace()))
+                .collect();
+            let Some(der) = decode_base64(&b64) else {
+                return KeyError::NotPkcs8Pem;
+            };
+            let Ok(info) = PrivateKeyInfo::from_der(&der) else {
+                return KeyError::NotPkcs8Pem;
+            };
+            let oid = info.algorithm.oid.to_string();
+            let name = match oid.as_str() {
+                "1.3.101.112" => return KeyError::BadEd25519,
+                "1.3.101.113" => "Ed448".to_owned(),
+                "1.3.101.110" => "X25519".to_owned(),
+                "1.3.101.111" => "X448".to_owned(),
+                "1.2.840.113549.1.1.1" => "RSA".to_owned(),
+                "1.2.840.113549.1.1.10" => "RSA-PSS".to_owned(),
+                "1.2.840.10045.2.1" => "EC (ECDSA)".to_owned(),
+                "1.2.840.10040.4.1" => "DSA".to_owned(),
+                "1.2.840.113549.1.3.1" => "DH".to_owned(),
+                _ => format!("algorithm {oid}"),
+            };
+            KeyError::OtherAlgorithm(name)
+        }
+        "ENCRYPTED PRIVATE KEY" => KeyError::Encrypted(label.to_owned()),
+        l if encrypted && l.ends_with("PRIVATE KEY") => KeyError::Encrypted(l.to_owned()),
+        "RSA PRIVATE KEY" => KeyError::OtherAlgorithm("RSA (PKCS#1)".into()),
+        "EC PRIVATE KEY" => KeyError::OtherAlgorithm("EC (SEC 1)".into()),
+        "DSA PRIVATE KEY" => KeyError::OtherAlgorithm("DSA".into()),
+        "OPENSSH PRIVATE KEY" => KeyError::OtherPem(label.to_owned()),
+        l if l.contains("PUBLIC KEY") || l.contains("CERTIFICATE") => {
+            KeyError::NotPrivate(l.to_owned())
+        }
+        l => KeyError::OtherPem(l.to_owned()),
     }
 }
 
@@ -300,6 +393,32 @@ mod tests {
         let mut weak = [0u8; 32];
         weak[0] = 1;
         assert!(PublicKey::parse(&format!("ed25519:{}", encode_base64url(&weak))).is_err());
+    }
+
+    #[test]
+    fn a_pem_that_is_not_an_ed25519_key_says_what_it_is() {
+        let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/../chit/tests/data/keys/");
+        for (file, want) in [
+            ("rsa.pem", KeyError::OtherAlgorithm("RSA".into())),
+            (
+                "rsa-pkcs1.pem",
+                KeyError::OtherAlgorithm("RSA (PKCS#1)".into()),
+            ),
+            ("ed448.pem", KeyError::OtherAlgorithm("Ed448".into())),
+            ("ec.pem", KeyError::OtherAlgorithm("EC (ECDSA)".into())),
+            ("x25519.pem", KeyError::OtherAlgorithm("X25519".into())),
+            (
+                "ed25519-public.pem",
+                KeyError::NotPrivate("PUBLIC KEY".into()),
+            ),
+            (
+                "ed25519-encrypted.pem",
+                KeyError::Encrypted("ENCRYPTED PRIVATE KEY".into()),
+            ),
+        ] {
+            let pem = std::fs::read_to_string(format!("{keys}{file}")).unwrap();
+            assert_eq!(SecretKey::from_pem(&pem).err(), Some(want), "{file}");
+        }
     }
 
     #[test]

@@ -294,6 +294,12 @@ pub struct RecomputeArgs {
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
+    /// Replace FILE if it exists (without it an existing --out is refused).
+    /// A link is followed, a device or FIFO is written into, a file with
+    /// several hard links is refused.
+    #[arg(long)]
+    pub force: bool,
+
     /// The workload: a program and its arguments, after '--'.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -478,6 +484,12 @@ pub struct SignArgs {
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
+    /// Replace FILE if it exists (without it an existing --out is refused).
+    /// A link is followed, a device or FIFO is written into, a file with
+    /// several hard links is refused.
+    #[arg(long)]
+    pub force: bool,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -505,6 +517,13 @@ pub struct SealArgs {
     /// Write the sealed receipt here instead ('-' for standard output).
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    /// Replace the --out FILE if it exists (without it an existing --out is
+    /// refused; sealing FILE over itself needs no --force). A link is
+    /// followed, a device or FIFO is written into, a file with several hard
+    /// links or that you could not write in place is refused.
+    #[arg(long)]
+    pub force: bool,
 
     /// Take the receipt as this kind instead of telling it from the document.
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]

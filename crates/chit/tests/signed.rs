@@ -409,6 +409,8 @@ fn cat_packet(d: &Path, claim: &str) {
             "verification.packet.v1",
             "--out",
             "pkt.env.json",
+            // A test may write the packet again (issue 10, item 1).
+            "--force",
             "pkt.json",
         ],
         None,
@@ -431,7 +433,8 @@ fn recompute(d: &Path, extra: &[&str], command: &[&str]) -> (common::Run, Value)
     ];
     args.push(t.to_str().unwrap());
     args.extend_from_slice(extra);
-    args.extend_from_slice(&["--out", "rec.env.json", "--"]);
+    // Each call writes rec.env.json again: --force (issue 10, item 1).
+    args.extend_from_slice(&["--out", "rec.env.json", "--force", "--"]);
     args.extend_from_slice(command);
     let run = chit_in(d, &args, None);
     let verified = verify_trusted(d, &t, &["--json", "pkt.env.json", "rec.env.json"]);

@@ -37,7 +37,8 @@ pub fn keygen(a: &KeygenArgs, out: &mut Output) -> CmdResult {
     show_public(&key, out)
 }
 
-/// Reads an Ed25519 private key (PKCS#8 PEM).
+/// Reads an Ed25519 private key (PKCS#8 PEM), warning on standard error,
+/// as ssh does, when others may read or write the file.
 pub fn read_key(path: &Path) -> Result<SecretKey, Failure> {
     // --max-size is for documents; a key file has its own fixed limit, and
     // the message names it.
@@ -50,7 +51,23 @@ pub fn read_key(path: &Path) -> Result<SecretKey, Failure> {
     })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Failure::error(format!("{} is not a PEM key file", path.display())))?;
-    SecretKey::from_pem(&text).map_err(|e| Failure::error(format!("{}: {e}", path.display())))
+    let key = SecretKey::from_pem(&text)
+        .map_err(|e| Failure::error(format!("{}: {e}", path.display())))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path) {
+            let mode = m.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                anstream::eprintln!(
+                    "chit: warning: the private key {p} is open to others (mode {mode:04o}); \
+                     anyone who can read it can sign as you: run 'chmod 600 {p}'",
+                    p = path.display()
+                );
+            }
+        }
+    }
+    Ok(key)
 }
 
 pub fn show(path: &Path, out: &mut Output) -> CmdResult {

@@ -161,7 +161,65 @@ impl Observer for Shown {
     }
 }
 
+/// Checks every argument of `lineage measure` that can be checked without
+/// the endpoint, so that nothing is created for a run that cannot start.
+fn check_measure_args(a: &MeasureArgs) -> Result<(), Failure> {
+    let levels = a
+        .levels
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    if a.levels.len() < 2 {
+        return Err(Failure::error(format!(
+            "--levels {levels}: give at least two levels, e.g. --levels 1,8,32"
+        )));
+    }
+    if a.levels[0] == 0 || a.levels.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(Failure::error(format!(
+            "--levels {levels}: levels must be positive and strictly increasing, e.g. --levels 1,8,32"
+        )));
+    }
+    for (flag, url) in [
+        ("--endpoint", Some(&a.endpoint)),
+        ("--reroute", a.reroute.as_ref()),
+    ] {
+        if let Some(url) = url {
+            let lower = url.to_ascii_lowercase();
+            let rest = lower
+                .strip_prefix("http://")
+                .or_else(|| lower.strip_prefix("https://"));
+            if rest.is_none_or(|r| r.is_empty() || r.starts_with('/')) {
+                return Err(Failure::error(format!(
+                    "{flag} {url}: give an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1"
+                )));
+            }
+        }
+    }
+    if a.max_tokens == 0 {
+        return Err(Failure::error(
+            "--max-tokens 0: a request must ask for at least one token",
+        ));
+    }
+    if a.out == a.transcript {
+        return Err(Failure::error(format!(
+            "--out and --transcript are both {}: give two files",
+            a.out.display()
+        )));
+    }
+    for (what, path) in [("receipt", &a.out), ("transcript", &a.transcript)] {
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(Failure::error(format!(
+                "{} exists; chit never overwrites a {what} (choose another name)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
+    check_measure_args(a)?;
     let bound = read_bound(&a.bound)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -181,12 +239,6 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
                 .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
         }
     };
-    if a.out.exists() {
-        return Err(Failure::error(format!(
-            "{} exists; chit never overwrites a receipt",
-            a.out.display()
-        )));
-    }
     let gateway = a.gateway_name.clone().unwrap_or_else(|| {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
         format!("chit-gateway@{}", host.trim())

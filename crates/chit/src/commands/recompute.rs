@@ -62,6 +62,9 @@ fn read_packet(a: &RecomputeArgs) -> Result<PacketToRerun, Failure> {
 }
 
 pub fn run(a: &RecomputeArgs, out: &mut Output) -> CmdResult {
+    if let Some(path) = &a.out {
+        crate::files::check(path, crate::files::Replace::IfForced(a.force))?;
+    }
     let key = super::key::read_key(&a.key)?;
     let packet = read_packet(a)?;
     let (input_digest, output_digest, claim) = (
@@ -175,7 +178,7 @@ pub fn run(a: &RecomputeArgs, out: &mut Output) -> CmdResult {
         at_unix_secs: super::sign::now_secs(),
     };
     let env = statement::sign(&key, claim, result).map_err(|e| Failure::error(e.to_string()))?;
-    super::sign::write_envelope(&env, a.out.as_deref(), out, |path, art| {
+    super::sign::write_envelope(&env, a.out.as_deref(), a.force, out, |path, art| {
         format!(
             "{verdict}: wrote {} {art} (checks {})",
             path.display(),

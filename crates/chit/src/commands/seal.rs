@@ -3,7 +3,7 @@
 use super::{read_input, source_of, unknown_kind};
 use crate::cli::SealArgs;
 use crate::exit::{CmdResult, Exit, Failure};
-use crate::files;
+use crate::files::{self, Replace, Written};
 use crate::output::Output;
 use chit_core::seal::{self, SealError};
 use std::io::Write;
@@ -12,6 +12,15 @@ use std::path::PathBuf;
 pub fn run(a: &SealArgs, out: &mut Output) -> CmdResult {
     let limits = a.limits.limits();
     let label = source_of(&a.input).label();
+    // Over the input (its job), to --out (an existing file only with
+    // --force), or to standard output for `-`.
+    let (target, replace): (PathBuf, Replace) = match &a.out {
+        Some(out) => (out.clone(), Replace::IfForced(a.force)),
+        None => (a.input.clone(), Replace::Yes),
+    };
+    if target.as_os_str() != "-" {
+        files::check(&target, replace)?;
+    }
     let text = read_input(&a.input, limits.max_size)?;
     let sealed = seal::seal(&text, a.kind, &limits).map_err(|e| match e {
         SealError::Unreadable(why) => Failure::error(format!("cannot read {label}: {why}")),
@@ -29,13 +38,12 @@ pub fn run(a: &SealArgs, out: &mut Output) -> CmdResult {
             "internal error: sealing {label} did not give a valid receipt; nothing was written"
         )),
     })?;
-    // Over the input, to --out, or to standard output for `-`.
-    let target: PathBuf = a.out.clone().unwrap_or_else(|| a.input.clone());
     if target.as_os_str() == "-" {
         out.write_all(&sealed.bytes).map_err(Failure::write)?;
         return Ok(Exit::Ok);
     }
-    let written = files::replace(&target, &sealed.bytes)?;
-    writeln!(out, "sealed {} {}", written.display(), sealed.digest).map_err(Failure::write)?;
+    if let Written::File(written) = files::write(&target, &sealed.bytes, replace)? {
+        writeln!(out, "sealed {} {}", written.display(), sealed.digest).map_err(Failure::write)?;
+    }
     Ok(Exit::Ok)
 }

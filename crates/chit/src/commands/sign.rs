@@ -4,7 +4,7 @@
 use super::{read_input, source_of};
 use crate::cli::SignArgs;
 use crate::exit::{CmdResult, Exit, Failure};
-use crate::files;
+use crate::files::{self, Replace, Written};
 use crate::output::Output;
 use chit_core::envelope::Envelope;
 use chit_core::statement::{self, Claim, SignError};
@@ -13,6 +13,9 @@ use std::path::Path;
 
 pub fn run(a: &SignArgs, out: &mut Output) -> CmdResult {
     let limits = a.limits.limits();
+    if let Some(path) = &a.out {
+        files::check(path, Replace::IfForced(a.force))?;
+    }
     let key = super::key::read_key(&a.key)?;
     let label = source_of(&a.payload).label();
     let bytes = read_input(&a.payload, limits.max_size)?;
@@ -38,7 +41,7 @@ pub fn run(a: &SignArgs, out: &mut Output) -> CmdResult {
             a.kind
         );
     }
-    write_envelope(&env, a.out.as_deref(), out, |path, art| {
+    write_envelope(&env, a.out.as_deref(), a.force, out, |path, art| {
         format!("signed {} {art} ({})", path.display(), a.kind)
     })
 }
@@ -51,11 +54,14 @@ pub fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// Writes a signed envelope to `path` (atomically), reporting it with
-/// `said(path, art id)`, or to standard output itself when there is no path.
+/// Writes a signed envelope to `path` (see [`files::write`]; an existing
+/// file only with `force`), reporting a file written with
+/// `said(path, art id)` (on standard error when written into a device or
+/// a FIFO), or to standard output itself when there is no path.
 pub fn write_envelope(
     env: &Envelope,
     path: Option<&Path>,
+    force: bool,
     out: &mut Output,
     said: impl FnOnce(&Path, &str) -> String,
 ) -> CmdResult {
@@ -63,9 +69,13 @@ pub fn write_envelope(
     match path {
         None => out.write_all(text.as_bytes()).map_err(Failure::write)?,
         Some(path) => {
-            let written = files::replace(path, text.as_bytes())?;
-            let _ = written;
-            writeln!(out, "{}", said(path, &env.ids().artifact_id)).map_err(Failure::write)?;
+            let line = said(path, &env.ids().artifact_id);
+            match files::write(path, text.as_bytes(), Replace::IfForced(force))? {
+                Written::File(_) => writeln!(out, "{line}").map_err(Failure::write)?,
+                // Written into a device or a FIFO (/dev/stdout, say), the
+                // envelope stands alone there: the line goes to stderr.
+                Written::Into => eprintln!("chit: {line}"),
+            }
         }
     }
     Ok(Exit::Ok)
