@@ -225,13 +225,24 @@ pub fn is_art_id(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// The art id a file name carries (`…art_<32 hex>…`), as Treeship files
-/// envelopes: the envelope must then have that art id.
+/// The art id a file name carries, as Treeship files envelopes
+/// (`<art id>.json`; chit's examples `pkt-0__<art id>.envelope.json`): the
+/// envelope must then have that art id. It is the name's last `art_`
+/// followed by exactly 32 hex digits (no letter or digit after them), in
+/// any case: `start__art_<id>.json` carries `<id>`, and an upper-case id is
+/// returned as written, so it fails the check (art ids are lower case)
+/// rather than skipping it. Folders in the path do not count.
 pub fn art_id_in_file_name(file: &str) -> Option<&str> {
     let name = file.rsplit(['/', '\\']).next()?;
-    let at = name.find("art_")?;
-    let id = name.get(at..at + 36)?;
-    is_art_id(id).then_some(id)
+    let bytes = name.as_bytes();
+    name.match_indices("art_")
+        .filter_map(|(at, _)| {
+            let end = at + 36;
+            let hex = bytes.get(at + 4..end)?;
+            let bounded = bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric());
+            (bounded && hex.iter().all(u8::is_ascii_hexdigit)).then(|| &name[at..end])
+        })
+        .last()
 }
 
 #[cfg(test)]
@@ -261,5 +272,44 @@ mod tests {
         let other = [SecretKey::from_seed(&[8; 32]).public()];
         assert!(back.signers(&back.pae(), &other, &mut r).is_empty());
         assert!(r.breaks(crate::rule::SIGNATURE));
+    }
+
+    /// The art id a name carries is its last `art_` token of 32 hex
+    /// digits, in any case; no other `art_` decides it.
+    #[test]
+    fn art_id_is_the_last_token_of_32_hex_digits() {
+        const A: &str = "art_b06bd32e47eab4c537f21be003e5b852";
+        const W: &str = "art_0123456789abcdef0123456789abcdef";
+        const UP: &str = "art_B06BD32E47EAB4C537F21BE003E5B852";
+        for (name, want) in [
+            (format!("{A}.json"), Some(A)),
+            (format!("dir/art_x/{A}.json"), Some(A)),
+            (format!("C:\\art\\{A}.envelope.json"), Some(A)),
+            (format!("pkt-0__{A}.envelope.json"), Some(A)),
+            // "start" holds an "art_" too: the token after it still counts.
+            (format!("start__{W}.json"), Some(W)),
+            (format!("part_1__{W}.json"), Some(W)),
+            (format!("pkt__{W}.json"), Some(W)),
+            // The last token wins.
+            (format!("{A}__{W}.json"), Some(W)),
+            (format!("{W}.json.{A}"), Some(A)),
+            // Upper case and mixed case count (and then fail the check).
+            (format!("{UP}.json"), Some(UP)),
+            (format!("start__{UP}.json"), Some(UP)),
+            (
+                "art_B06bd32e47eab4c537f21be003e5b852.json".to_owned(),
+                Some("art_B06bd32e47eab4c537f21be003e5b852"),
+            ),
+            // Not 32 hex digits: no art id.
+            (format!("{A}0.json"), None),
+            (format!("{}.json", &A[..35]), None),
+            ("art_.json".to_owned(), None),
+            ("receipt.json".to_owned(), None),
+            ("art_g6bd32e47eab4c537f21be003e5b852.json".to_owned(), None),
+            ("".to_owned(), None),
+            ("\u{e9}art_\u{e9}".to_owned(), None),
+        ] {
+            assert_eq!(art_id_in_file_name(&name), want, "{name}");
+        }
     }
 }
