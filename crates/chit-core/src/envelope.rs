@@ -9,7 +9,10 @@
 //!
 //! 1. `envelope`: the envelope has its shape and its base64 decodes;
 //! 2. `signature`: every signature verifies strictly under some key the
-//!    verifier trusts (the `keyid` is a hint, never trusted);
+//!    verifier trusts. The `keyid` picks the key to check it under (a
+//!    signature that verifies under that key proves the key signed, whatever
+//!    the `keyid` says); without a `keyid` that names a trusted key, the keys
+//!    are tried in turn, at most [`MAX_KEYS_TRIED`] per envelope;
 //! 3. `trust`: enough distinct trusted keys signed (a threshold counts a key
 //!    once however often it signs), each allowed to sign the statement's kind.
 
@@ -19,6 +22,16 @@ use crate::report::Report;
 
 /// The most signatures chit checks on one envelope.
 pub const MAX_SIGNATURES: usize = 16;
+
+/// The most keys chit tries, over one envelope, for signatures whose
+/// `keyid` names no trusted key: with a large trust file, an envelope of
+/// bad signatures costs at most this many verifications beyond one per
+/// signature.
+pub const MAX_KEYS_TRIED: usize = 1024;
+
+/// UTF-8's byte-order mark, which Treeship's reader refuses at the start of
+/// a payload.
+const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// The payload type of a Treeship receipt statement.
 pub const TREESHIP_RECEIPT: &str = "application/vnd.treeship.receipt.v1+json";
@@ -107,6 +120,15 @@ impl Envelope {
         if payload_type.is_none() {
             bad("/payloadType", "the envelope needs a payloadType string");
         }
+        if payload_type.as_deref() == Some(TREESHIP_RECEIPT)
+            && payload.as_ref().is_some_and(|p| p.starts_with(BOM))
+        {
+            bad(
+                "/payload",
+                "the payload starts with a byte-order mark, which Treeship's reader refuses: \
+                 sign the statement's JSON without one",
+            );
+        }
         let mut signatures = Vec::new();
         match root.get("signatures").and_then(|s| s.as_array()) {
             None => bad("/signatures", "the envelope needs a signatures array"),
@@ -123,7 +145,24 @@ impl Envelope {
                 }
                 for (i, s) in list.enumerate() {
                     let at = format!("/signatures/{i}");
-                    let keyid = s.get("keyid").and_then(|k| k.as_str()).map(str::to_owned);
+                    // DSSE: an absent keyid is the same as an empty one.
+                    let keyid = match s.get("keyid") {
+                        None => None,
+                        Some(k) => match k.as_str() {
+                            Some("") => None,
+                            Some(k) => Some(k.to_owned()),
+                            None => {
+                                bad(
+                                    &format!("{at}/keyid"),
+                                    &format!(
+                                        "signature {i}'s keyid is not a string, which Treeship's reader refuses: \
+                                         write the signer's keyid as a string, or leave it out"
+                                    ),
+                                );
+                                continue;
+                            }
+                        },
+                    };
                     match s.get("sig").and_then(|x| x.as_str()).map(decode_base64) {
                         Some(Some(sig)) => signatures.push(Sig { keyid, sig }),
                         Some(None) => bad(&at, &format!("signature {i} is not valid base64")),
@@ -187,16 +226,57 @@ impl Envelope {
 
     /// Step 2, `signature`: which of `trusted` signed `pae` (this envelope's
     /// [`Envelope::pae`], built once by the caller), each key once. A
-    /// signature no trusted key verifies is an error naming its hint.
-    pub fn signers<'k>(
+    /// signature is checked under the trusted keys its `keyid` names; when
+    /// it names none, under the trusted keys in turn, at most
+    /// [`MAX_KEYS_TRIED`] for the whole envelope. A signature that does not
+    /// verify is an error naming its `keyid`.
+    pub fn signers<'k, K: Keys + ?Sized>(
         &self,
         pae: &[u8],
-        trusted: &'k [PublicKey],
+        trusted: &'k K,
         report: &mut Report,
     ) -> Vec<&'k PublicKey> {
         let mut signers: Vec<&PublicKey> = Vec::new();
+        let all = trusted.all();
+        let mut tries_left = MAX_KEYS_TRIED;
         for (i, s) in self.signatures.iter().enumerate() {
-            match trusted.iter().find(|k| k.verify_strict(pae, &s.sig)) {
+            let keyid = s.keyid.as_deref().unwrap_or("none");
+            let named = s
+                .keyid
+                .as_deref()
+                .map(|k| trusted.with_keyid(k))
+                .unwrap_or_default();
+            let (found, why) = if !named.is_empty() {
+                (
+                    named.into_iter().find(|k| k.verify_strict(pae, &s.sig)),
+                    "does not verify under the trusted key its keyid names".to_owned(),
+                )
+            } else {
+                let tried = tries_left.min(all.len());
+                let found = all[..tried]
+                    .iter()
+                    .position(|k| k.verify_strict(pae, &s.sig));
+                tries_left -= found.map_or(tried, |at| at + 1);
+                let why = if tried == all.len() {
+                    "does not verify under any trusted key".to_owned()
+                } else if tried == 0 {
+                    format!(
+                        "was not checked: its keyid names no trusted key, and the signatures before it \
+                         used up the {MAX_KEYS_TRIED} keys chit tries per envelope: sign with the keyid \
+                         chit and Treeship write (key_ and 16 hex digits of the key's SHA-256)"
+                    )
+                } else {
+                    format!(
+                        "does not verify under the first {tried} of {} trusted keys, and chit tries at most \
+                         {MAX_KEYS_TRIED} keys per envelope for signatures without a keyid that names a \
+                         trusted key: sign with the keyid chit and Treeship write (key_ and 16 hex digits \
+                         of the key's SHA-256)",
+                        all.len()
+                    )
+                };
+                (found.map(|at| &all[at]), why)
+            };
+            match found {
                 Some(k) => {
                     if !signers.contains(&k) {
                         signers.push(k);
@@ -205,14 +285,81 @@ impl Envelope {
                 None => report.error(
                     crate::rule::SIGNATURE,
                     format!("/signatures/{i}"),
-                    format!(
-                        "signature {i} (keyid {}) does not verify under any trusted key",
-                        s.keyid.as_deref().unwrap_or("none")
-                    ),
+                    format!("signature {i} (keyid {keyid}) {why}"),
                 ),
             }
         }
         signers
+    }
+}
+
+/// Keys to check signatures under: all of them, and those a `keyid` names.
+pub trait Keys {
+    /// Every key, in the order to try them.
+    fn all(&self) -> &[PublicKey];
+    /// The keys whose [`PublicKey::key_id`] is `keyid`.
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey>;
+}
+
+impl Keys for [PublicKey] {
+    fn all(&self) -> &[PublicKey] {
+        self
+    }
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey> {
+        self.iter().filter(|k| k.key_id() == keyid).collect()
+    }
+}
+
+impl<const N: usize> Keys for [PublicKey; N] {
+    fn all(&self) -> &[PublicKey] {
+        self
+    }
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey> {
+        self[..].with_keyid(keyid)
+    }
+}
+
+/// Trusted keys, each once, indexed by `keyid`: what a trust file gathers
+/// once for every envelope it checks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyRing {
+    keys: Vec<PublicKey>,
+    by_keyid: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl KeyRing {
+    /// The distinct keys of `keys`, in their first order.
+    pub fn new(keys: impl IntoIterator<Item = PublicKey>) -> KeyRing {
+        let mut ring = KeyRing::default();
+        let mut seen = std::collections::HashSet::new();
+        for k in keys {
+            if seen.insert(k.bytes()) {
+                ring.by_keyid
+                    .entry(k.key_id())
+                    .or_default()
+                    .push(ring.keys.len());
+                ring.keys.push(k);
+            }
+        }
+        ring
+    }
+}
+
+impl std::ops::Deref for KeyRing {
+    type Target = [PublicKey];
+    fn deref(&self) -> &[PublicKey] {
+        &self.keys
+    }
+}
+
+impl Keys for KeyRing {
+    fn all(&self) -> &[PublicKey] {
+        &self.keys
+    }
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey> {
+        self.by_keyid
+            .get(keyid)
+            .map_or_else(Vec::new, |at| at.iter().map(|&i| &self.keys[i]).collect())
     }
 }
 
