@@ -9,7 +9,10 @@
 //!
 //! 1. `envelope`: the envelope has its shape and its base64 decodes;
 //! 2. `signature`: every signature verifies strictly under some key the
-//!    verifier trusts (the `keyid` is a hint, never trusted);
+//!    verifier trusts. The `keyid` picks the key to check it under (a
+//!    signature that verifies under that key proves the key signed, whatever
+//!    the `keyid` says); without a `keyid` that names a trusted key, the keys
+//!    are tried in turn, at most [`MAX_KEYS_TRIED`] per envelope;
 //! 3. `trust`: enough distinct trusted keys signed (a threshold counts a key
 //!    once however often it signs), each allowed to sign the statement's kind.
 
@@ -19,6 +22,16 @@ use crate::report::Report;
 
 /// The most signatures chit checks on one envelope.
 pub const MAX_SIGNATURES: usize = 16;
+
+/// The most keys chit tries, over one envelope, for signatures whose
+/// `keyid` names no trusted key: with a large trust file, an envelope of
+/// bad signatures costs at most this many verifications beyond one per
+/// signature.
+pub const MAX_KEYS_TRIED: usize = 1024;
+
+/// UTF-8's byte-order mark, which Treeship's reader refuses at the start of
+/// a payload.
+const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// The payload type of a Treeship receipt statement.
 pub const TREESHIP_RECEIPT: &str = "application/vnd.treeship.receipt.v1+json";
@@ -107,6 +120,15 @@ impl Envelope {
         if payload_type.is_none() {
             bad("/payloadType", "the envelope needs a payloadType string");
         }
+        if payload_type.as_deref() == Some(TREESHIP_RECEIPT)
+            && payload.as_ref().is_some_and(|p| p.starts_with(BOM))
+        {
+            bad(
+                "/payload",
+                "the payload starts with a byte-order mark, which Treeship's reader refuses: \
+                 sign the statement's JSON without one",
+            );
+        }
         let mut signatures = Vec::new();
         match root.get("signatures").and_then(|s| s.as_array()) {
             None => bad("/signatures", "the envelope needs a signatures array"),
@@ -123,7 +145,24 @@ impl Envelope {
                 }
                 for (i, s) in list.enumerate() {
                     let at = format!("/signatures/{i}");
-                    let keyid = s.get("keyid").and_then(|k| k.as_str()).map(str::to_owned);
+                    // DSSE: an absent keyid is the same as an empty one.
+                    let keyid = match s.get("keyid") {
+                        None => None,
+                        Some(k) => match k.as_str() {
+                            Some("") => None,
+                            Some(k) => Some(k.to_owned()),
+                            None => {
+                                bad(
+                                    &format!("{at}/keyid"),
+                                    &format!(
+                                        "signature {i}'s keyid is not a string, which Treeship's reader refuses: \
+                                         write the signer's keyid as a string, or leave it out"
+                                    ),
+                                );
+                                continue;
+                            }
+                        },
+                    };
                     match s.get("sig").and_then(|x| x.as_str()).map(decode_base64) {
                         Some(Some(sig)) => signatures.push(Sig { keyid, sig }),
                         Some(None) => bad(&at, &format!("signature {i} is not valid base64")),
@@ -187,16 +226,57 @@ impl Envelope {
 
     /// Step 2, `signature`: which of `trusted` signed `pae` (this envelope's
     /// [`Envelope::pae`], built once by the caller), each key once. A
-    /// signature no trusted key verifies is an error naming its hint.
-    pub fn signers<'k>(
+    /// signature is checked under the trusted keys its `keyid` names; when
+    /// it names none, under the trusted keys in turn, at most
+    /// [`MAX_KEYS_TRIED`] for the whole envelope. A signature that does not
+    /// verify is an error naming its `keyid`.
+    pub fn signers<'k, K: Keys + ?Sized>(
         &self,
         pae: &[u8],
-        trusted: &'k [PublicKey],
+        trusted: &'k K,
         report: &mut Report,
     ) -> Vec<&'k PublicKey> {
         let mut signers: Vec<&PublicKey> = Vec::new();
+        let all = trusted.all();
+        let mut tries_left = MAX_KEYS_TRIED;
         for (i, s) in self.signatures.iter().enumerate() {
-            match trusted.iter().find(|k| k.verify_strict(pae, &s.sig)) {
+            let keyid = s.keyid.as_deref().unwrap_or("none");
+            let named = s
+                .keyid
+                .as_deref()
+                .map(|k| trusted.with_keyid(k))
+                .unwrap_or_default();
+            let (found, why) = if !named.is_empty() {
+                (
+                    named.into_iter().find(|k| k.verify_strict(pae, &s.sig)),
+                    "does not verify under the trusted key its keyid names".to_owned(),
+                )
+            } else {
+                let tried = tries_left.min(all.len());
+                let found = all[..tried]
+                    .iter()
+                    .position(|k| k.verify_strict(pae, &s.sig));
+                tries_left -= found.map_or(tried, |at| at + 1);
+                let why = if tried == all.len() {
+                    "does not verify under any trusted key".to_owned()
+                } else if tried == 0 {
+                    format!(
+                        "was not checked: its keyid names no trusted key, and the signatures before it \
+                         used up the {MAX_KEYS_TRIED} keys chit tries per envelope: sign with the keyid \
+                         chit and Treeship write (key_ and 16 hex digits of the key's SHA-256)"
+                    )
+                } else {
+                    format!(
+                        "does not verify under the first {tried} of {} trusted keys, and chit tries at most \
+                         {MAX_KEYS_TRIED} keys per envelope for signatures without a keyid that names a \
+                         trusted key: sign with the keyid chit and Treeship write (key_ and 16 hex digits \
+                         of the key's SHA-256)",
+                        all.len()
+                    )
+                };
+                (found.map(|at| &all[at]), why)
+            };
+            match found {
                 Some(k) => {
                     if !signers.contains(&k) {
                         signers.push(k);
@@ -205,14 +285,81 @@ impl Envelope {
                 None => report.error(
                     crate::rule::SIGNATURE,
                     format!("/signatures/{i}"),
-                    format!(
-                        "signature {i} (keyid {}) does not verify under any trusted key",
-                        s.keyid.as_deref().unwrap_or("none")
-                    ),
+                    format!("signature {i} (keyid {keyid}) {why}"),
                 ),
             }
         }
         signers
+    }
+}
+
+/// Keys to check signatures under: all of them, and those a `keyid` names.
+pub trait Keys {
+    /// Every key, in the order to try them.
+    fn all(&self) -> &[PublicKey];
+    /// The keys whose [`PublicKey::key_id`] is `keyid`.
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey>;
+}
+
+impl Keys for [PublicKey] {
+    fn all(&self) -> &[PublicKey] {
+        self
+    }
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey> {
+        self.iter().filter(|k| k.key_id() == keyid).collect()
+    }
+}
+
+impl<const N: usize> Keys for [PublicKey; N] {
+    fn all(&self) -> &[PublicKey] {
+        self
+    }
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey> {
+        self[..].with_keyid(keyid)
+    }
+}
+
+/// Trusted keys, each once, indexed by `keyid`: what a trust file gathers
+/// once for every envelope it checks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyRing {
+    keys: Vec<PublicKey>,
+    by_keyid: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl KeyRing {
+    /// The distinct keys of `keys`, in their first order.
+    pub fn new(keys: impl IntoIterator<Item = PublicKey>) -> KeyRing {
+        let mut ring = KeyRing::default();
+        let mut seen = std::collections::HashSet::new();
+        for k in keys {
+            if seen.insert(k.bytes()) {
+                ring.by_keyid
+                    .entry(k.key_id())
+                    .or_default()
+                    .push(ring.keys.len());
+                ring.keys.push(k);
+            }
+        }
+        ring
+    }
+}
+
+impl std::ops::Deref for KeyRing {
+    type Target = [PublicKey];
+    fn deref(&self) -> &[PublicKey] {
+        &self.keys
+    }
+}
+
+impl Keys for KeyRing {
+    fn all(&self) -> &[PublicKey] {
+        &self.keys
+    }
+    fn with_keyid(&self, keyid: &str) -> Vec<&PublicKey> {
+        self.by_keyid
+            .get(keyid)
+            .map_or_else(Vec::new, |at| at.iter().map(|&i| &self.keys[i]).collect())
     }
 }
 
@@ -225,13 +372,24 @@ pub fn is_art_id(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// The art id a file name carries (`…art_<32 hex>…`), as Treeship files
-/// envelopes: the envelope must then have that art id.
+/// The art id a file name carries, as Treeship files envelopes
+/// (`<art id>.json`; chit's examples `pkt-0__<art id>.envelope.json`): the
+/// envelope must then have that art id. It is the name's last `art_`
+/// followed by exactly 32 hex digits (no letter or digit after them), in
+/// any case: `start__art_<id>.json` carries `<id>`, and an upper-case id is
+/// returned as written, so it fails the check (art ids are lower case)
+/// rather than skipping it. Folders in the path do not count.
 pub fn art_id_in_file_name(file: &str) -> Option<&str> {
     let name = file.rsplit(['/', '\\']).next()?;
-    let at = name.find("art_")?;
-    let id = name.get(at..at + 36)?;
-    is_art_id(id).then_some(id)
+    let bytes = name.as_bytes();
+    name.match_indices("art_")
+        .filter_map(|(at, _)| {
+            let end = at + 36;
+            let hex = bytes.get(at + 4..end)?;
+            let bounded = bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric());
+            (bounded && hex.iter().all(u8::is_ascii_hexdigit)).then(|| &name[at..end])
+        })
+        .last()
 }
 
 #[cfg(test)]
@@ -261,5 +419,44 @@ mod tests {
         let other = [SecretKey::from_seed(&[8; 32]).public()];
         assert!(back.signers(&back.pae(), &other, &mut r).is_empty());
         assert!(r.breaks(crate::rule::SIGNATURE));
+    }
+
+    /// The art id a name carries is its last `art_` token of 32 hex
+    /// digits, in any case; no other `art_` decides it.
+    #[test]
+    fn art_id_is_the_last_token_of_32_hex_digits() {
+        const A: &str = "art_b06bd32e47eab4c537f21be003e5b852";
+        const W: &str = "art_0123456789abcdef0123456789abcdef";
+        const UP: &str = "art_B06BD32E47EAB4C537F21BE003E5B852";
+        for (name, want) in [
+            (format!("{A}.json"), Some(A)),
+            (format!("dir/art_x/{A}.json"), Some(A)),
+            (format!("C:\\art\\{A}.envelope.json"), Some(A)),
+            (format!("pkt-0__{A}.envelope.json"), Some(A)),
+            // "start" holds an "art_" too: the token after it still counts.
+            (format!("start__{W}.json"), Some(W)),
+            (format!("part_1__{W}.json"), Some(W)),
+            (format!("pkt__{W}.json"), Some(W)),
+            // The last token wins.
+            (format!("{A}__{W}.json"), Some(W)),
+            (format!("{W}.json.{A}"), Some(A)),
+            // Upper case and mixed case count (and then fail the check).
+            (format!("{UP}.json"), Some(UP)),
+            (format!("start__{UP}.json"), Some(UP)),
+            (
+                "art_B06bd32e47eab4c537f21be003e5b852.json".to_owned(),
+                Some("art_B06bd32e47eab4c537f21be003e5b852"),
+            ),
+            // Not 32 hex digits: no art id.
+            (format!("{A}0.json"), None),
+            (format!("{}.json", &A[..35]), None),
+            ("art_.json".to_owned(), None),
+            ("receipt.json".to_owned(), None),
+            ("art_g6bd32e47eab4c537f21be003e5b852.json".to_owned(), None),
+            ("".to_owned(), None),
+            ("\u{e9}art_\u{e9}".to_owned(), None),
+        ] {
+            assert_eq!(art_id_in_file_name(&name), want, "{name}");
+        }
     }
 }

@@ -77,6 +77,10 @@ pub enum KeyError {
     NotOnCurve,
     #[error("a weak Ed25519 key (small order): signatures under it prove nothing")]
     Weak,
+    #[error("the key's point has a small-order part (it is not in the prime-order subgroup): one secret could sign as it and as another key; use the key its owner published")]
+    SmallOrderPart,
+    #[error("the key's bytes are not the canonical encoding of its point: one point, written two ways, would count as two keys; write the key as its owner published it")]
+    NotCanonical,
     #[error("not an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)")]
     NotPkcs8Pem,
     /// A private key for another algorithm (named from the PEM label or the
@@ -111,7 +115,10 @@ pub enum KeyError {
 
 impl PublicKey {
     /// Reads `did:key:z6Mk…` or `ed25519:<base64url>`. Refuses keys of small
-    /// order (weak keys under which forged signatures verify).
+    /// order (weak keys under which forged signatures verify), keys with a
+    /// small-order part (`A + T`: the secret of `A` signs as `A + T` too,
+    /// so one secret would count as two keys toward a threshold), and
+    /// encodings that are not canonical (a second spelling of a point).
     pub fn parse(s: &str) -> Result<PublicKey, KeyError> {
         let s = s.trim();
         let bytes: Vec<u8> = if let Some(mb) = s.strip_prefix("did:key:") {
@@ -131,6 +138,12 @@ impl PublicKey {
         let key = VerifyingKey::from_bytes(&arr).map_err(|_| KeyError::NotOnCurve)?;
         if key.is_weak() {
             return Err(KeyError::Weak);
+        }
+        if !is_canonical(&arr) {
+            return Err(KeyError::NotCanonical);
+        }
+        if !is_torsion_free(&key.to_edwards()) {
+            return Err(KeyError::SmallOrderPart);
         }
         Ok(PublicKey(key))
     }
@@ -174,6 +187,7 @@ impl PublicKey {
     /// That leaves the byte comparison, which is `verify`. A test checks the
     /// two agree, crafted small-order signatures included.
     pub fn verify_strict(&self, message: &[u8], sig: &[u8]) -> bool {
+        VERIFICATIONS.with(|n| n.set(n.get() + 1));
         let Ok(sig) = <[u8; 64]>::try_from(sig) else {
             return false;
         };
@@ -183,6 +197,37 @@ impl PublicKey {
         use ed25519_dalek::Verifier;
         self.0.verify(message, &Signature::from_bytes(&sig)).is_ok()
     }
+}
+
+/// Whether 32 bytes are the canonical encoding of the point they decode
+/// to, for a point that is not of small order: its y, the low 255 bits, is
+/// below p = 2^255 - 19. (The only other second spelling, x = 0 with the
+/// sign bit set, is of the points (0, ±1), both of small order.)
+fn is_canonical(bytes: &[u8; 32]) -> bool {
+    let y_at_least_p =
+        bytes[31] & 0x7f == 0x7f && bytes[1..31].iter().all(|&b| b == 0xff) && bytes[0] >= 0xed;
+    !y_at_least_p
+}
+
+/// Whether `p` is in the prime-order subgroup: `[l]P`, computed as
+/// `[l - 1]P + P` in variable time (a public key is public), is the
+/// identity.
+fn is_torsion_free(p: &curve25519_dalek::EdwardsPoint) -> bool {
+    use curve25519_dalek::traits::IsIdentity;
+    use curve25519_dalek::{EdwardsPoint, Scalar};
+    let l_minus_1 = Scalar::ZERO - Scalar::ONE;
+    (EdwardsPoint::vartime_double_scalar_mul_basepoint(&l_minus_1, p, &Scalar::ZERO) + p)
+        .is_identity()
+}
+
+thread_local! {
+    static VERIFICATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many signature verifications this thread has run: what bounds on
+/// the work per envelope are tested by.
+pub fn verifications() -> u64 {
+    VERIFICATIONS.with(|n| n.get())
 }
 
 impl fmt::Debug for PublicKey {
@@ -443,6 +488,39 @@ mod tests {
             let p = CompressedEdwardsY(e).decompress().unwrap();
             assert!(p.is_small_order());
             assert_eq!(p.compress().0, e, "canonical");
+        }
+    }
+
+    /// The subgroup and encoding checks agree with curve25519-dalek's own:
+    /// a key, the key plus each torsion point, and every y at or past p.
+    #[test]
+    fn torsion_and_canonical_checks_match_curve25519_dalek() {
+        use curve25519_dalek::constants::EIGHT_TORSION;
+        use curve25519_dalek::edwards::CompressedEdwardsY;
+        for i in 0u32..50 {
+            let seed: [u8; 32] = Sha256::digest(i.to_le_bytes()).into();
+            let a = SigningKey::from_bytes(&seed).verifying_key().to_edwards();
+            for t in EIGHT_TORSION.iter() {
+                let p = a + t;
+                assert_eq!(is_torsion_free(&p), p.is_torsion_free());
+                assert!(is_canonical(&p.compress().0));
+                assert_eq!(is_torsion_free(t), t.is_torsion_free());
+            }
+        }
+        for y in 0u8..19 {
+            for sign in [0u8, 0x80] {
+                let mut enc = [0xffu8; 32];
+                enc[0] = 0xed + y;
+                enc[31] = 0x7f | sign;
+                assert!(!is_canonical(&enc));
+                if let Some(p) = CompressedEdwardsY(enc).decompress() {
+                    assert_ne!(p.compress().0, enc);
+                }
+                // One below p: canonical.
+                let mut below = enc;
+                below[0] = 0xec;
+                assert!(is_canonical(&below));
+            }
         }
     }
 

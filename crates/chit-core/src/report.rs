@@ -10,13 +10,34 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding. Its message is kept to one line: control characters and
+    /// line separators that text quoted from the input brings in (a
+    /// `payloadType`, a `keyid`) are written as escapes (`\n`, `\u{1b}`).
     pub fn new(rule: &'static str, path: impl Into<String>, message: impl Into<String>) -> Self {
         Finding {
             rule,
-            message: message.into(),
+            message: one_line(message.into()),
             path: path.into(),
         }
     }
+}
+
+fn one_line(message: String) -> String {
+    let breaks = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    if !message.contains(breaks) {
+        return message;
+    }
+    let mut out = String::with_capacity(message.len() + 8);
+    for c in message.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if breaks(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// What checking one document found. Errors make it invalid; warnings do not.
@@ -166,5 +187,26 @@ pub mod json {
         findings(&r.errors, out);
         out.extend_from_slice(b",\"warnings\":");
         findings(&r.warnings, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_line() {
+        let mut r = Report::new("t");
+        r.warning(
+            "t",
+            "",
+            "payload type a\nb\r\tc\u{1b}d\u{2028}e\u{85}f is not known",
+        );
+        assert_eq!(
+            r.warnings[0].message,
+            "payload type a\\nb\\r\\tc\\u{1b}d\\u{2028}e\\u{85}f is not known"
+        );
+        r.error("t", "", "keyid é😀 plain");
+        assert_eq!(r.errors[0].message, "keyid é😀 plain");
     }
 }

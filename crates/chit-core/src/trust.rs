@@ -8,6 +8,7 @@
 //! did = "did:web:example.com"          # optional: the DID it answers for
 //! ```
 
+use crate::envelope::KeyRing;
 use crate::keys::{KeyError, PublicKey};
 
 /// Why a trust file could not be read. Each problem inside a `[[key]]`
@@ -45,6 +46,13 @@ pub enum TrustError {
     KindsNotList { number: usize, name: String },
     #[error("[[key]] number {number} ({name}): did must be a string starting did:")]
     BadDid { number: usize, name: String },
+    #[error("[[key]] number {number} ({name}): the did '{did}' is already key {first}'s: a DID resolves to one key, so list it once")]
+    DidTwice {
+        number: usize,
+        name: String,
+        did: String,
+        first: String,
+    },
 }
 
 /// One trusted key.
@@ -73,9 +81,9 @@ impl TrustedKey {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trust {
     pub keys: Vec<TrustedKey>,
-    /// The keys' public halves, in the same order, gathered once for the
-    /// signature step of every envelope.
-    public: Vec<PublicKey>,
+    /// The keys' public halves, each once, indexed by `keyid`, gathered
+    /// once for the signature step of every envelope.
+    public: KeyRing,
 }
 
 impl Trust {
@@ -93,7 +101,9 @@ impl Trust {
             Some(_) => return Err(TrustError::KeyNotList),
             None => return Err(TrustError::NoKeys),
         };
-        let mut keys = Vec::new();
+        let mut keys: Vec<TrustedKey> = Vec::new();
+        let mut names = std::collections::HashSet::new();
+        let mut dids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         for (i, entry) in list.iter().enumerate() {
             let number = i + 1;
             let t = entry.as_table().ok_or(TrustError::NotTable { number })?;
@@ -153,8 +163,19 @@ impl Trust {
                     })
                 }
             };
-            if keys.iter().any(|k: &TrustedKey| *k.name == *name) {
+            if !names.insert(name.clone()) {
                 return Err(TrustError::NameTwice { number, name });
+            }
+            if let Some(d) = &did {
+                if let Some(first) = dids.get(d) {
+                    return Err(TrustError::DidTwice {
+                        number,
+                        did: d.clone(),
+                        first: keys[*first].name.to_string(),
+                        name,
+                    });
+                }
+                dids.insert(d.clone(), keys.len());
             }
             keys.push(TrustedKey {
                 name: name.into(),
@@ -163,11 +184,12 @@ impl Trust {
                 kinds,
             });
         }
-        let public = keys.iter().map(|k| k.key).collect();
+        let public = KeyRing::new(keys.iter().map(|k| k.key));
         Ok(Trust { keys, public })
     }
 
-    pub fn public_keys(&self) -> &[PublicKey] {
+    /// The trusted keys, each once, found by `keyid` or tried in turn.
+    pub fn public_keys(&self) -> &KeyRing {
         &self.public
     }
 }
