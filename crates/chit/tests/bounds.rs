@@ -8,8 +8,8 @@ mod common;
 
 use common::{chit_in, example_text};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Most address space a bounded chit may reserve: the old readers took
 /// 1-3 GB for these inputs.
@@ -19,39 +19,22 @@ const AS_LIMIT: &str = "--as=805306368";
 /// deadline: (exit code, stdout, stderr). A chit killed by the limit (an
 /// allocation failure aborts it) fails the test.
 fn bounded(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut child = Command::new("prlimit")
-        .arg(AS_LIMIT)
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(AS_LIMIT)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_chit"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prlimit starts (util-linux)");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("chit {args:?} ran for 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let code = status
-        .code()
-        .unwrap_or_else(|| panic!("chit {args:?} died by a signal ({status:?}): {stderr}"));
+        .args(args);
+    let run = common::run_raw(cmd, dir, None);
     assert!(
-        !stderr.contains("memory allocation") && !stderr.contains("panicked"),
-        "chit {args:?}: {stderr}"
+        !run.stderr.contains("memory allocation"),
+        "chit {args:?}: {}",
+        run.stderr
     );
-    (code, stdout, stderr)
+    (
+        run.code,
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        run.stderr,
+    )
 }
 
 fn mkfifo(path: &Path) {

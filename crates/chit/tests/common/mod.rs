@@ -25,13 +25,16 @@ pub struct RawRun {
 /// output a pipe; fails the test if it takes more than 60 seconds, dies by
 /// a signal or panics (a panic exits 101).
 pub fn chit_raw<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: Option<&[u8]>) -> RawRun {
-    let shown: Vec<String> = args
-        .iter()
-        .map(|a| format!("{:?}", a.as_ref()))
-        .take(6)
-        .collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chit"));
+    cmd.args(args);
+    run_raw(cmd, dir, stdin)
+}
+
+/// Runs `cmd` (chit, or chit under a wrapper such as `prlimit`) in `dir`
+/// with `stdin`, under the same deadline and checks as [`chit_raw`].
+pub fn run_raw(mut cmd: Command, dir: &Path, stdin: Option<&[u8]>) -> RawRun {
+    let shown: Vec<String> = cmd.get_args().map(|a| format!("{a:?}")).take(8).collect();
+    let mut child = cmd
         .current_dir(dir)
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
@@ -78,7 +81,7 @@ pub fn chit_raw<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: Option<&[u8]>) -
     let stderr = String::from_utf8_lossy(&t_err.join().unwrap()).into_owned();
     let code = status
         .code()
-        .unwrap_or_else(|| panic!("chit {shown:?} died by a signal: {stderr}"));
+        .unwrap_or_else(|| panic!("chit {shown:?} died by a signal ({status:?}): {stderr}"));
     assert_ne!(code, 101, "chit {shown:?} panicked: {stderr}");
     assert!(
         !stderr.contains("panicked"),
