@@ -33,20 +33,41 @@ impl Source {
 /// once, so a link loop ends. A file reached more than once (named twice,
 /// named and inside a folder named, or by a link) is checked once, where it
 /// first comes. Anything passed over is described in `notes`.
+/// What makes two paths one file.
+#[cfg(unix)]
+type FileId = (u64, u64);
+#[cfg(not(unix))]
+type FileId = PathBuf;
+
+/// The file `p` names, links followed: its device and inode on Unix, its
+/// real path elsewhere.
+#[cfg(unix)]
+fn file_id(p: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(p: &Path) -> Option<FileId> {
+    fs::canonicalize(p).ok()
+}
+
 pub fn expand(inputs: &[PathBuf], notes: &mut Vec<String>) -> Vec<Source> {
     let out = expand_all(inputs, notes);
     if out.len() < 2 {
         return out;
     }
-    // By real path: `packets/p1.json`, `./packets/p1.json` and a link to it
+    // By identity: `packets/p1.json`, `./packets/p1.json` and a link to it
     // are one file, and a packet counted twice would break its stream (P1).
-    let mut first: std::collections::HashMap<PathBuf, usize> =
+    // One stat a file (device and inode) rather than resolving every path:
+    // 20,000 realpath calls cost a folder's check an eighth of its time.
+    let mut first: std::collections::HashMap<FileId, usize> =
         std::collections::HashMap::with_capacity(out.len());
     let mut kept: Vec<Source> = Vec::with_capacity(out.len());
     for source in out {
         if let Source::File(p) = &source {
-            if let Ok(real) = fs::canonicalize(p) {
-                if let Some(&i) = first.get(&real) {
+            if let Some(id) = file_id(p) {
+                if let Some(&i) = first.get(&id) {
                     notes.push(format!(
                         "{} is {} again (the same file): checked once",
                         p.display(),
@@ -54,7 +75,7 @@ pub fn expand(inputs: &[PathBuf], notes: &mut Vec<String>) -> Vec<Source> {
                     ));
                     continue;
                 }
-                first.insert(real, kept.len());
+                first.insert(id, kept.len());
             }
         }
         kept.push(source);
@@ -273,7 +294,12 @@ fn open_file(p: &Path) -> Result<Opened, String> {
                 len: None,
             });
         }
-        set_blocking(&f)?;
+        // O_NONBLOCK changes nothing for a regular file: only a device
+        // (a terminal) needs blocking reads back, and two fewer system
+        // calls a file matter over a folder of 20,000.
+        if !meta.is_file() {
+            set_blocking(&f)?;
+        }
     }
     let len = meta.is_file().then_some(meta.len());
     Ok(Opened {
