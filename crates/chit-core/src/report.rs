@@ -12,7 +12,7 @@ pub struct Finding {
 impl Finding {
     /// A finding. Its message is kept to one line: control characters and
     /// line separators that text quoted from the input brings in (a
-    /// `payloadType`, a `keyid`) are written as escapes (`\n`, `\u{1b}`).
+    /// `payloadType`, a `keyid`) are written as escapes (`\n`, `\x1b`; see [`escape_controls`]).
     pub fn new(rule: &'static str, path: impl Into<String>, message: impl Into<String>) -> Self {
         Finding {
             rule,
@@ -23,21 +23,43 @@ impl Finding {
 }
 
 fn one_line(message: String) -> String {
-    let breaks = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
-    if !message.contains(breaks) {
-        return message;
+    match escape_controls(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(escaped) => escaped,
     }
-    let mut out = String::with_capacity(message.len() + 8);
-    for c in message.chars() {
+}
+
+/// Text made safe for one line of a terminal: every control character (and
+/// the characters that reorder or break lines) written as a visible escape,
+/// so a file name or a receipt's text cannot start a line of its own, move
+/// the cursor or hide what follows. `\n`, `\r` and `\t` as C writes them,
+/// other ASCII controls and DEL as `\x1b`, the rest as `\u{85}` (as ripgrep
+/// and `ls -b` show such names). A backslash is left as it is.
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write;
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if breaks(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if c.is_ascii_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
             c => out.push(c),
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// What checking one document found. Errors make it invalid; warnings do not.
@@ -204,7 +226,7 @@ mod tests {
         );
         assert_eq!(
             r.warnings[0].message,
-            "payload type a\\nb\\r\\tc\\u{1b}d\\u{2028}e\\u{85}f is not known"
+            "payload type a\\nb\\r\\tc\\x1bd\\u{2028}e\\u{85}f is not known"
         );
         r.error("t", "", "keyid é😀 plain");
         assert_eq!(r.errors[0].message, "keyid é😀 plain");

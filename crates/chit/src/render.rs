@@ -57,36 +57,10 @@ fn label(o: &Outcome) -> String {
     }
 }
 
-/// Text made safe for a terminal: every control character (and the
-/// characters that reorder or break lines) written as a visible escape,
-/// so a file name or a receipt's text cannot start a line of its own,
-/// move the cursor or hide what follows. `\n`, `\r` and `\t` as C writes
-/// them, other ASCII controls and DEL as `\x1b`, the rest as `\u{85}`
-/// (as ripgrep and `ls -b` show such names). A backslash is left as it is.
+/// Text made safe for a terminal (the core's one escape for control
+/// characters, which findings' messages already went through).
 pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !s.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_ascii_control() => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if unsafe_char(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    chit_core::report::escape_controls(s)
 }
 
 fn human(o: &Outcome, p: &Palette) -> String {
