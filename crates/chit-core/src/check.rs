@@ -23,6 +23,7 @@
 use crate::across::{Facts, Origin};
 use crate::doc::{Doc, Val};
 use crate::json::{self, Limits, ReadError};
+use crate::keys::PublicKey;
 use crate::kinds::{self, executor_packet, numeric_lineage, reason, Kind};
 use crate::lattice;
 use crate::report::Report;
@@ -125,7 +126,7 @@ impl Unreadable {
 /// ```
 pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
     if let Some(checked) = lattice_packet(input, ctx)? {
-        return Ok(gates(checked, 0, ctx));
+        return Ok(gates(checked, Some(0), ctx));
     }
     let doc = json::parse(input, &ctx.limits).map_err(Unreadable::Json)?;
     Ok(check_doc(&doc, ctx))
@@ -135,22 +136,48 @@ pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
 ///
 /// - under `--require-authorized`, `--request` or `--call`, only a Reason
 ///   certificate (or bundle, or an envelope carrying one) may pass;
-/// - under `--trust`, a bare document is signed by `signers` distinct
-///   trusted keys allowed its kind (a numeric lineage receipt's own signer,
-///   or none), at least `threshold` of them; one that is not counts toward
-///   nothing across inputs.
-fn gates(mut checked: Checked, signers: usize, ctx: &Context) -> Checked {
+/// - under `--trust`, an input is signed by `signers` distinct trusted keys
+///   allowed its kind (an envelope's, and a numeric lineage receipt's own),
+///   at least `threshold` of them; one that is not, or whose signature or
+///   trust failed, counts toward nothing across inputs (an unsigned or
+///   forged packet fills no gap in a stream).
+///
+/// `signers` is `None` for an envelope that could not be read at all: no
+/// signature could be counted, and its `envelope` errors already fail it.
+fn gates(mut checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked {
     reason_gate(&mut checked.report, ctx);
-    if ctx.trust.is_some() && signers < ctx.threshold {
-        checked.report.error(
-            crate::rule::THRESHOLD,
-            "",
+    if ctx.trust.is_none() {
+        return checked;
+    }
+    if let Some(signers) = signers.filter(|&n| n < ctx.threshold) {
+        let message = if checked.artifact_id.is_some() {
+            format!(
+                "{signers} distinct trusted key(s) signed; {} required",
+                ctx.threshold
+            )
+        } else {
             format!(
                 "not signed by enough trusted keys: {signers} of {} required. With --trust every input must be signed \
                  by keys the trust file lists: give its signed envelope (chit sign), or check it without --trust",
                 ctx.threshold
-            ),
-        );
+            )
+        };
+        let path = if checked.artifact_id.is_some() {
+            "/signatures"
+        } else {
+            ""
+        };
+        checked.report.error(crate::rule::THRESHOLD, path, message);
+    }
+    let r = &checked.report;
+    if [
+        crate::rule::SIGNATURE,
+        crate::rule::TRUST,
+        crate::rule::THRESHOLD,
+    ]
+    .iter()
+    .any(|rule| r.breaks(rule))
+    {
         checked.facts = None;
     }
     checked
@@ -208,20 +235,16 @@ fn lattice_packet(input: &[u8], ctx: &Context) -> Result<Option<Checked>, Unread
 /// Steps 3 and 4 on a document already read.
 pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
     if crate::envelope::looks_like_envelope(doc) {
-        return crate::statement::check(doc, ctx);
+        let (checked, signers) = crate::statement::check(doc, ctx);
+        return gates(checked, signers, ctx);
     }
     let Some(kind) = ctx.kind.or_else(|| Kind::detect(doc)) else {
         return Checked::of(kinds::unknown_kind());
     };
-    let report = check_as(kind, doc.root(), ctx);
-    let facts = Facts::of(kind, doc.root(), &report, None, None);
     // A bare document's only possible signer is a lineage receipt's own.
-    let signers = match (kind, ctx.trust) {
-        (Kind::Lineage, Some(trust)) => {
-            usize::from(numeric_lineage::trusted_signer(doc.root(), trust).is_some())
-        }
-        _ => 0,
-    };
+    let (report, own_signer) = check_as(kind, doc.root(), ctx);
+    let facts = Facts::of(kind, doc.root(), &report, None, None);
+    let signers = Some(usize::from(own_signer.is_some()));
     gates(
         Checked {
             facts,
@@ -235,12 +258,14 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
 /// Step 4: a document, or a statement's payload, as `kind`, with everything
 /// the context adds. A payload in an envelope gets exactly the checks the
 /// same document gets bare.
-pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> Report {
+/// Returns the findings, and the document's own trusted signer where its
+/// kind carries a signature of its own (a numeric lineage receipt).
+pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> (Report, Option<PublicKey>) {
     match kind {
         // Its key may resolve through the trust file; its transcript adds L13-L15.
-        Kind::Lineage => numeric_lineage::check_with(v, *ctx),
-        Kind::ReasonAuthorization => reason_report(v, ctx),
-        k => k.check_val(v),
+        Kind::Lineage => numeric_lineage::check_signed(v, *ctx),
+        Kind::ReasonAuthorization => (reason_report(v, ctx), None),
+        k => (k.check_val(v), None),
     }
 }
 

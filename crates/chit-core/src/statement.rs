@@ -22,10 +22,15 @@ use crate::time::is_rfc3339;
 pub const STATEMENT_TYPE: &str = "treeship/receipt/v1";
 
 /// Checks an envelope, step by step, under what the caller knows.
-pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
+///
+/// Returns what it found and how many distinct trusted keys, each allowed
+/// the statement's kind, signed it (a lineage receipt's own signer among
+/// them; `None` when the envelope could not be read);
+/// [`crate::check::check_doc`] holds that against `--threshold`.
+pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>) {
     let mut report = Report::new("envelope");
     let Some(env) = Envelope::read(doc, &mut report) else {
-        return Checked::of(report);
+        return (Checked::of(report), None);
     };
     let pae = env.pae();
     let ids = Ids::of_pae(&pae);
@@ -152,7 +157,7 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                 match named.or(declared) {
                     Some(k) => {
                         report.kind = k.name();
-                        let inner = check_as(k, payload, ctx);
+                        let (inner, own_signer) = check_as(k, payload, ctx);
                         if named.is_some() {
                             facts = Facts::of(
                                 k,
@@ -165,13 +170,9 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
                         report.absorb(inner, "/payload");
                         // A lineage receipt's own signer counts with the
                         // envelope's: distinct trusted keys allowed the kind.
-                        if let (Kind::Lineage, Some(trust)) = (k, ctx.trust) {
-                            if let Some(own) =
-                                crate::kinds::numeric_lineage::trusted_signer(payload, trust)
-                            {
-                                if named == Some(Kind::Lineage) && !allowed.contains(&own) {
-                                    allowed.push(own);
-                                }
+                        if let Some(own) = own_signer {
+                            if named == Some(Kind::Lineage) && !allowed.contains(&own) {
+                                allowed.push(own);
                             }
                         }
                         if k == Kind::Recompute {
@@ -193,38 +194,13 @@ pub fn check(doc: &crate::Doc, ctx: &Context) -> Checked {
             _ => {}
         }
     }
-    if ctx.trust.is_some() {
-        if allowed.len() < ctx.threshold {
-            report.error(
-                crate::rule::THRESHOLD,
-                "/signatures",
-                format!(
-                    "{} distinct trusted key(s) signed; {} required",
-                    allowed.len(),
-                    ctx.threshold
-                ),
-            );
-        }
-        // An input not signed as the trust file requires counts toward
-        // nothing across inputs: an unsigned or forged packet fills no gap.
-        if [
-            crate::rule::SIGNATURE,
-            crate::rule::TRUST,
-            crate::rule::THRESHOLD,
-        ]
-        .iter()
-        .any(|r| report.breaks(r))
-        {
-            facts = None;
-        }
-    }
-    crate::check::reason_gate(&mut report, ctx);
-    Checked {
+    let checked = Checked {
         report,
         artifact_id: Some(ids.artifact_id),
         statement_kind: kind,
         facts,
-    }
+    };
+    (checked, Some(allowed.len()))
 }
 
 /// R1, in the envelope: a recompute result's `packet` is the art id its

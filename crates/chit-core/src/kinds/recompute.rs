@@ -238,7 +238,7 @@ pub fn packet_to_rerun(
         trust,
         ..Default::default()
     };
-    let checked = crate::statement::check(doc, &ctx);
+    let checked = crate::check::check_doc(doc, &ctx);
     let mut rules: Vec<&'static str> = checked.report.errors.iter().map(|f| f.rule).collect();
     if trust.is_none() {
         rules.retain(|r| *r != crate::rule::TRUST);

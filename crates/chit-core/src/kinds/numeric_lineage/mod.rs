@@ -63,17 +63,25 @@ pub fn check(v: Val) -> Report {
 }
 
 pub fn check_with(v: Val, ctx: Context) -> Report {
+    check_signed(v, ctx).0
+}
+
+/// The receipt's findings, and its own signer when L3 found the signature
+/// good under a key the trust file lists and lets sign `numeric.lineage`:
+/// that key counts toward `--threshold` with the signers of any envelope
+/// carrying the receipt.
+pub fn check_signed(v: Val, ctx: Context) -> (Report, Option<PublicKey>) {
     let mut r = Report::new(KIND);
     if !l1_schema(v, &mut r) {
-        return r;
+        return (r, None);
     }
     let Some(body) = v.get("signed_body") else {
-        return r;
+        return (r, None);
     };
     let canonical = canon::to_vec(body, Profile::Jcs);
     let digest = sha256_hex(&canonical);
     l2_payload_digest(v, &digest, &mut r);
-    l3_signature(v, &canonical, ctx.trust, &mut r);
+    let signer = l3_signature(v, &canonical, ctx.trust, &mut r);
     l4_receipt_id(v, &mut r);
     let bound = body.get("bound_ref").and_then(Bound::from_val);
     if let Some(b) = &bound {
@@ -91,7 +99,7 @@ pub fn check_with(v: Val, ctx: Context) -> Report {
     if let Some(t) = ctx.transcript {
         t.check(v, body, &mut r);
     }
-    r
+    (r, signer)
 }
 
 fn int(v: Val, key: &str) -> Option<u64> {
@@ -166,58 +174,57 @@ pub fn resolve(key_id: &str, trust: Option<&Trust>) -> Result<PublicKey, Resolve
 }
 
 /// L3: the signature over `JCS(signed_body)` verifies under the key
-/// `key_id` names.
-fn l3_signature(v: Val, canonical: &[u8], trust: Option<&Trust>, r: &mut Report) {
+/// `key_id` names; under `--trust`, a key the trust file lists and lets sign
+/// this kind. Returns that trusted key.
+fn l3_signature(
+    v: Val,
+    canonical: &[u8],
+    trust: Option<&Trust>,
+    r: &mut Report,
+) -> Option<PublicKey> {
     let key_id = text(v, "key_id").unwrap_or("");
     let key = match resolve(key_id, trust) {
         Ok(k) => k,
-        Err(why) => return r.error(rule::L3, "/key_id", why.to_string()),
+        Err(why) => {
+            r.error(rule::L3, "/key_id", why.to_string());
+            return None;
+        }
     };
     let sig = text(v, "sig_b64u").and_then(decode_base64);
     if !sig.is_some_and(|s| key.verify_strict(canonical, &s)) {
-        return r.error(
+        r.error(
             rule::L3,
             "/sig_b64u",
             format!("the signature does not verify under {key_id}"),
         );
+        return None;
     }
     // Under --trust only the keys it lists are trusted, each for its kinds.
-    if let Some(t) = trust {
-        let entries: Vec<&crate::trust::TrustedKey> =
-            t.keys.iter().filter(|k| k.key == key).collect();
-        if entries.is_empty() {
-            r.error(
-                crate::rule::TRUST,
-                "/key_id",
-                format!(
-                    "signed by {key_id}, which the trust file does not list: under --trust only listed keys are trusted; \
-                     add a [[key]] with public_key = \"{key_id}\" if you trust it"
-                ),
-            );
-        } else if !entries.iter().any(|k| k.may_sign(KIND)) {
-            r.error(
-                crate::rule::TRUST,
-                "/key_id",
-                format!(
-                    "key {} ({key_id}) signed a {KIND}, which the trust file does not let it sign (its kinds)",
-                    entries[0].name
-                ),
-            );
-        }
+    let t = trust?;
+    let entries: Vec<&crate::trust::TrustedKey> = t.keys.iter().filter(|k| k.key == key).collect();
+    if entries.is_empty() {
+        r.error(
+            crate::rule::TRUST,
+            "/key_id",
+            format!(
+                "signed by {key_id}, which the trust file does not list: under --trust only listed keys are trusted; \
+                 add a [[key]] with public_key = \"{key_id}\" if you trust it"
+            ),
+        );
+        None
+    } else if !entries.iter().any(|k| k.may_sign(KIND)) {
+        r.error(
+            crate::rule::TRUST,
+            "/key_id",
+            format!(
+                "key {} ({key_id}) signed a {KIND}, which the trust file does not let it sign (its kinds)",
+                entries[0].name
+            ),
+        );
+        None
+    } else {
+        Some(key)
     }
-}
-
-/// The receipt's own signer, when its signature verifies (L3) under a key
-/// the trust file lists and lets sign `numeric.lineage`: it counts toward
-/// `--threshold` with the signers of any envelope carrying the receipt.
-pub fn trusted_signer(v: Val, trust: &Trust) -> Option<PublicKey> {
-    let body = v.get("signed_body")?;
-    let key = resolve(text(v, "key_id")?, Some(trust)).ok()?;
-    let sig = text(v, "sig_b64u").and_then(decode_base64)?;
-    let canonical = canon::to_vec(body, Profile::Jcs);
-    (key.verify_strict(&canonical, &sig)
-        && trust.keys.iter().any(|k| k.key == key && k.may_sign(KIND)))
-    .then_some(key)
 }
 
 /// L4: `receipt_id` is formed from `ts` and the digest.
