@@ -248,24 +248,13 @@ fn open_stream(path: &Path) -> Result<File, Failure> {
             inputs::describe_io(&e)
         ))
     };
-    #[cfg(all(
-        any(target_os = "linux", target_os = "android"),
-        any(
-            target_arch = "x86_64",
-            target_arch = "x86",
-            target_arch = "aarch64",
-            target_arch = "arm",
-            target_arch = "riscv64",
-            target_arch = "s390x",
-            target_arch = "loongarch64"
-        )
-    ))]
+    #[cfg(unix)]
     {
         use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-        // O_NONBLOCK on these: a FIFO without a reader fails with ENXIO
-        // instead of blocking.
-        const O_NONBLOCK: i32 = 0o4000;
-        const ENXIO: i32 = 6;
+        // Opened without blocking, a FIFO with no reader fails with ENXIO
+        // instead of waiting for one.
+        const O_NONBLOCK: i32 = libc::O_NONBLOCK;
+        const ENXIO: i32 = libc::ENXIO;
         if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
             // The probe holds the FIFO open, so the blocking open below
             // finds the reader there and returns at once.
