@@ -300,6 +300,9 @@ pub struct RecomputeArgs {
     #[arg(long)]
     pub force: bool,
 
+    #[command(flatten)]
+    pub limits: LimitArgs,
+
     /// The workload: a program and its arguments, after '--'.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

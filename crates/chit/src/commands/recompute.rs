@@ -5,9 +5,9 @@ use crate::exit::{CmdResult, Failure};
 use crate::inputs::{self, Source};
 use crate::output::Output;
 use chit_core::digest::Hasher;
+use chit_core::json;
 use chit_core::kinds::recompute::{self, PacketToRerun, Rerun, RerunError};
 use chit_core::statement::{self, Claim};
-use chit_core::{json, Limits};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
@@ -36,14 +36,14 @@ fn digest_reader(
 
 /// The signed packet to re-run, checked first (exit 1 if it is not valid).
 fn read_packet(a: &RecomputeArgs) -> Result<PacketToRerun, Failure> {
-    let limits = Limits::default();
+    let limits = a.limits.limits();
     let label = a.packet.display().to_string();
     let bytes = inputs::read(&Source::File(a.packet.clone()), limits.max_size)
         .map_err(|why| Failure::error(format!("cannot read {label}: {why}")))?;
     let doc = json::parse(&bytes, &limits)
         .map_err(|e| Failure::error(format!("cannot read {label}: {e}")))?;
     let trust = match &a.trust {
-        Some(p) => Some(super::verify::read_trust(p)?),
+        Some(p) => Some(super::verify::read_trust(p, limits.max_size)?),
         None => None,
     };
     let packet = recompute::packet_to_rerun(&doc, trust.as_ref()).map_err(|e| match e {

@@ -39,7 +39,7 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
     let limits = args.limits.limits();
     let trust = match &args.trust {
         None => None,
-        Some(path) => Some(read_trust_within(path, limits.max_size)?),
+        Some(path) => Some(read_trust(path, limits.max_size)?),
     };
     let transcript = match &args.transcript {
         None => None,
@@ -90,22 +90,9 @@ fn parse_extra<'a>(
     }
 }
 
-/// Reads a trust file under the default size limit, for a command without
-/// --max-size; the message names that limit, not an option it lacks.
-pub fn read_trust(path: &std::path::Path) -> Result<Trust, Failure> {
-    let max = chit_core::Limits::default().max_size;
-    read_trust_within(path, max).map_err(|mut f| {
-        f.message = f.message.replace(
-            "(raise it with --max-size)",
-            "(the most a trust file may be)",
-        );
-        f
-    })
-}
-
 /// Reads a trust file of at most `max` bytes (--max-size, which applies to
 /// every file a command reads), or fails with exit 2 naming what is wrong.
-pub fn read_trust_within(path: &std::path::Path, max: usize) -> Result<Trust, Failure> {
+pub fn read_trust(path: &std::path::Path, max: usize) -> Result<Trust, Failure> {
     let bytes = inputs::read(&Source::File(path.to_path_buf()), max).map_err(|why| {
         Failure::error(format!("cannot read trust file {}: {why}", path.display()))
     })?;
