@@ -111,8 +111,7 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
     let mut allowed: Vec<crate::keys::PublicKey> = Vec::new();
     if let Some(trust) = ctx.trust {
         for key in &signers {
-            let entries: Vec<&crate::trust::TrustedKey> =
-                trust.keys.iter().filter(|e| e.key == *key).collect();
+            let entries = trust.entries_for(key);
             let name: std::sync::Arc<str> = entries.first().map_or("?".into(), |e| e.name.clone());
             signer.get_or_insert_with(|| name.clone());
             let ok = entries.iter().any(|e| match &kind {

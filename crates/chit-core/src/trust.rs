@@ -84,6 +84,9 @@ pub struct Trust {
     /// The keys' public halves, each once, indexed by `keyid`, gathered
     /// once for the signature step of every envelope.
     public: KeyRing,
+    /// Where each public key's entries are in `keys`: a signer's entries are
+    /// found without a pass over the whole file.
+    by_key: std::collections::HashMap<[u8; 32], Vec<usize>>,
 }
 
 impl Trust {
@@ -185,7 +188,22 @@ impl Trust {
             });
         }
         let public = KeyRing::new(keys.iter().map(|k| k.key));
-        Ok(Trust { keys, public })
+        let mut by_key: std::collections::HashMap<[u8; 32], Vec<usize>> = Default::default();
+        for (i, k) in keys.iter().enumerate() {
+            by_key.entry(k.key.bytes()).or_default().push(i);
+        }
+        Ok(Trust {
+            keys,
+            public,
+            by_key,
+        })
+    }
+
+    /// The entries that list `key` (several may, with other names or kinds).
+    pub fn entries_for(&self, key: &PublicKey) -> Vec<&TrustedKey> {
+        self.by_key
+            .get(&key.bytes())
+            .map_or_else(Vec::new, |at| at.iter().map(|&i| &self.keys[i]).collect())
     }
 
     /// The trusted keys, each once, found by `keyid` or tried in turn.

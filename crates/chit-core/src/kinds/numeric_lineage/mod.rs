@@ -201,7 +201,7 @@ fn l3_signature(
     }
     // Under --trust only the keys it lists are trusted, each for its kinds.
     let t = trust?;
-    let entries: Vec<&crate::trust::TrustedKey> = t.keys.iter().filter(|k| k.key == key).collect();
+    let entries = t.entries_for(&key);
     if entries.is_empty() {
         r.error(
             crate::rule::TRUST,
