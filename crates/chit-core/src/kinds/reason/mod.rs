@@ -1,13 +1,27 @@
 //! `zerker.reason.authorization.v1`: a certificate binding a proposed tool
 //! call (`action`) under a `mission` to a reasoning result, alone or in a
-//! `zerker.reason.authorization-bundle.v1` with its request. A1-A4 hold for
-//! a certificate alone; A5 needs the request (`zerker.reason.action.v1`,
-//! given or bundled); A6 the concrete call an enforcement point is about to
-//! make.
+//! `zerker.reason.authorization-bundle.v1` with its request.
 //!
-//! Reason's own digests (`request_digest`, the mission's and the action's)
-//! are `serde_json` output over Rust types, not a portable canonical form,
-//! so they are not recomputed here.
+//! On a certificate alone chit checks the portable rules: A1 (the schema),
+//! A2 (the status mapping) and A3 (which evidence is present). With the
+//! request (bundled, or `--request`) it does what Reason's own
+//! `verify-authorization` does, in this folder's own code:
+//!
+//! - [`model`]: Reason's documents as types, and its digest encoding;
+//! - [`value`]: values (numbers above all) read as Reason reads them;
+//! - [`engine`]: the program validated and the reasoning re-run;
+//! - [`replay`]: proofs and disproofs replayed (A9);
+//! - [`authorize`]: the request validated, the program rebuilt from it, and
+//!   the certificate held to the re-run (A5, A7, A8).
+//!
+//! A6 holds the certified action to the concrete call an enforcement point
+//! is about to make.
+
+pub mod authorize;
+pub mod engine;
+pub mod model;
+pub mod replay;
+pub mod value;
 
 use crate::canon::{self, Profile};
 use crate::doc::Val;
@@ -15,12 +29,18 @@ use crate::json::short_quoted;
 use crate::report::{pointer_token, Report};
 use crate::schema;
 
+use self::authorize::Verification;
+use self::model::{Bundle, Certificate, Request};
+use self::replay::Failure;
+
 pub const KIND: &str = "zerker.reason.authorization.v1";
 pub const BUNDLE: &str = "zerker.reason.authorization-bundle.v1";
 pub const REQUEST: &str = "zerker.reason.action.v1";
 
 /// The rule ids of a Zerker Reason certificate. A1, the schema, is reported
-/// under [`SCHEMA`](crate::rule::SCHEMA) as for every kind.
+/// under [`SCHEMA`](crate::rule::SCHEMA) as for every kind. A4 is retired:
+/// Reason itself writes `insufficient_evidence` with nothing missing when
+/// the evidence lies outside its time window.
 pub mod rule {
     pub use crate::rule::{AUTHORIZED, SCHEMA};
 
@@ -31,19 +51,25 @@ pub mod rule {
     /// `proof`, `disproof` and `conflict` are present exactly when the
     /// reasoning status calls for them.
     pub const A3: &str = "A3";
-    /// (Warning) Insufficient evidence says what is missing.
-    pub const A4: &str = "A4";
     /// The mission id, action id, tool, arguments and effects are the
     /// request's.
     pub const A5: &str = "A5";
     /// The call about to be made is the certified action.
     pub const A6: &str = "A6";
+    /// Every digest the certificate carries is the one recomputed from the
+    /// request in Reason's encoding.
+    pub const A7: &str = "A7";
+    /// The reasoning re-run from the request equals the certificate's:
+    /// status, reasoning, metrics, missing premises, issues.
+    pub const A8: &str = "A8";
+    /// Proofs and disproofs replay against the rebuilt program.
+    pub const A9: &str = "A9";
 }
 
 /// What a check may use beyond the certificate: the one
 /// [`crate::check::Context`] every kind is given. This kind reads its
-/// `request` (`zerker.reason.action.v1`, A5) and `call` (the concrete call
-/// `{tool, arguments}` about to run, A6).
+/// `request` (`zerker.reason.action.v1`, A5, A7-A9) and `call` (the concrete
+/// call `{tool, arguments}` about to run, A6).
 pub use crate::check::Context;
 
 /// The certificate's status and the reasoning status it must carry (A2).
@@ -57,33 +83,35 @@ const STATUSES: &[(&str, &str)] = &[
 /// The members a bundle holds, each exactly once and nothing else.
 const BUNDLE_KEYS: &[&str] = &["schema", "request", "certificate"];
 
-/// What A5 compares: the certificate's pointer, the request's path to the
-/// same value, and its name in messages.
-const BOUND: &[(&str, [&str; 2], &str)] = &[
-    ("/mission/id", ["mission", "id"], "mission id"),
-    ("/action/id", ["action", "id"], "action id"),
-    ("/action/tool", ["action", "tool"], "tool"),
-    ("/action/arguments", ["action", "arguments"], "arguments"),
-    ("/action/effects", ["action", "effects"], "effects"),
-];
+/// What `--require-authorized` says of a certificate it could not
+/// recompute.
+pub const NEEDS_REQUEST: &str = "the certificate alone cannot be recomputed, and its status alone proves nothing: give the request (--request REQUEST.json) or a bundle (zerker.reason.authorization-bundle.v1)";
 
 pub fn check(v: Val) -> Report {
     check_with(v, Context::default())
 }
 
 /// A bundle (its `schema` is [`BUNDLE`]): its shape, then its certificate
-/// (A1-A4, and A6 with a call) with paths under `/certificate`, then A5
-/// against the bundled request and against `ctx.request` where given.
-/// Anything else is checked as a certificate: A1-A4, A5 with
-/// `ctx.request`, A6 with `ctx.call`.
+/// (A1-A3, and A6 with a call) with paths under `/certificate`, then
+/// A5 and A7-A9 against the bundled request and against `ctx.request`
+/// where given. Anything else is checked as a certificate: A1-A3; A5 and
+/// A7-A9 with `ctx.request`; A6 with `ctx.call`.
 pub fn check_with(v: Val, ctx: Context) -> Report {
     let mut r = Report::new(KIND);
     if text(v, "schema") == Some(BUNDLE) {
         check_bundle(v, ctx, &mut r);
     } else {
-        check_certificate(v, None, ctx.request, ctx.call, &mut r);
+        let mut requests = Vec::new();
+        given_request(ctx, &mut requests, &mut r);
+        check_certificate(v, 0, &requests, ctx.call, &mut r);
     }
     r
+}
+
+/// Whether the input can be held to a request (A7-A9): a bundle, or a
+/// certificate checked with `ctx.request`.
+pub fn recomputable(v: Val, ctx: &Context) -> bool {
+    ctx.request.is_some() || text(v, "schema") == Some(BUNDLE)
 }
 
 /// The certificate's status (a bundle's certificate's), if it has one.
@@ -98,10 +126,6 @@ pub fn status<'d>(v: Val<'d>) -> Option<&'d str> {
 
 fn text<'d>(v: Val<'d>, key: &str) -> Option<&'d str> {
     v.get(key).and_then(|x| x.as_str())
-}
-
-fn at<'d>(v: Val<'d>, path: &[&str]) -> Option<Val<'d>> {
-    path.iter().try_fold(v, |x, k| x.get(k))
 }
 
 fn jcs(v: Val) -> Vec<u8> {
@@ -122,49 +146,188 @@ fn shown(v: Option<Val>) -> String {
     }
 }
 
-/// The certificate: A1, and only if the schema holds, A2-A6. `bundled` is
-/// the request its bundle holds (already known to be one); `given`, the
-/// request from outside the document (checked to be one here).
+/// A request read as Reason reads it, and whether it came in the bundle
+/// (its findings then sit under `/request`) or beside the document.
+struct Held {
+    request: Request,
+    bundled: bool,
+}
+
+/// Reads a document as Reason's type `T`, as strictly as Reason's CLI
+/// (no member its types do not declare; numbers as [`value`] reads them).
+fn typed<T: serde::de::DeserializeOwned>(v: Val, depth: usize) -> Result<T, value::Unreadable> {
+    let value = value::convert(v, depth)?;
+    serde_json::from_value(value).map_err(|e| value::Unreadable {
+        path: String::new(),
+        message: e.to_string(),
+    })
+}
+
+/// The request given beside the document (`ctx.request`), if it reads as
+/// one; an error otherwise.
+fn given_request(ctx: Context, into: &mut Vec<Held>, r: &mut Report) {
+    let Some(req) = ctx.request else { return };
+    if !is_request(req, "", "the request given", r) {
+        return;
+    }
+    match typed::<Request>(req, 0) {
+        Ok(request) => into.push(Held {
+            request,
+            bundled: false,
+        }),
+        Err(e) => r.error(
+            rule::SCHEMA,
+            "",
+            format!(
+                "the request given does not read as Reason reads a request{}: {}",
+                at_path(&e.path),
+                e.message
+            ),
+        ),
+    }
+}
+
+fn at_path(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!(" (at {path})")
+    }
+}
+
+/// The certificate: A1, and only if the schema holds, A2, A3, then A5 and
+/// A7-A9 against each request, and A6 against the call. `depth` is how
+/// many containers hold the certificate (one in a bundle). Returns the
+/// failures found in a bundled request (paths relative to it).
 fn check_certificate(
     cert: Val,
-    bundled: Option<Val>,
-    given: Option<Val>,
+    depth: usize,
+    requests: &[Held],
     call: Option<Val>,
     r: &mut Report,
-) {
+) -> Vec<Failure> {
+    let mut in_bundled = Vec::new();
     if !a1_schema(cert, r) {
-        return;
+        return in_bundled;
     }
     a2_status(cert, r);
     a3_evidence(cert, r);
-    a4_missing(cert, r);
-    if let Some(req) = bundled {
-        a5_request(cert, req, r);
-    }
-    if let Some(req) = given {
-        if is_request(req, "", "the request given", r) {
-            a5_request(cert, req, r);
+    if !requests.is_empty() {
+        match typed::<Certificate>(cert, depth) {
+            Ok(certificate) => {
+                for held in requests {
+                    let outcome = authorize::verify(&held.request, &certificate);
+                    for f in outcome.certificate {
+                        r.error(f.rule, f.path, f.message);
+                    }
+                    for f in outcome.request {
+                        if held.bundled {
+                            in_bundled.push(f);
+                        } else {
+                            r.error(f.rule, "", format!("the request given: {}", f.message));
+                        }
+                    }
+                }
+            }
+            Err(e) => r.error(
+                rule::SCHEMA,
+                e.path.clone(),
+                format!(
+                    "the certificate does not read as Reason reads one, so it cannot be held to the request: {}",
+                    e.message
+                ),
+            ),
         }
     }
     if let Some(call) = call {
         a6_call(cert, call, r);
     }
+    in_bundled
 }
 
 /// A bundle: exactly `schema`, `request` and `certificate`; a request
 /// whose schema is [`REQUEST`]; then its certificate, held to the bundled
-/// request and to `ctx.request` (paths under `/certificate`).
+/// request and to `ctx.request` (paths under `/certificate`, the bundled
+/// request's own under `/request`).
 fn check_bundle(v: Val, ctx: Context, r: &mut Report) {
     bundle_shape(v, r);
-    let bundled = v
+    let mut requests = Vec::new();
+    if let Some(req) = v
         .get("request")
-        .filter(|&req| is_request(req, "/request", "the bundled request", r));
+        .filter(|&req| is_request(req, "/request", "the bundled request", r))
+    {
+        match typed::<Request>(req, 1) {
+            Ok(request) => requests.push(Held {
+                request,
+                bundled: true,
+            }),
+            Err(e) => r.error(
+                rule::SCHEMA,
+                format!("/request{}", e.path),
+                format!(
+                    "the bundled request does not read as Reason reads a request: {}",
+                    e.message
+                ),
+            ),
+        }
+    }
     let Some(cert) = v.get("certificate") else {
         return;
     };
     let mut inner = Report::new(KIND);
-    check_certificate(cert, bundled, ctx.request, ctx.call, &mut inner);
+    given_request(ctx, &mut requests, &mut inner);
+    let in_bundled = check_certificate(cert, 1, &requests, ctx.call, &mut inner);
     r.absorb(inner, "/certificate");
+    for f in in_bundled {
+        r.error(f.rule, format!("/request{}", f.path), f.message);
+    }
+}
+
+/// Reason's own verdict on a bundle (`reason verify-authorization-bundle`):
+/// the bundle read as Reason reads it, its schema, then the certificate
+/// held to its request. `Err` is the first failure, as one line.
+pub fn verify_bundle(v: Val) -> Result<Verification, String> {
+    let bundle: Bundle = typed(v, 0).map_err(unreadable)?;
+    if bundle.schema != BUNDLE {
+        return Err(format!(
+            "schema /schema: a bundle's schema is {BUNDLE}, not {:?}",
+            bundle.schema
+        ));
+    }
+    verified(&bundle.request, &bundle.certificate)
+}
+
+/// Reason's own verdict on a request and its certificate
+/// (`reason verify-authorization REQUEST CERTIFICATE`).
+pub fn verify_pair(request: Val, certificate: Val) -> Result<Verification, String> {
+    let request: Request = typed(request, 0).map_err(|e| format!("request: {}", unreadable(e)))?;
+    let certificate: Certificate = typed(certificate, 0).map_err(unreadable)?;
+    verified(&request, &certificate)
+}
+
+fn unreadable(e: value::Unreadable) -> String {
+    format!("schema {}: {}", if e.path.is_empty() { "/" } else { &e.path }, e.message)
+}
+
+fn verified(request: &Request, certificate: &Certificate) -> Result<Verification, String> {
+    let outcome = authorize::verify(request, certificate);
+    if let Some(v) = outcome.verification {
+        return Ok(v);
+    }
+    let line = |f: &Failure, under: &str| {
+        let path = format!("{under}{}", f.path);
+        format!(
+            "{} {}: {}",
+            f.rule,
+            if path.is_empty() { "/" } else { &path },
+            f.message
+        )
+    };
+    Err(match (outcome.request.first(), outcome.certificate.first()) {
+        (Some(f), _) => line(f, "/request"),
+        (None, Some(f)) => line(f, "/certificate"),
+        (None, None) => "the certificate could not be verified".into(),
+    })
 }
 
 /// The bundle's members (reported as `schema`): each of [`BUNDLE_KEYS`],
@@ -280,64 +443,8 @@ fn a3_evidence(cert: Val, r: &mut Report) {
     }
 }
 
-/// A4 (a warning): insufficient evidence should say what is missing.
-fn a4_missing(cert: Val, r: &mut Report) {
-    if text(cert, "status") != Some("insufficient_evidence") {
-        return;
-    }
-    let missing = cert.get("reasoning").and_then(|x| x.get("missing"));
-    if missing.is_some_and(|m| m.is_empty()) {
-        r.warning(
-            rule::A4,
-            "/reasoning/missing",
-            "insufficient_evidence with an empty missing list: it should name the evidence that is missing",
-        );
-    }
-}
-
-/// A5: the mission id, action id, tool, arguments and effects are the
-/// request's (compared as RFC 8785 bytes, so key order does not matter).
-fn a5_request(cert: Val, req: Val, r: &mut Report) {
-    for &(pointer, path, label) in BOUND {
-        let here = cert.get(path[0]).and_then(|x| x.get(path[1]));
-        let Some(here) = here else { continue };
-        let Some(there) = at(req, &path) else {
-            r.error(
-                rule::A5,
-                pointer,
-                format!(
-                    "the request has no {}.{} to compare the certificate's {label} with",
-                    path[0], path[1]
-                ),
-            );
-            continue;
-        };
-        if jcs(here) == jcs(there) {
-            if let Some(suffix) = inexact(here).or_else(|| inexact(there)) {
-                r.error(
-                    rule::A5,
-                    format!("{pointer}{suffix}"),
-                    format!("{label}: {INEXACT}"),
-                );
-            }
-            continue;
-        }
-        let (suffix, a, b) = first_difference(here, there, 0);
-        let message = if suffix.is_empty() {
-            format!("{label} is {}, but the request's is {}", shown(a), shown(b))
-        } else {
-            format!(
-                "{label} differ from the request's at {suffix}: {} here, {} in the request",
-                shown(a),
-                shown(b)
-            )
-        };
-        r.error(rule::A5, format!("{pointer}{suffix}"), message);
-    }
-}
-
 /// A6: the call about to be made is the certified action: the same tool
-/// and the same arguments (as RFC 8785 bytes). A call that is not an
+/// and the same arguments (compared as Reason compares values: see [`same`]). A call that is not an
 /// object with a string `tool` and an object `arguments` never passes.
 fn a6_call(cert: Val, call: Val, r: &mut Report) {
     let tool = call.get("tool").and_then(|t| t.as_str());
@@ -370,15 +477,20 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
     let Some(here) = action.get("arguments") else {
         return;
     };
-    if jcs(here) == jcs(args) {
-        if let Some(suffix) = inexact(here).or_else(|| inexact(args)) {
-            r.error(
+    let (certified_args, call_args) = match (value::convert(here, 0), value::convert(args, 0)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) => {
+            return r.error(rule::A6, format!("/action/arguments{}", e.path), e.message);
+        }
+        (_, Err(e)) => {
+            return r.error(
                 rule::A6,
-                format!("/action/arguments{suffix}"),
-                format!("the call's arguments: {INEXACT}"),
+                format!("/action/arguments{}", e.path),
+                format!("the call's arguments: {}", e.message),
             );
         }
-    } else {
+    };
+    if certified_args != call_args {
         let (suffix, a, b) = first_difference(here, args, 0);
         r.error(
             rule::A6,
@@ -393,26 +505,14 @@ fn a6_call(cert: Val, call: Val, r: &mut Report) {
     }
 }
 
-/// Why a whole number past 2^53 - 1 fails A5 and A6.
-const INEXACT: &str = "a whole number past 2^53 - 1 is read as the nearest double, which several spellings share (9007199254740993 reads as 9007199254740992), so the certified and the given values cannot be told equal; write such a number as a string";
-
-/// Where `v` holds a whole number past 2^53 - 1 (a JSON Pointer relative
-/// to `v`), if anywhere: such a number is read as a double that other
-/// numbers round to as well, so equal canonical bytes do not show the same
-/// number was written (Reason, reading it as an `i64` or `u64`, would see
-/// two).
-fn inexact(v: Val) -> Option<String> {
-    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-    if let Some(x) = v.as_f64() {
-        return (x.fract() == 0.0 && x.abs() > MAX_SAFE).then(String::new);
+/// Two values equal as Reason compares them (numbers by their literal's
+/// exact reading: `1` and `1.0` differ, as do 9007199254740993 and
+/// 9007199254740992).
+fn same(a: Val, b: Val) -> bool {
+    match (value::convert(a, 0), value::convert(b, 0)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
-    if let Some(items) = v.as_array() {
-        return items
-            .enumerate()
-            .find_map(|(i, x)| inexact(x).map(|rest| format!("/{i}{rest}")));
-    }
-    v.members()
-        .find_map(|(k, x)| inexact(x).map(|rest| format!("/{}{rest}", pointer_token(k))))
 }
 
 /// Where two values that differ first differ: a JSON Pointer relative to
@@ -442,7 +542,7 @@ fn first_difference<'d>(
         keys.dedup();
         for k in keys {
             let (x, y) = (a.get(k), b.get(k));
-            if x.map(jcs) != y.map(jcs) {
+            if !matches!((x, y), (Some(x), Some(y)) if same(x, y)) {
                 return step(pointer_token(k), x, y);
             }
         }
@@ -450,7 +550,7 @@ fn first_difference<'d>(
         let (xs, ys): (Vec<Val>, Vec<Val>) = (xs.collect(), ys.collect());
         for i in 0..xs.len().max(ys.len()) {
             let (x, y) = (xs.get(i).copied(), ys.get(i).copied());
-            if x.map(jcs) != y.map(jcs) {
+            if !matches!((x, y), (Some(x), Some(y)) if same(x, y)) {
                 return step(i.to_string(), x, y);
             }
         }

@@ -1,0 +1,376 @@
+//! A9: a proof (or disproof) replayed against the program, as Reason's
+//! verifier replays it: its digest, its nodes sorted and unique, each node
+//! id the digest of its atom, each fact node one of the program's facts
+//! with its authority admitted and its time window open, each derivation an
+//! instance of its rule under one substitution, no cycle, and every node
+//! reachable from the root.
+//!
+//! The walk keeps its own stack, so a hostile chain of a million premises
+//! costs memory in proportion, never the thread's stack.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::engine::{self, Bindings};
+use super::model::{Atom, Fact, NodeKind, Program, Proof, ProofNode, Rule};
+use super::rule;
+
+/// A finding: its rule, where (a JSON Pointer under the certificate) and
+/// what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub rule: &'static str,
+    pub path: String,
+    pub message: String,
+}
+
+fn fail<T>(rule: &'static str, path: String, message: String) -> Result<T, Failure> {
+    Err(Failure {
+        rule,
+        path,
+        message,
+    })
+}
+
+/// What a replay may consult.
+pub struct Replay<'p> {
+    pub program: &'p Program,
+    pub facts: BTreeMap<&'p str, &'p Fact>,
+    pub rules: BTreeMap<&'p str, &'p Rule>,
+    /// The facts inside the time window (program.v2), or `None` (v1).
+    pub eligible: Option<BTreeSet<String>>,
+}
+
+impl<'p> Replay<'p> {
+    pub fn new(program: &'p Program) -> Self {
+        Replay {
+            program,
+            facts: program.facts.iter().map(|f| (f.id.as_str(), f)).collect(),
+            rules: program.rules.iter().map(|r| (r.id.as_str(), r)).collect(),
+            eligible: engine::temporal_report(program)
+                .map(|t| t.eligible_fact_ids.into_iter().collect()),
+        }
+    }
+}
+
+/// Replays `proof` (at `at`, `/reasoning/proof` or `/reasoning/disproof`),
+/// which must conclude `expected`. Returns how many nodes it checked.
+pub fn replay(proof: &Proof, expected: &Atom, at: &str, p: &Replay) -> Result<usize, Failure> {
+    let want = Proof::recompute_digest(&proof.root, &proof.nodes);
+    if proof.digest != want {
+        return fail(
+            rule::A7,
+            format!("{at}/digest"),
+            format!(
+                "the proof digest is {}, but its root and nodes digest to {want}",
+                proof.digest
+            ),
+        );
+    }
+    for (i, pair) in proof.nodes.windows(2).enumerate() {
+        if pair[0].id >= pair[1].id {
+            let what = if pair[0].id == pair[1].id {
+                "a duplicate node id"
+            } else {
+                "out of order"
+            };
+            return fail(
+                rule::A9,
+                format!("{at}/nodes/{}", i + 1),
+                format!(
+                    "proof nodes must be sorted by id, each once: {} is {what}",
+                    pair[1].id
+                ),
+            );
+        }
+    }
+    let index: BTreeMap<&str, usize> = proof
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let Some(&root) = index.get(proof.root.as_str()) else {
+        return fail(
+            rule::A9,
+            format!("{at}/root"),
+            format!("the root {} is not one of the proof's nodes", proof.root),
+        );
+    };
+    if &proof.nodes[root].atom != expected {
+        return fail(
+            rule::A9,
+            format!("{at}/root"),
+            format!(
+                "the proof concludes {}, not {}",
+                proof.nodes[root].atom.key(),
+                expected.key()
+            ),
+        );
+    }
+    let verified = walk(root, proof, &index, at, p)?;
+    if verified.len() != proof.nodes.len() {
+        let stray = (0..proof.nodes.len())
+            .find(|i| !verified.contains(i))
+            .unwrap_or(0);
+        return fail(
+            rule::A9,
+            format!("{at}/nodes/{stray}"),
+            format!(
+                "node {} is not reachable from the proof's root",
+                proof.nodes[stray].id
+            ),
+        );
+    }
+    Ok(verified.len())
+}
+
+/// One node on the walk's stack: the premises checked so far and the
+/// bindings they made.
+struct Frame {
+    node: usize,
+    next: usize,
+    bindings: Bindings,
+}
+
+fn walk(
+    root: usize,
+    proof: &Proof,
+    index: &BTreeMap<&str, usize>,
+    at: &str,
+    p: &Replay,
+) -> Result<BTreeSet<usize>, Failure> {
+    let mut verified = BTreeSet::new();
+    let mut visiting = BTreeSet::new();
+    let mut stack = Vec::new();
+    enter(root, proof, at, p, &mut visiting, &mut verified, &mut stack)?;
+    while let Some(frame) = stack.last_mut() {
+        let node = &proof.nodes[frame.node];
+        let here = format!("{at}/nodes/{}", frame.node);
+        let Some(rule) = node.source_id.as_deref().and_then(|r| p.rules.get(r)) else {
+            unreachable_rule()?;
+            continue;
+        };
+        if frame.next < node.premises.len() {
+            let premise = &node.premises[frame.next];
+            let Some(&child) = index.get(premise.as_str()) else {
+                return fail(
+                    rule::A9,
+                    format!("{here}/premises/{}", frame.next),
+                    format!("premise {premise} of node {} is not in the proof", node.id),
+                );
+            };
+            if !verified.contains(&child) {
+                if visiting.contains(&child) {
+                    return fail(
+                        rule::A9,
+                        format!("{here}/premises/{}", frame.next),
+                        format!(
+                            "node {} is its own premise through {premise}: a derivation cycle",
+                            node.id
+                        ),
+                    );
+                }
+                enter(child, proof, at, p, &mut visiting, &mut verified, &mut stack)?;
+                continue;
+            }
+            let pattern = &rule.when[frame.next];
+            match engine::unify(pattern, &proof.nodes[child].atom, &frame.bindings) {
+                Some(b) => {
+                    frame.bindings = b;
+                    frame.next += 1;
+                }
+                None => {
+                    return fail(
+                        rule::A9,
+                        format!("{here}/premises/{}", frame.next),
+                        format!(
+                            "premise {} of node {} does not satisfy rule {}'s condition {}",
+                            frame.next,
+                            node.id,
+                            rule.id,
+                            pattern.key()
+                        ),
+                    )
+                }
+            }
+            continue;
+        }
+        if engine::instantiate(&rule.then, &frame.bindings) != node.atom {
+            return fail(
+                rule::A9,
+                format!("{here}/atom"),
+                format!(
+                    "node {} does not follow from rule {}: its premises give {}",
+                    node.id,
+                    rule.id,
+                    engine::instantiate(&rule.then, &frame.bindings).key()
+                ),
+            );
+        }
+        let done = frame.node;
+        visiting.remove(&done);
+        verified.insert(done);
+        stack.pop();
+    }
+    Ok(verified)
+}
+
+fn unreachable_rule() -> Result<(), Failure> {
+    // `enter` pushes only derivations whose rule exists.
+    fail(rule::A9, String::new(), "internal: a derivation lost its rule".into())
+}
+
+/// The checks on a node itself: a fact node is finished here; a derivation
+/// is pushed for its premises.
+fn enter(
+    i: usize,
+    proof: &Proof,
+    at: &str,
+    p: &Replay,
+    visiting: &mut BTreeSet<usize>,
+    verified: &mut BTreeSet<usize>,
+    stack: &mut Vec<Frame>,
+) -> Result<(), Failure> {
+    let node: &ProofNode = &proof.nodes[i];
+    let here = format!("{at}/nodes/{i}");
+    let want = node.atom.node_id();
+    if node.id != want {
+        return fail(
+            rule::A9,
+            format!("{here}/id"),
+            format!(
+                "node {} is not the digest of its atom {}: that is {want}",
+                node.id,
+                node.atom.key()
+            ),
+        );
+    }
+    visiting.insert(i);
+    match node.kind {
+        NodeKind::Fact => {
+            fact_node(node, &here, p)?;
+            visiting.remove(&i);
+            verified.insert(i);
+        }
+        NodeKind::Derivation => {
+            let bad = |what: &str| {
+                fail(
+                    rule::A9,
+                    format!("{here}/{what}"),
+                    format!("derived node {} declares a fact's {what}", node.id),
+                )
+            };
+            if node.temporal.is_some() {
+                return bad("temporal");
+            }
+            if node.authority.is_some() {
+                return bad("authority");
+            }
+            let Some(source) = node.source_id.as_deref() else {
+                return fail(
+                    rule::A9,
+                    format!("{here}/source_id"),
+                    format!("derived node {} names no rule", node.id),
+                );
+            };
+            let Some(rule) = p.rules.get(source) else {
+                return fail(
+                    rule::A9,
+                    format!("{here}/source_id"),
+                    format!(
+                        "derived node {} cites rule {source:?}, which the program does not have",
+                        node.id
+                    ),
+                );
+            };
+            if node.premises.len() != rule.when.len() {
+                return fail(
+                    rule::A9,
+                    format!("{here}/premises"),
+                    format!(
+                        "rule {source:?} has {} conditions, but node {} gives {} premises",
+                        rule.when.len(),
+                        node.id,
+                        node.premises.len()
+                    ),
+                );
+            }
+            stack.push(Frame {
+                node: i,
+                next: 0,
+                bindings: Bindings::new(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A fact node: no premises, one of the program's facts (same atom, same
+/// authority, same time evidence), admitted and inside the time window.
+fn fact_node(node: &ProofNode, here: &str, p: &Replay) -> Result<(), Failure> {
+    let err = |field: &str, message: String| fail(rule::A9, format!("{here}{field}"), message);
+    if !node.premises.is_empty() {
+        return err("/premises", format!("fact node {} has premises", node.id));
+    }
+    let Some(source) = node.source_id.as_deref() else {
+        return err("/source_id", format!("fact node {} names no fact", node.id));
+    };
+    let Some(fact) = p.facts.get(source) else {
+        return err(
+            "/source_id",
+            format!(
+                "fact node {} cites fact {source:?}, which the program does not have: a forged fact",
+                node.id
+            ),
+        );
+    };
+    if !fact.states(&node.atom) {
+        return err(
+            "/atom",
+            format!(
+                "fact node {} states {}, but fact {source:?} states {}",
+                node.id,
+                node.atom.key(),
+                fact.atom().key()
+            ),
+        );
+    }
+    if node.authority.as_deref() != Some(fact.authority.as_str()) {
+        return err(
+            "/authority",
+            format!(
+                "fact node {} gives authority {:?}, but fact {source:?} has {:?}",
+                node.id,
+                node.authority.as_deref().unwrap_or("none"),
+                fact.authority
+            ),
+        );
+    }
+    if !engine::admits(&p.program.authority, fact) {
+        return err(
+            "/authority",
+            format!(
+                "fact {source:?} comes from {:?}, which the policy does not admit for {:?}",
+                fact.authority, fact.predicate
+            ),
+        );
+    }
+    if p.eligible.as_ref().is_some_and(|e| !e.contains(source)) {
+        return err(
+            "/source_id",
+            format!(
+                "fact {source:?} is outside its time window (or superseded) at the evaluation time"
+            ),
+        );
+    }
+    if node.temporal != engine::fact_temporal(p.program, fact) {
+        return err(
+            "/temporal",
+            format!(
+                "fact node {}'s time evidence is not fact {source:?}'s",
+                node.id
+            ),
+        );
+    }
+    Ok(())
+}
