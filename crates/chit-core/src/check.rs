@@ -270,10 +270,17 @@ pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> (Report, Option<Pub
 }
 
 /// A Reason certificate (or bundle) against the request and call given,
-/// and under `require_authorized`, its status.
+/// and under `require_authorized`, its status, which counts only once the
+/// certificate was held to its request (A7-A9): a status alone proves
+/// nothing. Without the request, the certificate's portable rules still
+/// run, and a warning says what could not be checked.
 fn reason_report(v: Val, ctx: &Context) -> Report {
     let mut r = reason::check_with(v, *ctx);
+    let recomputable = reason::recomputable(v, ctx);
     if ctx.require_authorized {
+        if !recomputable {
+            r.error(crate::rule::AUTHORIZED, "", reason::NEEDS_REQUEST);
+        }
         match reason::status(v) {
             Some("authorized") => {}
             status => r.error(
@@ -285,6 +292,12 @@ fn reason_report(v: Val, ctx: &Context) -> Report {
                 ),
             ),
         }
+    } else if !recomputable {
+        r.warning(
+            reason::rule::A7,
+            "",
+            "not recomputed (A7-A9): the certificate's digests, reasoning and proofs were not checked; give the request (--request) or a bundle",
+        );
     }
     r
 }

@@ -25,8 +25,10 @@ Receipt kinds:
                  Lattice's context packets, in Lattice's canonical JSON: X1-X5, and
                  X6 (epoch rebinds) across the packets given together.
   zerker.reason.authorization.v1
-                 Zerker Reason certificates and bundles: A1-A4, A5 with --request
-                 or a bundle, A6 with --call; --require-authorized.
+                 Zerker Reason certificates and bundles: A1-A3; with the request
+                 (--request or a bundle) A5 and A7-A9, recomputed as Reason does;
+                 A6 with --call; --require-authorized. 'chit reason' is a drop-in
+                 for Reason's own CLI.
 
 Signed receipts are DSSE envelopes carrying a Treeship receipt statement,
 byte-compatible with Treeship. 'chit verify --trust FILE' checks the
@@ -127,6 +129,92 @@ The bytes are written as they are, with no newline added, so they can be piped i
 on a terminal a newline is added for readability."
     )]
     Canon(CanonArgs),
+    /// Zerker Reason's own commands, as a drop-in: Reason's output and exit statuses.
+    #[command(long_about = REASON_LONG, after_help = REASON_AFTER)]
+    Reason(ReasonArgs),
+}
+
+const REASON_LONG: &str = "\
+Zerker Reason's verifier and authorizer, as a drop-in for Reason's own CLI: the same \
+commands, the same output (--format json prints Reason's objects) and Reason's exit \
+statuses, so a pipeline can call 'chit reason' where it called 'reason'. The reasoning is \
+chit's own code: the request is validated, the program rebuilt from it and re-run, every \
+digest recomputed in Reason's encoding, every proof replayed.
+
+Output with --format json:
+  verified: {\"schema\": \"zerker.reason.authorization-verification.v1\", \"status\": \"verified\",
+             \"authorization_status\": STATUS, \"request_digest\": D, \"reasoning_result_digest\": D}
+  error:    {\"error\": TEXT, \"schema\": \"zerker.reason.error.v1\", \"status\": \"error\"}
+The error text starts with the rule chit found broken (A5, A7, A8, A9, schema).
+
+Exit status (Reason's, in this command only; elsewhere chit's own apply):
+  0  verified (whatever the status), or with --require-authorized: authorized
+  1  error: the input is unreadable or the certificate does not verify
+  2  with --require-authorized: verified, insufficient_evidence
+  3  with --require-authorized: verified, denied
+  4  with --require-authorized: verified, conflicted
+'authorize' exits as Reason's does: 0 authorized, 2, 3, 4 as above, 1 error.
+For chit's own report (rule ids, every failure, exit 1 for any invalid certificate), \
+use 'chit verify BUNDLE' or 'chit verify --request REQUEST CERTIFICATE'.";
+
+const REASON_AFTER: &str = "\
+Examples:
+  chit reason --format json verify-authorization-bundle bundle.json --require-authorized
+  cat bundle.json | chit reason verify-authorization-bundle -
+  chit reason verify-authorization request.json certificate.json
+  chit reason authorize request.json --certificate-out certificate.json";
+
+#[derive(Args, Debug)]
+pub struct ReasonArgs {
+    /// Output form: text for people, json for Reason's objects.
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    pub format: ReasonFormat,
+
+    #[command(subcommand)]
+    pub command: ReasonCommand,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReasonFormat {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReasonCommand {
+    /// Verify a request and its certificate given in one bundle.
+    VerifyAuthorizationBundle {
+        /// A zerker.reason.authorization-bundle.v1 file, or '-'.
+        #[arg(value_name = "BUNDLE")]
+        input: PathBuf,
+        /// Exit with the authorization status (0 authorized, 2, 3, 4) once verified.
+        #[arg(long)]
+        require_authorized: bool,
+    },
+    /// Verify a certificate against its original request.
+    VerifyAuthorization {
+        /// The zerker.reason.action.v1 request, or '-'.
+        #[arg(value_name = "REQUEST")]
+        request: PathBuf,
+        /// The zerker.reason.authorization.v1 certificate.
+        #[arg(value_name = "CERTIFICATE")]
+        certificate: PathBuf,
+    },
+    /// Reason over a request and write its certificate.
+    Authorize {
+        /// The zerker.reason.action.v1 request, or '-'.
+        #[arg(value_name = "REQUEST")]
+        input: PathBuf,
+        /// Write the certificate here (refused if it exists, unless --force).
+        #[arg(long, value_name = "FILE")]
+        certificate_out: Option<PathBuf>,
+        /// Write the request and certificate as one bundle here.
+        #[arg(long, value_name = "FILE")]
+        bundle_out: Option<PathBuf>,
+        /// Replace the output files if they exist.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 const VERIFY_LONG: &str = "\
@@ -207,7 +295,8 @@ pub struct VerifyArgs {
     pub transcript: Option<PathBuf>,
 
     /// A Zerker Reason request (zerker.reason.action.v1): each certificate
-    /// must certify exactly its mission and action (A5).
+    /// must certify exactly its mission and action (A5), and is recomputed
+    /// from it (A7-A9).
     #[arg(long, value_name = "FILE")]
     pub request: Option<PathBuf>,
 
@@ -216,9 +305,10 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub call: Option<PathBuf>,
 
-    /// Exit 0 only for authorized Reason certificates: any other status, and
-    /// any input that is not a certificate, is reported, named, as an error
-    /// (so under --request and --call).
+    /// Exit 0 only for authorized Reason certificates recomputed from their
+    /// request (a bundle, or --request): a certificate alone, any other
+    /// status, and any input that is not a certificate, is reported, named,
+    /// as an error (so under --request and --call).
     #[arg(long)]
     pub require_authorized: bool,
 

@@ -21,6 +21,10 @@ pub enum Exit {
     /// reports for a program ended by SIGPIPE (128 + 13), so under
     /// `set -o pipefail` chit looks like any other program cut off by a pipe.
     Closed,
+    /// `chit reason`'s statuses, which are Reason's own: 0 verified (or
+    /// authorized), 1 error, and under `--require-authorized` 2
+    /// insufficient evidence, 3 denied, 4 conflicted.
+    Reason(u8),
 }
 
 impl Exit {
@@ -31,6 +35,7 @@ impl Exit {
             Exit::Error => 2,
             Exit::Interrupted => 130,
             Exit::Closed => 141,
+            Exit::Reason(code) => code,
         }
     }
 }

@@ -30,6 +30,10 @@ pub const MAX_ROUNDS: usize = 1_024;
 /// A program past it is refused, never passed.
 pub const MAX_MATCHES: usize = 20_000_000;
 
+/// chit's bound on the partial matches one rule may hold at once, so that
+/// a rule joining large relations cannot exhaust memory.
+pub const MAX_PARTIAL: usize = 1_000_000;
+
 /// The assumptions every result states.
 const ASSUMPTIONS: [&str; 3] = [
     "Only facts admitted by the explicit authority policy participate in inference.",
@@ -59,7 +63,7 @@ impl std::fmt::Display for Refused {
             ),
             Refused::TooMuchWork => write!(
                 f,
-                "the program needs more than {MAX_MATCHES} candidate matches to re-run; chit refuses to spend that on one certificate"
+                "re-running the program needs more than {MAX_MATCHES} candidate matches or {MAX_PARTIAL} partial matches of one rule; chit refuses to spend that on one certificate"
             ),
         }
     }
@@ -629,6 +633,9 @@ fn satisfy(
                 .ok_or(Refused::TooMuchWork)?;
             for (key, atom) in known {
                 if let Some(b) = unify(pattern, atom, bindings) {
+                    if next.len() == MAX_PARTIAL {
+                        return Err(Refused::TooMuchWork);
+                    }
                     let mut p = premises.clone();
                     p.push((*key).clone());
                     next.push((b, p));

@@ -305,6 +305,24 @@ pub fn verify_pair(request: Val, certificate: Val) -> Result<Verification, Strin
     verified(&request, &certificate)
 }
 
+/// Reason's `authorize`: the request read as Reason reads it, reasoned
+/// over, and its certificate (with the request, for a bundle). `Err` says
+/// why there is none, in one line.
+pub fn authorize_request(v: Val) -> Result<(Request, Certificate), String> {
+    let request: Request = typed(v, 0).map_err(unreadable)?;
+    let certificate = authorize::authorize(&request)?;
+    Ok((request, certificate))
+}
+
+/// A bundle of a request and its certificate, as Reason writes one.
+pub fn bundle(request: Request, certificate: Certificate) -> Bundle {
+    Bundle {
+        schema: BUNDLE.into(),
+        request,
+        certificate,
+    }
+}
+
 fn unreadable(e: value::Unreadable) -> String {
     format!("schema {}: {}", if e.path.is_empty() { "/" } else { &e.path }, e.message)
 }

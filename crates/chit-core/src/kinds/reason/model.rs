@@ -25,6 +25,14 @@ pub fn digest<T: Serialize + ?Sized>(value: &T) -> String {
     format!("sha256:{}", hex_sha256(&bytes))
 }
 
+/// `value` as Reason writes its files: pretty JSON (two-space indentation)
+/// and a final newline.
+pub fn pretty<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
 pub fn hex_sha256(bytes: &[u8]) -> String {
     crate::digest::hex(&Sha256::digest(bytes))
 }
