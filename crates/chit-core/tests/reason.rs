@@ -34,7 +34,11 @@ fn bundle(cert: &Value, req: &Value) -> Value {
 
 /// The request with the fact `id` changed by `f`.
 fn with_fact(mut req: Value, id: &str, f: impl FnOnce(&mut Value)) -> Value {
-    let facts = req.pointer_mut("/policy/facts").unwrap().as_array_mut().unwrap();
+    let facts = req
+        .pointer_mut("/policy/facts")
+        .unwrap()
+        .as_array_mut()
+        .unwrap();
     f(facts.iter_mut().find(|x| x["id"] == id).unwrap());
     req
 }
@@ -44,7 +48,11 @@ fn variants() -> Vec<(&'static str, Value)> {
     let freeze_on = |f: &mut Value| f["negated"] = json!(false);
     let conflicted = {
         let mut req = request();
-        let facts = req.pointer_mut("/policy/facts").unwrap().as_array_mut().unwrap();
+        let facts = req
+            .pointer_mut("/policy/facts")
+            .unwrap()
+            .as_array_mut()
+            .unwrap();
         facts.push(json!({
             "id": "fact_freeze_announced",
             "predicate": "change_freeze",
@@ -75,8 +83,12 @@ fn run(doc: &Value, req: Option<&Value>, call: Option<&Value>) -> Report {
     let limits = Default::default();
     let (d, r, c) = (parse(doc), req.map(parse), call.map(parse));
     let doc = json::parse(d.as_bytes(), &limits).unwrap();
-    let req = r.as_ref().map(|t| json::parse(t.as_bytes(), &limits).unwrap());
-    let call = c.as_ref().map(|t| json::parse(t.as_bytes(), &limits).unwrap());
+    let req = r
+        .as_ref()
+        .map(|t| json::parse(t.as_bytes(), &limits).unwrap());
+    let call = c
+        .as_ref()
+        .map(|t| json::parse(t.as_bytes(), &limits).unwrap());
     let ctx = Context {
         request: req.as_ref().map(|d| d.root()),
         call: call.as_ref().map(|d| d.root()),
@@ -113,7 +125,11 @@ fn every_status_recomputes_alone_with_its_request_and_in_a_bundle() {
         assert_eq!(cert["status"], want);
         assert_eq!(cert["schema"], KIND);
         let text = parse(&cert);
-        let alone = check(json::parse(text.as_bytes(), &Default::default()).unwrap().root());
+        let alone = check(
+            json::parse(text.as_bytes(), &Default::default())
+                .unwrap()
+                .root(),
+        );
         assert!(alone.valid(), "{want} alone: {:?}", alone.errors);
         let held = run(&cert, Some(&req), None);
         assert!(held.valid(), "{want} with its request: {:?}", held.errors);
@@ -136,7 +152,10 @@ fn a_certificate_made_for_one_status_never_verifies_for_another_request() {
                 continue;
             }
             let r = run(&cert, Some(req_b), None);
-            assert!(!r.valid(), "a {a} certificate passed against the {b} request");
+            assert!(
+                !r.valid(),
+                "a {a} certificate passed against the {b} request"
+            );
             rejects(&r, "A7", "/request_digest");
         }
     }
@@ -157,12 +176,14 @@ fn a_policy_edited_after_certification_is_caught_by_its_digests() {
     // The request digest re-fixed after the edit: the reasoning still
     // does not recompute.
     let mut refixed = cert.clone();
-    refixed["request_digest"] = json!(digest(&serde_json::from_value::<
-        chit_core::kinds::reason::model::Request,
-    >(edited.clone())
-    .unwrap()));
+    refixed["request_digest"] = json!(digest(
+        &serde_json::from_value::<chit_core::kinds::reason::model::Request>(edited.clone())
+            .unwrap()
+    ));
     let r = run(&bundle(&refixed, &edited), None, None);
-    assert!(paths(&r, "A7").iter().all(|p| p != "/certificate/request_digest"));
+    assert!(paths(&r, "A7")
+        .iter()
+        .all(|p| p != "/certificate/request_digest"));
     rejects(&r, "A7", "/certificate/reasoning/program_digest");
     rejects(&r, "A8", "/certificate/reasoning/ontology");
 }
@@ -214,7 +235,13 @@ fn forged_proofs_are_caught_by_replay() {
         node_of(nodes, "fact_approval")["source_id"] = json!("fact_forged_approval")
     });
     let r = run(&bundle(&bad, &req), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "A9" && f.message.contains("fact_forged_approval")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "A9" && f.message.contains("fact_forged_approval")),
+        "{:?}",
+        r.errors
+    );
 
     // A fact node claiming the withheld bot approval's authority.
     let mut bad = cert.clone();
@@ -230,7 +257,13 @@ fn forged_proofs_are_caught_by_replay() {
         n["atom"]["arguments"] = json!(["0000000"]);
     });
     let r = run(&bundle(&bad, &req), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "A9" && f.path.ends_with("/id")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "A9" && f.path.ends_with("/id")),
+        "{:?}",
+        r.errors
+    );
 
     // A derivation that is its own premise.
     let mut bad = cert.clone();
@@ -240,13 +273,25 @@ fn forged_proofs_are_caught_by_replay() {
         n["premises"][0] = own;
     });
     let r = run(&bundle(&bad, &req), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "A9" && f.message.contains("cycle")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "A9" && f.message.contains("cycle")),
+        "{:?}",
+        r.errors
+    );
 
     // Nodes out of order.
     let mut bad = cert.clone();
     reproof(&mut bad, |nodes| nodes.reverse());
     let r = run(&bundle(&bad, &req), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "A9" && f.message.contains("sorted")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "A9" && f.message.contains("sorted")),
+        "{:?}",
+        r.errors
+    );
 
     // A node nothing reaches.
     let mut bad = cert.clone();
@@ -274,14 +319,20 @@ fn forged_proofs_are_caught_by_replay() {
 fn a_downgraded_approval_with_every_digest_refixed_is_rejected() {
     let req = request();
     let cert = certify(&req);
-    let downgraded = with_fact(req, "fact_approval", |f| f["authority"] = json!("agent-proposed"));
+    let downgraded = with_fact(req, "fact_approval", |f| {
+        f["authority"] = json!("agent-proposed")
+    });
     let honest = certify(&downgraded);
     assert_eq!(honest["status"], "insufficient_evidence");
     let mut forged = cert.clone();
     for field in ["/request_digest", "/mission/digest", "/action/digest"] {
         *forged.pointer_mut(field).unwrap() = honest.pointer(field).unwrap().clone();
     }
-    for field in ["/reasoning/program_digest", "/reasoning/ontology", "/reasoning/authority"] {
+    for field in [
+        "/reasoning/program_digest",
+        "/reasoning/ontology",
+        "/reasoning/authority",
+    ] {
         *forged.pointer_mut(field).unwrap() = honest.pointer(field).unwrap().clone();
     }
     reproof(&mut forged, |nodes| {
@@ -316,11 +367,19 @@ fn a_changed_status_issue_metric_or_missing_list_is_caught() {
 
     let mut bad = cert.clone();
     bad["issues"].as_array_mut().unwrap().remove(0);
-    rejects(&run(&bundle(&bad, &req), None, None), "A8", "/certificate/issues/0");
+    rejects(
+        &run(&bundle(&bad, &req), None, None),
+        "A8",
+        "/certificate/issues/0",
+    );
 
     let mut bad = cert.clone();
     bad["reasoning"]["metrics"]["rounds"] = json!(9);
-    rejects(&run(&bundle(&bad, &req), None, None), "A8", "/certificate/reasoning/metrics");
+    rejects(
+        &run(&bundle(&bad, &req), None, None),
+        "A8",
+        "/certificate/reasoning/metrics",
+    );
 
     // Reason lists only premises it can name whole: none here (the missing
     // approval's commit is a variable), so an invented one is caught.
@@ -328,12 +387,21 @@ fn a_changed_status_issue_metric_or_missing_list_is_caught() {
     let mut bad = certify(&unknown_req);
     assert_eq!(bad["reasoning"]["missing"], json!([]));
     bad["reasoning"]["missing"] = json!([{"predicate": "tests_passed", "arguments": ["9f2c1e7"]}]);
-    rejects(&run(&bundle(&bad, &unknown_req), None, None), "A8", "/certificate/reasoning/missing");
+    rejects(
+        &run(&bundle(&bad, &unknown_req), None, None),
+        "A8",
+        "/certificate/reasoning/missing",
+    );
 }
 
 #[test]
 fn a2_fires_for_every_wrong_pairing() {
-    let statuses = ["authorized", "denied", "conflicted", "insufficient_evidence"];
+    let statuses = [
+        "authorized",
+        "denied",
+        "conflicted",
+        "insufficient_evidence",
+    ];
     for (want, req) in variants() {
         let cert = certify(&req);
         for s in statuses {
@@ -357,11 +425,17 @@ fn a3_fires_when_evidence_is_wrongly_present_or_absent() {
     assert_eq!(paths(&run(&c, None, None), "A3"), vec!["/reasoning/proof"]);
     let mut c = authorized.clone();
     c["reasoning"]["conflict"] = json!({"query": {"predicate": "x"}, "complement": {"predicate": "x"}, "fact_ids": [], "proof_digests": []});
-    assert_eq!(paths(&run(&c, None, None), "A3"), vec!["/reasoning/conflict"]);
+    assert_eq!(
+        paths(&run(&c, None, None), "A3"),
+        vec!["/reasoning/conflict"]
+    );
     let denied = certify(&all[1].1);
     let mut c = denied.clone();
     c["reasoning"]["disproof"] = Value::Null;
-    assert_eq!(paths(&run(&c, None, None), "A3"), vec!["/reasoning/disproof"]);
+    assert_eq!(
+        paths(&run(&c, None, None), "A3"),
+        vec!["/reasoning/disproof"]
+    );
 }
 
 #[test]
@@ -381,7 +455,10 @@ fn a5_names_the_field_the_certificate_changed() {
         let r = run(&c, Some(&req), None);
         assert!(rules(&r).contains(&"A5"), "{pointer}: {:?}", r.errors);
         let a5 = paths(&r, "A5");
-        assert!(a5.iter().any(|p| pointer.starts_with(p.as_str())), "{pointer}: {a5:?}");
+        assert!(
+            a5.iter().any(|p| pointer.starts_with(p.as_str())),
+            "{pointer}: {a5:?}"
+        );
     }
 }
 
@@ -396,7 +473,10 @@ fn numbers_compare_exactly_as_reason_reads_them() {
 
     let text = parse(&cert).replace("9007199254740993", "9007199254740992");
     let near: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(near["action"]["arguments"]["ticket"], json!(9007199254740992u64));
+    assert_eq!(
+        near["action"]["arguments"]["ticket"],
+        json!(9007199254740992u64)
+    );
     let r = run(&near, Some(&req), None);
     assert_eq!(paths(&r, "A5"), vec!["/action/arguments/ticket"]);
 
@@ -420,8 +500,15 @@ fn a6_accepts_the_call_in_any_key_order_and_refuses_another() {
     let other = json!({"tool": "deploy_release", "arguments": {"commit": "9f2c1e7"}});
     assert_eq!(rules(&run(&cert, None, Some(&other))), vec!["A6"]);
     let tool = json!({"tool": "rm_rf", "arguments": call["arguments"]});
-    assert_eq!(paths(&run(&cert, None, Some(&tool)), "A6"), vec!["/action/tool"]);
-    for bad in [json!(null), json!({"tool": 1, "arguments": {}}), json!({"tool": "x"})] {
+    assert_eq!(
+        paths(&run(&cert, None, Some(&tool)), "A6"),
+        vec!["/action/tool"]
+    );
+    for bad in [
+        json!(null),
+        json!({"tool": 1, "arguments": {}}),
+        json!({"tool": "x"}),
+    ] {
         assert_eq!(rules(&run(&cert, None, Some(&bad))), vec!["A6"], "{bad}");
     }
 }
@@ -468,7 +555,13 @@ fn members_reason_does_not_read_are_refused_not_ignored() {
     let mut r2 = req.clone();
     r2["action"]["bypass"] = json!(true);
     let r = run(&bundle(&cert, &r2), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "schema" && f.message.contains("bypass")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "schema" && f.message.contains("bypass")),
+        "{:?}",
+        r.errors
+    );
     let mut c2 = cert.clone();
     c2["reasoning"]["metrics"]["extra"] = json!(0);
     let r = run(&bundle(&c2, &req), None, None);
@@ -480,14 +573,28 @@ fn a_request_reason_would_refuse_cannot_certify_anything() {
     let req = request();
     let cert = certify(&req);
     // A policy fact claiming the system's own authority.
-    let spoofed = with_fact(req.clone(), "fact_approval", |f| f["authority"] = json!("system-bound"));
+    let spoofed = with_fact(req.clone(), "fact_approval", |f| {
+        f["authority"] = json!("system-bound")
+    });
     let r = run(&bundle(&cert, &spoofed), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "A8" && f.path == "/request" && f.message.contains("system-bound")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "A8" && f.path == "/request" && f.message.contains("system-bound")),
+        "{:?}",
+        r.errors
+    );
     // A timestamp not in Reason's one form.
     let mut late = req.clone();
     late["policy"]["evaluation_time"] = json!("2026-11-30T12:00:00+00:00");
     let r = run(&bundle(&cert, &late), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "A8" && f.message.contains("canonical UTC")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "A8" && f.message.contains("canonical UTC")),
+        "{:?}",
+        r.errors
+    );
 }
 
 #[test]
@@ -502,29 +609,57 @@ fn hostile_values_fail_closed_with_a_reason() {
     let mut r2 = req.clone();
     r2["action"]["arguments"]["deep"] = deep;
     let r = run(&bundle(&cert, &r2), None, None);
-    assert!(r.errors.iter().any(|f| f.message.contains("nested more than 127")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.message.contains("nested more than 127")),
+        "{:?}",
+        r.errors
+    );
     // A double whose value depends on the parser.
-    let text = bundle(&cert, &req)
-        .to_string()
-        .replacen("\"replicas\":3", "\"replicas\":0.1000000000000000055511151231257827", 1);
+    let text = bundle(&cert, &req).to_string().replacen(
+        "\"replicas\":3",
+        "\"replicas\":0.1000000000000000055511151231257827",
+        1,
+    );
     let doc = json::parse(text.as_bytes(), &Default::default()).unwrap();
     let r = check_with(doc.root(), Context::default());
-    assert!(r.errors.iter().any(|f| f.message.contains("depends on the JSON parser")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.message.contains("depends on the JSON parser")),
+        "{:?}",
+        r.errors
+    );
     // A rule joining large relations: refused, not run for minutes.
     let mut big = req.clone();
-    let facts = big.pointer_mut("/policy/facts").unwrap().as_array_mut().unwrap();
+    let facts = big
+        .pointer_mut("/policy/facts")
+        .unwrap()
+        .as_array_mut()
+        .unwrap();
     for i in 0..400 {
         facts.push(json!({"id": format!("fact_bulk_{i}"), "predicate": "tests_passed",
             "arguments": [format!("c{i}")], "authority": "ci", "observed_at": "2026-11-30T09:00:00Z"}));
     }
-    let rules = big.pointer_mut("/policy/rules").unwrap().as_array_mut().unwrap();
+    let rules = big
+        .pointer_mut("/policy/rules")
+        .unwrap()
+        .as_array_mut()
+        .unwrap();
     rules.push(json!({"id": "rule_join", "when": [
         {"predicate": "tests_passed", "arguments": ["$x"]},
         {"predicate": "tests_passed", "arguments": ["$y"]},
         {"predicate": "tests_passed", "arguments": ["$z"]}],
         "then": {"predicate": "action_authorized", "arguments": ["$x"]}}));
     let r = run(&bundle(&cert, &big), None, None);
-    assert!(r.errors.iter().any(|f| f.rule == "A8" && f.message.contains("refuses to spend")), "{:?}", r.errors);
+    assert!(
+        r.errors
+            .iter()
+            .any(|f| f.rule == "A8" && f.message.contains("refuses to spend")),
+        "{:?}",
+        r.errors
+    );
 }
 
 #[test]

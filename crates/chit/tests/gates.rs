@@ -5,7 +5,7 @@
 //! fills no gap, and a recompute `match` carries its evidence.
 
 mod common;
-use common::{chit_in, example_text, Run};
+use common::{chit_in, example_text, repo, Run};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -52,35 +52,32 @@ fn sign(d: &Path, pem: &str, kind: &str, input: &str, out: &str) {
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
-fn certificate(status: &str, reasoning: &str) -> Value {
-    let d = format!("sha256:{}", "a".repeat(64));
-    json!({
-        "schema": "zerker.reason.authorization.v1",
-        "status": status,
-        "request_digest": d,
-        "mission": {"id": "mission-1", "digest": d},
-        "action": {"id": "action-1", "digest": d, "tool": "deploy", "arguments": {"env": "prod"},
-                   "effects": [{"kind": "deploy", "resource": "r", "value": "prod"}]},
-        "reasoning": {
-            "schema": "zerker.reason.result.v2", "status": reasoning, "query": {},
-            "program_digest": d, "ontology": {}, "authority": {},
-            "proof": if reasoning == "proved" { json!({"root": 1}) } else { json!(null) },
-            "disproof": if reasoning == "disproved" { json!({"root": 2}) } else { json!(null) },
-            "conflict": null, "missing": [], "assumptions": [], "metrics": {}
-        },
-        "issues": []
-    })
+/// A Reason certificate of `status` (authorized or denied), made from the
+/// example request by chit's Reason authorizer, so it recomputes.
+fn certificate(status: &str, _reasoning: &str) -> Value {
+    let mut req = request("production");
+    if status == "denied" {
+        for fact in req["policy"]["facts"].as_array_mut().unwrap() {
+            if fact["id"] == "fact_no_freeze" {
+                fact["negated"] = json!(false);
+            }
+        }
+    }
+    let text = req.to_string();
+    let doc = chit_core::json::parse(text.as_bytes(), &Default::default()).unwrap();
+    let (_, cert) = chit_core::kinds::reason::authorize_request(doc.root()).unwrap();
+    assert_eq!(cert.status.as_str(), status);
+    serde_json::to_value(cert).unwrap()
 }
 
+/// The example request, its `environment` argument set to `env`.
 fn request(env: &str) -> Value {
-    json!({
-        "schema": "zerker.reason.action.v1",
-        "mission": {"id": "mission-1", "principal": "user:x"},
-        "action": {"id": "action-1", "tool": "deploy", "proposed_at": "2026-11-30T10:00:00Z",
-                   "arguments": {"env": env},
-                   "effects": [{"value": "prod", "resource": "r", "kind": "deploy"}]},
-        "policy": {}
-    })
+    let mut req: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("examples/reason/request.json")).unwrap(),
+    )
+    .unwrap();
+    req["action"]["arguments"]["environment"] = json!(env);
+    req
 }
 
 fn packet(seq: u64) -> Value {
@@ -106,11 +103,11 @@ fn item3_reason_gates_refuse_what_is_not_a_certificate() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "r.json", &example_text("agreed-verified.json"));
-    write(d, "request.json", &request("prod").to_string());
+    write(d, "request.json", &request("production").to_string());
     write(
         d,
         "call.json",
-        r#"{"tool": "deploy", "arguments": {"env": "prod"}}"#,
+        &std::fs::read_to_string(repo().join("examples/reason/call.json")).unwrap(),
     );
     write(d, "p.json", &packet(0).to_string());
     for gate in [

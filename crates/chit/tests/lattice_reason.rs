@@ -107,76 +107,100 @@ fn lattice_packets_seal_digest_canon_and_rebind() {
     assert_eq!(chit_in(p, &["verify", "bad.json"], None).code, 2);
 }
 
-fn certificate(status: &str, reasoning: &str, args: serde_json::Value) -> serde_json::Value {
-    let d = format!("sha256:{}", "a".repeat(64));
-    json!({
-        "schema": "zerker.reason.authorization.v1",
-        "status": status,
-        "request_digest": d,
-        "mission": {"id": "mission-1", "digest": d},
-        "action": {"id": "action-1", "digest": d, "tool": "deploy", "arguments": args,
-                   "effects": [{"kind": "deploy", "resource": "r", "value": "prod"}]},
-        "reasoning": {
-            "schema": "zerker.reason.result.v2", "status": reasoning, "query": {},
-            "program_digest": d, "ontology": {}, "authority": {},
-            "proof": if reasoning == "proved" { json!({"root": 1}) } else { json!(null) },
-            "disproof": if reasoning == "disproved" { json!({"root": 2}) } else { json!(null) },
-            "conflict": null, "missing": [], "assumptions": [], "metrics": {}
-        },
-        "issues": []
-    })
+/// A change to one fact: its id, and what to do to it.
+type FactChange<'a> = Option<(&'a str, &'a dyn Fn(&mut serde_json::Value))>;
+
+/// The example request, with the fact `id` changed by `f` where given.
+fn request_with(fact: FactChange) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(common::repo().join("examples/reason/request.json")).unwrap();
+    let mut req: serde_json::Value = serde_json::from_str(&text).unwrap();
+    if let Some((id, f)) = fact {
+        for x in req["policy"]["facts"].as_array_mut().unwrap() {
+            if x["id"] == id {
+                f(x);
+            }
+        }
+    }
+    req
 }
 
 #[test]
 fn reason_certificates_requests_calls_and_require_authorized() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
-    let args = json!({"env": "prod", "opts": {"a": 1, "b": [true, null]}});
-    write(
-        p,
-        "ok.json",
-        &certificate("authorized", "proved", args.clone()).to_string(),
-    );
-    write(
-        p,
-        "denied.json",
-        &certificate("denied", "disproved", args.clone()).to_string(),
-    );
-    write(
-        p,
-        "bad.json",
-        &certificate("authorized", "disproved", args.clone()).to_string(),
-    );
-    let request = json!({
-        "schema": "zerker.reason.action.v1",
-        "mission": {"id": "mission-1", "principal": "user:x"},
-        "action": {"id": "action-1", "tool": "deploy", "proposed_at": "2026-11-30T10:00:00Z",
-                   "arguments": {"opts": {"b": [true, null], "a": 1}, "env": "prod"},
-                   "effects": [{"value": "prod", "resource": "r", "kind": "deploy"}]},
-        "policy": {}
-    });
+    let request = request_with(None);
     write(p, "request.json", &request.to_string());
+    let deny = |f: &mut serde_json::Value| f["negated"] = json!(false);
+    write(
+        p,
+        "denied-request.json",
+        &request_with(Some(("fact_no_freeze", &deny))).to_string(),
+    );
+    // chit reason authorize writes the certificate and the bundle, and
+    // exits as Reason's authorize does.
+    let run = chit_in(
+        p,
+        &[
+            "reason",
+            "authorize",
+            "request.json",
+            "--certificate-out",
+            "ok.json",
+            "--bundle-out",
+            "ok.bundle.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.stdout.starts_with("AUTHORIZED"), "{}", run.stdout);
+    let again = chit_in(
+        p,
+        &[
+            "reason",
+            "authorize",
+            "request.json",
+            "--certificate-out",
+            "ok.json",
+        ],
+        None,
+    );
+    assert_eq!(
+        again.code, 2,
+        "an existing file is never replaced without --force"
+    );
+    let run = chit_in(
+        p,
+        &[
+            "reason",
+            "authorize",
+            "denied-request.json",
+            "--certificate-out",
+            "denied.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 3, "{}", run.stdout);
+
     let mut other = request.clone();
-    other["action"]["arguments"]["env"] = json!("staging");
+    other["action"]["arguments"]["environment"] = json!("staging");
     write(p, "other-request.json", &other.to_string());
     write(
         p,
         "call.json",
-        r#"{"tool": "deploy", "arguments": {"opts": {"b": [true, null], "a": 1.0}, "env": "prod"}}"#,
+        r#"{"arguments": {"ticket": 9007199254740993, "environment": "production", "replicas": 3, "commit": "9f2c1e7"}, "tool": "deploy_release"}"#,
     );
     write(
         p,
         "wrong-call.json",
-        r#"{"tool": "deploy", "arguments": {"opts": {"b": [true, null], "a": 2}, "env": "prod"}}"#,
+        r#"{"tool": "deploy_release", "arguments": {"ticket": 9007199254740992, "environment": "production", "replicas": 3, "commit": "9f2c1e7"}}"#,
     );
 
-    assert_eq!(
-        chit_in(p, &["verify", "ok.json", "denied.json"], None).code,
-        0
-    );
-    let run = chit_in(p, &["verify", "bad.json"], None);
-    assert_eq!(run.code, 1);
-    assert!(run.stdout.contains("error A2:"), "{}", run.stdout);
+    // Alone: the portable rules hold, with a warning that nothing was
+    // recomputed.
+    let run = chit_in(p, &["verify", "ok.json", "denied.json"], None);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.stdout.contains("warning A7:"), "{}", run.stdout);
     let run = chit_in(
         p,
         &[
@@ -197,22 +221,49 @@ fn reason_certificates_requests_calls_and_require_authorized() {
     );
     assert_eq!(run.code, 1);
     assert!(run.stdout.contains("error A5:"), "{}", run.stdout);
+    assert!(run.stdout.contains("error A7:"), "{}", run.stdout);
     let run = chit_in(p, &["verify", "ok.json", "--call", "wrong-call.json"], None);
     assert_eq!(run.code, 1);
     assert!(run.stdout.contains("error A6:"), "{}", run.stdout);
-    // --require-authorized: 0 only for authorized; the status is named.
+    // --require-authorized: 0 only for authorized, and only recomputed.
+    let run = chit_in(p, &["verify", "--require-authorized", "ok.json"], None);
+    assert_eq!(run.code, 1, "a certificate alone proves nothing");
+    assert!(run.stdout.contains("give the request"), "{}", run.stdout);
+    let ok = [
+        "verify",
+        "--require-authorized",
+        "--request",
+        "request.json",
+        "ok.json",
+    ];
+    assert_eq!(chit_in(p, &ok, None).code, 0);
     assert_eq!(
-        chit_in(p, &["verify", "--require-authorized", "ok.json"], None).code,
+        chit_in(
+            p,
+            &["verify", "--require-authorized", "ok.bundle.json"],
+            None
+        )
+        .code,
         0
     );
-    let run = chit_in(p, &["verify", "--require-authorized", "denied.json"], None);
+    let run = chit_in(
+        p,
+        &[
+            "verify",
+            "--require-authorized",
+            "--request",
+            "denied-request.json",
+            "denied.json",
+        ],
+        None,
+    );
     assert_eq!(run.code, 1);
     assert!(run.stdout.contains("status is denied"), "{}", run.stdout);
-    // A bundle is detected and checked against its own request.
+    // A bundle of the other request: every failure named, under --json.
     let bundle = json!({
         "schema": "zerker.reason.authorization-bundle.v1",
         "request": other,
-        "certificate": certificate("authorized", "proved", args),
+        "certificate": serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p.join("ok.json")).unwrap()).unwrap(),
     });
     write(p, "bundle.json", &bundle.to_string());
     let run = chit_in(p, &["verify", "--json", "bundle.json"], None);
@@ -224,10 +275,135 @@ fn reason_certificates_requests_calls_and_require_authorized() {
         run.stdout
     );
     assert!(run.stdout.contains("\"rule\":\"A5\""), "{}", run.stdout);
+    assert!(run.stdout.contains("\"rule\":\"A7\""), "{}", run.stdout);
     // A request that cannot be read stops the command.
     write(p, "broken.json", "{");
     assert_eq!(
         chit_in(p, &["verify", "ok.json", "--request", "broken.json"], None).code,
         2
+    );
+}
+
+/// `chit reason` as a drop-in for Reason's CLI: its objects, its exit
+/// statuses, on files and on standard input.
+#[test]
+fn chit_reason_speaks_reasons_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let cases: [(&str, &str, FactChange, i32); 3] = [
+        ("authorized", "authorized", None, 0),
+        (
+            "denied",
+            "denied",
+            Some(("fact_no_freeze", &|f| f["negated"] = json!(false))),
+            3,
+        ),
+        (
+            "unknown",
+            "insufficient_evidence",
+            Some(("fact_approval", &|f| {
+                f["authority"] = json!("agent-proposed")
+            })),
+            2,
+        ),
+    ];
+    for (name, status, change, code) in cases {
+        let req = format!("{name}-request.json");
+        write(p, &req, &request_with(change).to_string());
+        let bundle = format!("{name}.bundle.json");
+        let run = chit_in(
+            p,
+            &[
+                "reason",
+                "--format",
+                "json",
+                "authorize",
+                &req,
+                "--bundle-out",
+                &bundle,
+            ],
+            None,
+        );
+        assert_eq!(run.code, code, "{}", run.stdout);
+        let cert: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(cert["status"], status);
+        let bytes = std::fs::read(p.join(&bundle)).unwrap();
+        let args = [
+            "reason",
+            "--format",
+            "json",
+            "verify-authorization-bundle",
+            "-",
+            "--require-authorized",
+        ];
+        let run = common::chit_raw(p, &args, Some(&bytes));
+        assert_eq!(run.code, code, "{name}");
+        let out: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(out["schema"], "zerker.reason.authorization-verification.v1");
+        assert_eq!(out["status"], "verified");
+        assert_eq!(out["authorization_status"], status);
+        assert_eq!(out["request_digest"], cert["request_digest"]);
+        // Without --require-authorized, verified is 0 whatever the status.
+        let run = common::chit_raw(p, &args[..5], Some(&bytes));
+        assert_eq!(run.code, 0, "{name}");
+        // The two-file form.
+        let b: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        write(p, "c.json", &b["certificate"].to_string());
+        let run = chit_in(p, &["reason", "verify-authorization", &req, "c.json"], None);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        assert!(run.stdout.starts_with("VERIFIED"), "{}", run.stdout);
+    }
+    // Errors: Reason's error object, exit 1, unreadable input included.
+    let mut forged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.join("unknown.bundle.json")).unwrap()).unwrap();
+    forged["certificate"]["status"] = json!("authorized");
+    for (name, text) in [
+        ("forged", forged.to_string()),
+        ("truncated", "{\"schema\"".to_string()),
+    ] {
+        let args = [
+            "reason",
+            "--format",
+            "json",
+            "verify-authorization-bundle",
+            "-",
+            "--require-authorized",
+        ];
+        let run = common::chit_raw(p, &args, Some(text.as_bytes()));
+        assert_eq!(run.code, 1, "{name}");
+        let out: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(out["schema"], "zerker.reason.error.v1");
+        assert_eq!(out["status"], "error");
+        let keys: Vec<&String> = out.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["error", "schema", "status"]);
+        // Text: the error on standard error, nothing on standard output.
+        let text_args = [
+            "reason",
+            "verify-authorization-bundle",
+            "-",
+            "--require-authorized",
+        ];
+        let run = common::chit_raw(p, &text_args, Some(text.as_bytes()));
+        assert_eq!(run.code, 1, "{name}");
+        assert!(run.stdout.is_empty());
+        assert!(run.stderr.starts_with("chit: "), "{}", run.stderr);
+    }
+    let forged_path = p.join("forged.json");
+    std::fs::write(&forged_path, forged.to_string()).unwrap();
+    let run = chit_in(
+        p,
+        &[
+            "reason",
+            "--format",
+            "json",
+            "verify-authorization-bundle",
+            "forged.json",
+        ],
+        None,
+    );
+    assert!(
+        run.stdout.contains("A8 /certificate/status"),
+        "{}",
+        run.stdout
     );
 }

@@ -163,7 +163,12 @@ fn reasons_conformance_suite_every_outcome_and_digest() {
     for v in &SUITE {
         let path = dir.join(format!("{}.bundle.json", v.id));
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(hex(&Sha256::digest(&bytes)), v.input_sha256, "{}: not the suite's file", v.id);
+        assert_eq!(
+            hex(&Sha256::digest(&bytes)),
+            v.input_sha256,
+            "{}: not the suite's file",
+            v.id
+        );
 
         // Reason's own command, swapped for chit's.
         let args = [
@@ -177,10 +182,15 @@ fn reasons_conformance_suite_every_outcome_and_digest() {
         let run = chit_raw(&repo(), &args, Some(&bytes));
         let stdout = String::from_utf8(run.stdout.clone()).unwrap();
         assert_eq!(run.code, v.exit, "{}: exit status; {stdout}", v.id);
-        let out: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{}: {e}: {stdout}", v.id));
+        let out: Value =
+            serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{}: {e}: {stdout}", v.id));
         match v.verified {
             Some((status, request, reasoning)) => {
-                assert_eq!(out["schema"], "zerker.reason.authorization-verification.v1", "{}", v.id);
+                assert_eq!(
+                    out["schema"], "zerker.reason.authorization-verification.v1",
+                    "{}",
+                    v.id
+                );
                 assert_eq!(out["status"], "verified", "{}", v.id);
                 assert_eq!(out["authorization_status"], status, "{}", v.id);
                 assert_eq!(out["request_digest"], request, "{}", v.id);
@@ -189,7 +199,11 @@ fn reasons_conformance_suite_every_outcome_and_digest() {
             None => {
                 assert_eq!(out["schema"], "zerker.reason.error.v1", "{}", v.id);
                 assert_eq!(out["status"], "error", "{}", v.id);
-                assert!(out["error"].as_str().is_some_and(|e| !e.is_empty()), "{}", v.id);
+                assert!(
+                    out["error"].as_str().is_some_and(|e| !e.is_empty()),
+                    "{}",
+                    v.id
+                );
             }
         }
 
@@ -198,7 +212,12 @@ fn reasons_conformance_suite_every_outcome_and_digest() {
         let path_arg = path.to_str().unwrap();
         let plain = chit_raw(&repo(), &["verify", path_arg], None);
         let gated = chit_raw(&repo(), &["verify", "--require-authorized", path_arg], None);
-        assert_eq!(plain.code == 0, v.verified.is_some(), "{}: chit verify", v.id);
+        assert_eq!(
+            plain.code == 0,
+            v.verified.is_some(),
+            "{}: chit verify",
+            v.id
+        );
         assert_eq!(
             gated.code == 0,
             matches!(v.verified, Some(("authorized", _, _))),

@@ -21,7 +21,7 @@ pub fn run(a: &ReasonArgs, out: &mut Output) -> CmdResult {
         ReasonCommand::VerifyAuthorizationBundle {
             input,
             require_authorized,
-        } => with_doc(input, |v| reason::verify_bundle(v)).and_then(|v| {
+        } => with_doc(input, reason::verify_bundle).and_then(|v| {
             verified(&v, format, out)?;
             Ok(if *require_authorized {
                 status_exit(v.authorization_status)
@@ -41,7 +41,14 @@ pub fn run(a: &ReasonArgs, out: &mut Output) -> CmdResult {
             certificate_out,
             bundle_out,
             force,
-        } => authorize(input, certificate_out.as_deref(), bundle_out.as_deref(), *force, format, out),
+        } => authorize(
+            input,
+            certificate_out.as_deref(),
+            bundle_out.as_deref(),
+            *force,
+            format,
+            out,
+        ),
     };
     match outcome {
         Ok(exit) => Ok(exit),

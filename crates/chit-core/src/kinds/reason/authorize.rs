@@ -88,7 +88,10 @@ fn query(action_id: &str) -> Atom {
 
 fn valid_digest(s: &str) -> bool {
     s.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 
@@ -123,7 +126,11 @@ pub fn validate_request(request: &Request) -> Result<Program, Vec<String>> {
         required(key, "$.action.arguments key", &mut errors);
     }
     for (i, effect) in action.effects.iter().enumerate() {
-        required(&effect.kind, &format!("$.action.effects[{i}].kind"), &mut errors);
+        required(
+            &effect.kind,
+            &format!("$.action.effects[{i}].kind"),
+            &mut errors,
+        );
         required(
             &effect.resource,
             &format!("$.action.effects[{i}].resource"),
@@ -255,7 +262,11 @@ pub fn rebuild(request: &Request) -> Program {
     }
     let (mission, action) = (&request.mission, &request.action);
     program.query = query(&action.id);
-    let fact = |suffix: String, predicate: &str, arguments: Vec<Value>, at: &str, until: Option<&String>| Fact {
+    let fact = |suffix: String,
+                predicate: &str,
+                arguments: Vec<Value>,
+                at: &str,
+                until: Option<&String>| Fact {
         id: format!("{SYSTEM_FACT_PREFIX}{suffix}"),
         predicate: predicate.into(),
         arguments,
@@ -457,7 +468,11 @@ pub fn verify(request: &Request, cert: &Certificate) -> Outcome {
         c.push(failure(
             rule::SCHEMA,
             "/schema",
-            format!("a certificate's schema is {}, not {:?}", super::KIND, cert.schema),
+            format!(
+                "a certificate's schema is {}, not {:?}",
+                super::KIND,
+                cert.schema
+            ),
         ));
     }
     let request_digest = digest(request);
@@ -475,7 +490,11 @@ pub fn verify(request: &Request, cert: &Certificate) -> Outcome {
     let expected = match engine::check(&program) {
         Ok(r) => r,
         Err(e) => {
-            c.push(failure(rule::A8, "/reasoning", format!("the reasoning cannot be re-run: {e}")));
+            c.push(failure(
+                rule::A8,
+                "/reasoning",
+                format!("the reasoning cannot be re-run: {e}"),
+            ));
             return out;
         }
     };
@@ -507,7 +526,10 @@ pub fn verify(request: &Request, cert: &Certificate) -> Outcome {
             format!(
                 "the issues are not the re-run's: it lists {} ({}), the certificate {}",
                 want.len(),
-                want.iter().map(|i| i.code.as_str()).collect::<Vec<_>>().join(", "),
+                want.iter()
+                    .map(|i| i.code.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 cert.issues.len()
             ),
         ));
@@ -531,7 +553,10 @@ fn bound(request: &Request, cert: &Certificate, c: &mut Vec<Failure>) {
         c.push(failure(
             rule::A5,
             "/mission/id",
-            format!("mission id is {:?}, but the request's is {:?}", cert.mission.id, mission.id),
+            format!(
+                "mission id is {:?}, but the request's is {:?}",
+                cert.mission.id, mission.id
+            ),
         ));
     }
     let mission_digest = digest(mission);
@@ -539,14 +564,20 @@ fn bound(request: &Request, cert: &Certificate, c: &mut Vec<Failure>) {
         c.push(failure(
             rule::A7,
             "/mission/digest",
-            format!("the request's mission digests to {mission_digest}, not {}", cert.mission.digest),
+            format!(
+                "the request's mission digests to {mission_digest}, not {}",
+                cert.mission.digest
+            ),
         ));
     }
     if cert.action.id != action.id {
         c.push(failure(
             rule::A5,
             "/action/id",
-            format!("action id is {:?}, but the request's is {:?}", cert.action.id, action.id),
+            format!(
+                "action id is {:?}, but the request's is {:?}",
+                cert.action.id, action.id
+            ),
         ));
     }
     let action_digest = digest(action);
@@ -554,24 +585,35 @@ fn bound(request: &Request, cert: &Certificate, c: &mut Vec<Failure>) {
         c.push(failure(
             rule::A7,
             "/action/digest",
-            format!("the request's action digests to {action_digest}, not {}", cert.action.digest),
+            format!(
+                "the request's action digests to {action_digest}, not {}",
+                cert.action.digest
+            ),
         ));
     }
     if cert.action.tool != action.tool {
         c.push(failure(
             rule::A5,
             "/action/tool",
-            format!("tool is {:?}, but the request's is {:?}", cert.action.tool, action.tool),
+            format!(
+                "tool is {:?}, but the request's is {:?}",
+                cert.action.tool, action.tool
+            ),
         ));
     }
     if cert.action.arguments != action.arguments {
-        let keys: BTreeSet<&String> = cert.action.arguments.keys().chain(action.arguments.keys()).collect();
+        let keys: BTreeSet<&String> = cert
+            .action
+            .arguments
+            .keys()
+            .chain(action.arguments.keys())
+            .collect();
         let key = keys
             .into_iter()
             .find(|k| cert.action.arguments.get(*k) != action.arguments.get(*k))
             .map(|k| crate::report::pointer_token(k))
             .unwrap_or_default();
-        let show = |v: Option<&Value>| v.map_or("nothing".to_owned(), |v| short(v));
+        let show = |v: Option<&Value>| v.map_or("nothing".to_owned(), short);
         c.push(failure(
             rule::A5,
             format!("/action/arguments/{key}"),
@@ -631,8 +673,18 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
             ));
         }
     };
-    a7("program_digest", "rebuilt program", &got.program_digest, &want.program_digest);
-    a7("ontology/digest", "policy's ontology", &got.ontology.digest, &want.ontology.digest);
+    a7(
+        "program_digest",
+        "rebuilt program",
+        &got.program_digest,
+        &want.program_digest,
+    );
+    a7(
+        "ontology/digest",
+        "policy's ontology",
+        &got.ontology.digest,
+        &want.ontology.digest,
+    );
     a7(
         "authority/policy_digest",
         "authority policy",
@@ -647,7 +699,10 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
     a8(
         "schema",
         got.schema != want.schema,
-        format!("the re-run's result schema is {}, not {}", want.schema, got.schema),
+        format!(
+            "the re-run's result schema is {}, not {}",
+            want.schema, got.schema
+        ),
     );
     a8(
         "status",
@@ -658,7 +713,11 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
             got.status.as_str()
         ),
     );
-    a8("query", got.query != want.query, format!("the query is {}", want.query.key()));
+    a8(
+        "query",
+        got.query != want.query,
+        format!("the query is {}", want.query.key()),
+    );
     a8(
         "ontology",
         got.ontology.id != want.ontology.id || got.ontology.version != want.ontology.version,
@@ -693,7 +752,11 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
         got.missing != want.missing,
         format!(
             "the missing premises are [{}]",
-            want.missing.iter().map(Atom::key).collect::<Vec<_>>().join(", ")
+            want.missing
+                .iter()
+                .map(Atom::key)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     );
     a8(
@@ -718,7 +781,12 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
     let replay = Replay::new(program);
     let sides = [
         ("proof", &got.proof, &want.proof, got.query.clone()),
-        ("disproof", &got.disproof, &want.disproof, got.query.complement()),
+        (
+            "disproof",
+            &got.disproof,
+            &want.disproof,
+            got.query.complement(),
+        ),
     ];
     for (field, g, w, concludes) in sides {
         match (g, w) {
@@ -742,7 +810,10 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
             (None, Some(w)) => c.push(failure(
                 rule::A8,
                 at(field),
-                format!("the re-run derives a {field} ({}), but the certificate has none", w.digest),
+                format!(
+                    "the re-run derives a {field} ({}), but the certificate has none",
+                    w.digest
+                ),
             )),
             (None, None) => {}
         }
@@ -758,7 +829,10 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
         c.push(failure(
             rule::A8,
             "/reasoning",
-            format!("the reasoning does not recompute from the request (the re-run digests to {})", digest(want)),
+            format!(
+                "the reasoning does not recompute from the request (the re-run digests to {})",
+                digest(want)
+            ),
         ));
     }
 }

@@ -245,7 +245,11 @@ fn authority_and_ontology(program: &Program, errors: &mut Vec<String>) {
             }
         }
     };
-    declared(&authority.default_admit, "$.authority.default_admit", errors);
+    declared(
+        &authority.default_admit,
+        "$.authority.default_admit",
+        errors,
+    );
     for (predicate, set) in &authority.predicate_admit {
         if !ontology.predicates.contains_key(predicate) {
             errors.push(format!(
@@ -352,7 +356,9 @@ fn supersession(program: &Program, errors: &mut Vec<String>) {
                 ));
             }
             if let (Some(seen), Some(target_seen)) = (&fact.observed_at, &target.observed_at) {
-                if canonical_timestamp(seen) && canonical_timestamp(target_seen) && seen <= target_seen
+                if canonical_timestamp(seen)
+                    && canonical_timestamp(target_seen)
+                    && seen <= target_seen
                 {
                     errors.push(format!(
                         "$.facts[{i}].supersedes: observed_at must be later than fact {target_id:?}"
@@ -375,7 +381,13 @@ fn rules<'p>(program: &'p Program, ids: &mut BTreeSet<&'p str>, errors: &mut Vec
             atom(a, program, true, format!("$.rules[{i}].when[{j}]"), errors);
             body.extend(a.arguments.iter().filter_map(variable));
         }
-        atom(&rule.then, program, true, format!("$.rules[{i}].then"), errors);
+        atom(
+            &rule.then,
+            program,
+            true,
+            format!("$.rules[{i}].then"),
+            errors,
+        );
         let head: BTreeSet<&str> = rule.then.arguments.iter().filter_map(variable).collect();
         for v in head.difference(&body) {
             errors.push(format!(
@@ -425,9 +437,7 @@ fn atom(a: &Atom, program: &Program, variables: bool, path: String, errors: &mut
                 Value::Array(_) => "array",
                 Value::Object(_) => "object",
             };
-            errors.push(format!(
-                "{path}.arguments[{i}]: expected {name}, got {got}"
-            ));
+            errors.push(format!("{path}.arguments[{i}]: expected {name}, got {got}"));
         }
     }
 }
@@ -480,18 +490,14 @@ pub fn temporal_report(program: &Program) -> Option<TemporalReport> {
             continue;
         }
         let seen = fact.observed_at.as_deref().unwrap_or_default();
+        let from = fact.valid_from.as_deref().filter(|f| *f > now.as_str());
+        let until = fact.valid_until.as_deref().filter(|u| *u <= now.as_str());
         let reason = if seen > now.as_str() {
-            Some(format!(
-                "observed_at {seen} is after evaluation_time {now}"
-            ))
-        } else if let Some(from) = fact.valid_from.as_deref().filter(|f| *f > now.as_str()) {
+            Some(format!("observed_at {seen} is after evaluation_time {now}"))
+        } else if let Some(from) = from {
             Some(format!("valid_from {from} is after evaluation_time {now}"))
-        } else if let Some(until) = fact.valid_until.as_deref().filter(|u| *u <= now.as_str()) {
-            Some(format!(
-                "valid_until {until} is at or before evaluation_time {now}"
-            ))
         } else {
-            None
+            until.map(|until| format!("valid_until {until} is at or before evaluation_time {now}"))
         };
         match reason {
             Some(reason) => {
@@ -722,7 +728,9 @@ pub fn check(program: &Program) -> Result<Reasoning, Refused> {
 
     let query = &program.query;
     let complement = query.complement();
-    let proof = known.get(&query.key()).map(|_| proof_of(&query.key(), &known));
+    let proof = known
+        .get(&query.key())
+        .map(|_| proof_of(&query.key(), &known));
     let disproof = known
         .get(&complement.key())
         .map(|_| proof_of(&complement.key(), &known));
@@ -824,7 +832,11 @@ fn proof_of(root: &str, known: &BTreeMap<String, Known>) -> Proof {
 /// The node for the atom known under `key`, after its premises' nodes.
 /// Depth is bounded by the rounds (a premise is always known a round
 /// earlier), so at most [`MAX_ROUNDS`].
-fn collect(key: &str, known: &BTreeMap<String, Known>, nodes: &mut BTreeMap<String, ProofNode>) -> String {
+fn collect(
+    key: &str,
+    known: &BTreeMap<String, Known>,
+    nodes: &mut BTreeMap<String, ProofNode>,
+) -> String {
     let Some(k) = known.get(key) else {
         return String::new();
     };

@@ -324,7 +324,11 @@ pub fn bundle(request: Request, certificate: Certificate) -> Bundle {
 }
 
 fn unreadable(e: value::Unreadable) -> String {
-    format!("schema {}: {}", if e.path.is_empty() { "/" } else { &e.path }, e.message)
+    format!(
+        "schema {}: {}",
+        if e.path.is_empty() { "/" } else { &e.path },
+        e.message
+    )
 }
 
 fn verified(request: &Request, certificate: &Certificate) -> Result<Verification, String> {
@@ -341,11 +345,13 @@ fn verified(request: &Request, certificate: &Certificate) -> Result<Verification
             f.message
         )
     };
-    Err(match (outcome.request.first(), outcome.certificate.first()) {
-        (Some(f), _) => line(f, "/request"),
-        (None, Some(f)) => line(f, "/certificate"),
-        (None, None) => "the certificate could not be verified".into(),
-    })
+    Err(
+        match (outcome.request.first(), outcome.certificate.first()) {
+            (Some(f), _) => line(f, "/request"),
+            (None, Some(f)) => line(f, "/certificate"),
+            (None, None) => "the certificate could not be verified".into(),
+        },
+    )
 }
 
 /// The bundle's members (reported as `schema`): each of [`BUNDLE_KEYS`],

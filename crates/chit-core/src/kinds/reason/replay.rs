@@ -170,7 +170,15 @@ fn walk(
                         ),
                     );
                 }
-                enter(child, proof, at, p, &mut visiting, &mut verified, &mut stack)?;
+                enter(
+                    child,
+                    proof,
+                    at,
+                    p,
+                    &mut visiting,
+                    &mut verified,
+                    &mut stack,
+                )?;
                 continue;
             }
             let pattern = &rule.when[frame.next];
@@ -217,7 +225,11 @@ fn walk(
 
 fn unreachable_rule() -> Result<(), Failure> {
     // `enter` pushes only derivations whose rule exists.
-    fail(rule::A9, String::new(), "internal: a derivation lost its rule".into())
+    fail(
+        rule::A9,
+        String::new(),
+        "internal: a derivation lost its rule".into(),
+    )
 }
 
 /// The checks on a node itself: a fact node is finished here; a derivation

@@ -115,8 +115,7 @@ fn exact_double(literal: &str, n: &Number) -> bool {
         d if d.len() <= 16 => d.parse::<u64>().ok(),
         _ => None,
     };
-    let small = significand.is_some_and(|s| s <= 1 << 53)
-        && (-22..=22).contains(&scale);
+    let small = significand.is_some_and(|s| s <= 1 << 53) && (-22..=22).contains(&scale);
     small && !n.to_string().contains(['e', 'E'])
 }
 
@@ -126,12 +125,32 @@ mod tests {
 
     #[test]
     fn whole_numbers_are_exact_and_risky_doubles_refused() {
-        for ok in ["9007199254740993", "-9223372036854775808", "18446744073709551615", "1.5", "0.1", "100.25", "-0.0", "-0", "1e2"] {
+        for ok in [
+            "9007199254740993",
+            "-9223372036854775808",
+            "18446744073709551615",
+            "1.5",
+            "0.1",
+            "100.25",
+            "-0.0",
+            "-0",
+            "1e2",
+        ] {
             assert!(number(ok, "").is_ok(), "{ok}");
         }
-        assert_eq!(number("9007199254740993", "").unwrap().to_string(), "9007199254740993");
+        assert_eq!(
+            number("9007199254740993", "").unwrap().to_string(),
+            "9007199254740993"
+        );
         assert_eq!(number("1e2", "").unwrap().to_string(), "100.0");
-        for bad in ["18446744073709551616", "0.1000000000000000055511151231257827", "1e23", "1e-30", "12345678901234567.5", "1e400"] {
+        for bad in [
+            "18446744073709551616",
+            "0.1000000000000000055511151231257827",
+            "1e23",
+            "1e-30",
+            "12345678901234567.5",
+            "1e400",
+        ] {
             assert!(number(bad, "").is_err(), "{bad}");
         }
     }
