@@ -659,6 +659,11 @@ fn satisfy(
 /// The reasoning result Reason's `check` gives for `program`.
 pub fn check(program: &Program) -> Result<Reasoning, Refused> {
     validate(program)?;
+    check_valid(program)
+}
+
+/// [`check`] on a program [`validate`] already passed.
+pub fn check_valid(program: &Program) -> Result<Reasoning, Refused> {
     let authority = authority_report(program);
     let temporal = temporal_report(program);
     let eligible: Option<BTreeSet<&str>> = temporal

@@ -346,10 +346,76 @@ pub struct Proof {
 impl Proof {
     /// The digest a proof's root and nodes commit to: the compact JSON of
     /// `{"nodes": …, "root": …}` with every object's members in key order
-    /// (Reason builds it as an untyped JSON value).
+    /// (Reason builds it as an untyped JSON value, whose members sort). The
+    /// mirror types below declare their members in that order, so no
+    /// untyped value need be built.
     pub fn recompute_digest(root: &str, nodes: &[ProofNode]) -> String {
-        let nodes = serde_json::to_value(nodes).unwrap_or(Value::Null);
-        digest(&serde_json::json!({ "root": root, "nodes": nodes }))
+        digest(&SortedProof {
+            nodes: nodes.iter().map(SortedNode::of).collect(),
+            root,
+        })
+    }
+}
+
+#[derive(Serialize)]
+struct SortedProof<'a> {
+    nodes: Vec<SortedNode<'a>>,
+    root: &'a str,
+}
+
+#[derive(Serialize)]
+struct SortedNode<'a> {
+    atom: SortedAtom<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    authority: Option<&'a str>,
+    id: &'a str,
+    kind: NodeKind,
+    premises: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temporal: Option<SortedTemporal<'a>>,
+}
+
+#[derive(Serialize)]
+struct SortedAtom<'a> {
+    arguments: &'a [Value],
+    #[serde(skip_serializing_if = "is_false")]
+    negated: bool,
+    predicate: &'a str,
+}
+
+#[derive(Serialize)]
+struct SortedTemporal<'a> {
+    observed_at: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    supersedes: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid_from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid_until: Option<&'a str>,
+}
+
+impl<'a> SortedNode<'a> {
+    fn of(n: &'a ProofNode) -> Self {
+        SortedNode {
+            atom: SortedAtom {
+                arguments: &n.atom.arguments,
+                negated: n.atom.negated,
+                predicate: &n.atom.predicate,
+            },
+            authority: n.authority.as_deref(),
+            id: &n.id,
+            kind: n.kind,
+            premises: &n.premises,
+            source_id: n.source_id.as_deref(),
+            temporal: n.temporal.as_ref().map(|t| SortedTemporal {
+                observed_at: &t.observed_at,
+                supersedes: &t.supersedes,
+                valid_from: t.valid_from.as_deref(),
+                valid_until: t.valid_until.as_deref(),
+            }),
+        }
     }
 }
 
@@ -441,4 +507,60 @@ pub struct Metrics {
     pub facts_derived: usize,
     pub rules_evaluated: usize,
     pub rounds: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sorted mirror gives the bytes of the untyped value Reason
+    /// builds, for every optional member present or absent.
+    #[test]
+    fn proof_digest_is_the_untyped_values() {
+        let atom = |negated| Atom {
+            predicate: "p".into(),
+            arguments: vec![
+                Value::from("a"),
+                Value::from(9007199254740993u64),
+                serde_json::json!({"z": 1, "a": [true]}),
+            ],
+            negated,
+        };
+        let mut nodes = Vec::new();
+        for (i, negated) in [false, true].into_iter().enumerate() {
+            for temporal in [
+                None,
+                Some(FactTemporal {
+                    observed_at: "2026-01-01T00:00:00Z".into(),
+                    valid_from: None,
+                    valid_until: Some("2026-02-01T00:00:00Z".into()),
+                    supersedes: vec!["f0".into()],
+                }),
+                Some(FactTemporal {
+                    observed_at: "t".into(),
+                    valid_from: Some("u".into()),
+                    valid_until: None,
+                    supersedes: vec![],
+                }),
+            ] {
+                nodes.push(ProofNode {
+                    id: format!("node_{i}"),
+                    kind: if negated {
+                        NodeKind::Derivation
+                    } else {
+                        NodeKind::Fact
+                    },
+                    atom: atom(negated),
+                    source_id: negated.then(|| "r".to_string()),
+                    authority: (!negated).then(|| "ci".to_string()),
+                    temporal,
+                    premises: vec!["node_x".into()],
+                });
+            }
+        }
+        let untyped = digest(
+            &serde_json::json!({ "root": "node_0", "nodes": serde_json::to_value(&nodes).unwrap() }),
+        );
+        assert_eq!(Proof::recompute_digest("node_0", &nodes), untyped);
+    }
 }

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::engine::{self, Bindings};
-use super::model::{Atom, Fact, NodeKind, Program, Proof, ProofNode, Rule};
+use super::model::{Atom, Fact, NodeKind, Program, Proof, ProofNode, Rule, TemporalReport};
 use super::rule;
 
 /// A finding: its rule, where (a JSON Pointer under the certificate) and
@@ -42,12 +42,17 @@ pub struct Replay<'p> {
 
 impl<'p> Replay<'p> {
     pub fn new(program: &'p Program) -> Self {
+        let eligible = engine::temporal_report(program);
+        Self::with_window(program, eligible.as_ref())
+    }
+
+    /// The same, with the program's time window already worked out.
+    pub fn with_window(program: &'p Program, window: Option<&TemporalReport>) -> Self {
         Replay {
             program,
             facts: program.facts.iter().map(|f| (f.id.as_str(), f)).collect(),
             rules: program.rules.iter().map(|r| (r.id.as_str(), r)).collect(),
-            eligible: engine::temporal_report(program)
-                .map(|t| t.eligible_fact_ids.into_iter().collect()),
+            eligible: window.map(|t| t.eligible_fact_ids.iter().cloned().collect()),
         }
     }
 }

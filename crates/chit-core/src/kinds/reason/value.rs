@@ -31,33 +31,34 @@ pub struct Unreadable {
 
 /// `v` as a `serde_json` value; `depth` is how many containers hold it.
 pub fn convert(v: Val, depth: usize) -> Result<Value, Unreadable> {
-    let mut path = String::new();
-    walk(v, depth, &mut path)
+    walk(v, depth)
 }
 
-fn walk(v: Val, depth: usize, path: &mut String) -> Result<Value, Unreadable> {
+/// The conversion; a failure's path is built on the way out, so a value
+/// that converts costs no path at all.
+fn walk(v: Val, depth: usize) -> Result<Value, Unreadable> {
     let nested = || Unreadable {
-        path: path.clone(),
+        path: String::new(),
         message: format!(
             "nested more than {MAX_NESTING} deep: Reason (serde_json) refuses the input"
         ),
+    };
+    let under = |token: String, mut e: Unreadable| {
+        e.path = format!("/{token}{}", e.path);
+        e
     };
     Ok(match v.json_type() {
         JsonType::Null => Value::Null,
         JsonType::Bool => Value::Bool(v.as_bool().unwrap_or_default()),
         JsonType::String => Value::String(v.as_str().unwrap_or_default().to_owned()),
-        JsonType::Number => Value::Number(number(v.number_text().unwrap_or("0"), path)?),
+        JsonType::Number => Value::Number(number(v.number_text().unwrap_or("0"), "")?),
         JsonType::Array => {
             if depth + 1 > MAX_NESTING {
                 return Err(nested());
             }
             let mut out = Vec::with_capacity(v.len());
             for (i, x) in v.items().enumerate() {
-                let mark = path.len();
-                path.push('/');
-                path.push_str(&i.to_string());
-                out.push(walk(x, depth + 1, path)?);
-                path.truncate(mark);
+                out.push(walk(x, depth + 1).map_err(|e| under(i.to_string(), e))?);
             }
             Value::Array(out)
         }
@@ -67,11 +68,8 @@ fn walk(v: Val, depth: usize, path: &mut String) -> Result<Value, Unreadable> {
             }
             let mut out = Map::new();
             for (k, x) in v.members() {
-                let mark = path.len();
-                path.push('/');
-                path.push_str(&pointer_token(k));
-                out.insert(k.to_owned(), walk(x, depth + 1, path)?);
-                path.truncate(mark);
+                let x = walk(x, depth + 1).map_err(|e| under(pointer_token(k), e))?;
+                out.insert(k.to_owned(), x);
             }
             Value::Object(out)
         }
