@@ -180,6 +180,16 @@ impl<'d> Val<'d> {
         self.doc.nodes.len()
     }
 
+    /// The whole document's text and its number literals, when this is
+    /// the document's top-level value (so the text is exactly this value).
+    pub fn as_whole_document(&self) -> Option<(&'d str, impl Iterator<Item = &'d str> + 'd)> {
+        let doc = self.doc;
+        (self.id == doc.root).then(|| {
+            let literals = doc.numbers.iter().map(move |(_, s)| &doc.text[s.range()]);
+            (doc.text, literals)
+        })
+    }
+
     /// Identifies this value within its document (for cycle checks).
     pub fn address(&self) -> (usize, u32) {
         (self.doc as *const Doc as usize, self.id)

@@ -791,7 +791,7 @@ fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<F
     for (field, g, w, concludes) in sides {
         match (g, w) {
             (Some(g), _) => {
-                if let Err(f) = replay::replay(g, &concludes, &at(field), &replay) {
+                if let Err(f) = replay::replay(g, &concludes, &at(field), &replay, w.as_ref()) {
                     c.push(f);
                 } else if w.as_ref() != Some(g) {
                     c.push(failure(

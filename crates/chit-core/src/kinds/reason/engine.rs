@@ -171,11 +171,12 @@ pub fn validate(program: &Program) -> Result<(), Refused> {
         supersession(program, &mut errors);
     }
     rules(program, &mut ids, &mut errors);
+    let q = &program.query;
     atom(
-        &program.query,
+        (&q.predicate, &q.arguments),
         program,
         false,
-        "$.query".into(),
+        &|| "$.query".into(),
         &mut errors,
     );
     if errors.is_empty() && v2 {
@@ -187,7 +188,7 @@ pub fn validate(program: &Program) -> Result<(), Refused> {
             if !eligible.contains(&fact.id) {
                 continue;
             }
-            if let Some(existing) = atoms.insert(fact.atom().key(), &fact.id) {
+            if let Some(existing) = atoms.insert(fact.key(), &fact.id) {
                 errors.push(format!(
                     "$.facts: active facts {existing:?} and {:?} duplicate the same atom; supersede one explicitly",
                     fact.id
@@ -283,7 +284,7 @@ fn facts<'p>(
                 fact.authority
             ));
         }
-        if let Some(existing) = atoms.insert(fact.atom().key(), &fact.id) {
+        if let Some(existing) = atoms.insert(fact.key(), &fact.id) {
             if !v2 {
                 errors.push(format!(
                     "$.facts[{i}]: duplicates the atom from fact {existing:?}; combine provenance before reasoning"
@@ -291,10 +292,10 @@ fn facts<'p>(
             }
         }
         atom(
-            &fact.atom(),
+            (&fact.predicate, &fact.arguments),
             program,
             false,
-            format!("$.facts[{i}]"),
+            &|| format!("$.facts[{i}]"),
             errors,
         );
         if v2 {
@@ -378,14 +379,17 @@ fn rules<'p>(program: &'p Program, ids: &mut BTreeSet<&'p str>, errors: &mut Vec
         }
         let mut body = BTreeSet::new();
         for (j, a) in rule.when.iter().enumerate() {
-            atom(a, program, true, format!("$.rules[{i}].when[{j}]"), errors);
+            let path = || format!("$.rules[{i}].when[{j}]");
+            atom((&a.predicate, &a.arguments), program, true, &path, errors);
             body.extend(a.arguments.iter().filter_map(variable));
         }
+        let then = &rule.then;
+        let path = || format!("$.rules[{i}].then");
         atom(
-            &rule.then,
+            (&then.predicate, &then.arguments),
             program,
             true,
-            format!("$.rules[{i}].then"),
+            &path,
             errors,
         );
         let head: BTreeSet<&str> = rule.then.arguments.iter().filter_map(variable).collect();
@@ -397,33 +401,43 @@ fn rules<'p>(program: &'p Program, ids: &mut BTreeSet<&'p str>, errors: &mut Vec
     }
 }
 
-fn atom(a: &Atom, program: &Program, variables: bool, path: String, errors: &mut Vec<String>) {
-    let Some(predicate) = program.ontology.predicates.get(&a.predicate) else {
+/// An atom against the ontology: its predicate declared, its arity, each
+/// argument's type (variables only where `variables`). `path` names it in
+/// an error (made only when there is one).
+fn atom(
+    (name, arguments): (&str, &[Value]),
+    program: &Program,
+    variables: bool,
+    path: &dyn Fn() -> String,
+    errors: &mut Vec<String>,
+) {
+    let Some(predicate) = program.ontology.predicates.get(name) else {
         errors.push(format!(
-            "{path}.predicate: unknown predicate {:?}; declare it in $.ontology.predicates",
-            a.predicate
+            "{}.predicate: unknown predicate {name:?}; declare it in $.ontology.predicates",
+            path()
         ));
         return;
     };
-    if predicate.arguments.len() != a.arguments.len() {
+    if predicate.arguments.len() != arguments.len() {
         errors.push(format!(
-            "{path}.arguments: predicate {:?} expects {} arguments, got {}",
-            a.predicate,
+            "{}.arguments: predicate {name:?} expects {} arguments, got {}",
+            path(),
             predicate.arguments.len(),
-            a.arguments.len()
+            arguments.len()
         ));
         return;
     }
-    for (i, (value, expected)) in a.arguments.iter().zip(&predicate.arguments).enumerate() {
+    for (i, (value, expected)) in arguments.iter().zip(&predicate.arguments).enumerate() {
         if variable(value).is_some() {
             if !variables {
                 errors.push(format!(
-                    "{path}.arguments[{i}]: variables are not allowed here"
+                    "{}.arguments[{i}]: variables are not allowed here",
+                    path()
                 ));
             }
             continue;
         }
-        let (ok, name) = match expected {
+        let (ok, want) = match expected {
             ScalarType::String => (value.is_string(), "string"),
             ScalarType::Integer => (value.as_i64().is_some(), "integer"),
             ScalarType::Boolean => (value.is_boolean(), "boolean"),
@@ -437,7 +451,10 @@ fn atom(a: &Atom, program: &Program, variables: bool, path: String, errors: &mut
                 Value::Array(_) => "array",
                 Value::Object(_) => "object",
             };
-            errors.push(format!("{path}.arguments[{i}]: expected {name}, got {got}"));
+            errors.push(format!(
+                "{}.arguments[{i}]: expected {want}, got {got}",
+                path()
+            ));
         }
     }
 }
@@ -680,7 +697,7 @@ pub fn check_valid(program: &Program) -> Result<Reasoning, Refused> {
         if !admits(&program.authority, fact) || out_of_time {
             continue;
         }
-        known.entry(fact.atom().key()).or_insert_with(|| Known {
+        known.entry(fact.key()).or_insert_with(|| Known {
             atom: fact.atom(),
             source: Source::Fact {
                 id: fact.id.clone(),

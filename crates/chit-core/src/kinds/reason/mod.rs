@@ -103,7 +103,7 @@ pub fn check_with(v: Val, ctx: Context) -> Report {
     } else {
         let mut requests = Vec::new();
         given_request(ctx, &mut requests, &mut r);
-        check_certificate(v, 0, &requests, ctx.call, &mut r);
+        check_certificate(v, 0, &requests, ctx.call, None, &mut r);
     }
     r
 }
@@ -153,14 +153,29 @@ struct Held {
     bundled: bool,
 }
 
-/// Reads a document as Reason's type `T`, as strictly as Reason's CLI
-/// (no member its types do not declare; numbers as [`value`] reads them).
+/// Reads a value as Reason's type `T`, as strictly as Reason's CLI (no
+/// member its types do not declare; numbers as [`value`] reads them).
+/// `depth` is how many containers hold the value.
+///
+/// A whole document is read by `serde_json` straight from its text (the
+/// strict reader has already refused duplicate keys, which `serde_json`
+/// would let through), after its number literals are checked; a value
+/// inside a document goes through [`value::convert`].
 fn typed<T: serde::de::DeserializeOwned>(v: Val, depth: usize) -> Result<T, value::Unreadable> {
-    let value = value::convert(v, depth)?;
-    serde_json::from_value(value).map_err(|e| value::Unreadable {
+    let unreadable = |e: serde_json::Error| value::Unreadable {
         path: String::new(),
         message: e.to_string(),
-    })
+    };
+    if let Some((text, mut literals)) = v.as_whole_document() {
+        if let Some(Err(e)) = literals
+            .find(|lit| value::needs_check(lit))
+            .map(|lit| value::number(lit, ""))
+        {
+            return Err(e);
+        }
+        return serde_json::from_str(text).map_err(unreadable);
+    }
+    serde_json::from_value(value::convert(v, depth)?).map_err(unreadable)
 }
 
 /// The request given beside the document (`ctx.request`), if it reads as
@@ -204,6 +219,7 @@ fn check_certificate(
     depth: usize,
     requests: &[Held],
     call: Option<Val>,
+    read: Option<Certificate>,
     r: &mut Report,
 ) -> Vec<Failure> {
     let mut in_bundled = Vec::new();
@@ -213,7 +229,7 @@ fn check_certificate(
     a2_status(cert, r);
     a3_evidence(cert, r);
     if !requests.is_empty() {
-        match typed::<Certificate>(cert, depth) {
+        match read.map_or_else(|| typed::<Certificate>(cert, depth), Ok) {
             Ok(certificate) => {
                 for held in requests {
                     let outcome = authorize::verify(&held.request, &certificate);
@@ -252,31 +268,40 @@ fn check_certificate(
 fn check_bundle(v: Val, ctx: Context, r: &mut Report) {
     bundle_shape(v, r);
     let mut requests = Vec::new();
-    if let Some(req) = v
+    // The whole bundle read at once where it reads (the common case), each
+    // part on its own otherwise, so that each failure is placed.
+    let is_one = v
         .get("request")
-        .filter(|&req| is_request(req, "/request", "the bundled request", r))
-    {
-        match typed::<Request>(req, 1) {
-            Ok(request) => requests.push(Held {
-                request,
-                bundled: true,
-            }),
-            Err(e) => r.error(
-                rule::SCHEMA,
-                format!("/request{}", e.path),
-                format!(
-                    "the bundled request does not read as Reason reads a request: {}",
-                    e.message
-                ),
+        .filter(|&req| is_request(req, "/request", "the bundled request", r));
+    let whole = match (is_one, v.as_whole_document()) {
+        (Some(_), Some(_)) => typed::<Bundle>(v, 0).ok(),
+        _ => None,
+    };
+    let (bundled, read) = match whole {
+        Some(b) => (Some(Ok(b.request)), Some(b.certificate)),
+        None => (is_one.map(|req| typed::<Request>(req, 1)), None),
+    };
+    match bundled {
+        Some(Ok(request)) => requests.push(Held {
+            request,
+            bundled: true,
+        }),
+        Some(Err(e)) => r.error(
+            rule::SCHEMA,
+            format!("/request{}", e.path),
+            format!(
+                "the bundled request does not read as Reason reads a request: {}",
+                e.message
             ),
-        }
+        ),
+        None => {}
     }
     let Some(cert) = v.get("certificate") else {
         return;
     };
     let mut inner = Report::new(KIND);
     given_request(ctx, &mut requests, &mut inner);
-    let in_bundled = check_certificate(cert, 1, &requests, ctx.call, &mut inner);
+    let in_bundled = check_certificate(cert, 1, &requests, ctx.call, read, &mut inner);
     r.absorb(inner, "/certificate");
     for f in in_bundled {
         r.error(f.rule, format!("/request{}", f.path), f.message);

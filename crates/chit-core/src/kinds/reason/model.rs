@@ -241,6 +241,24 @@ impl Fact {
         }
     }
 
+    /// The compact JSON of the fact's atom ([`Atom::key`]), without
+    /// copying it.
+    pub fn key(&self) -> String {
+        #[derive(Serialize)]
+        struct AtomRef<'a> {
+            predicate: &'a str,
+            arguments: &'a [Value],
+            #[serde(skip_serializing_if = "is_false")]
+            negated: bool,
+        }
+        serde_json::to_string(&AtomRef {
+            predicate: &self.predicate,
+            arguments: &self.arguments,
+            negated: self.negated,
+        })
+        .unwrap_or_default()
+    }
+
     /// Whether the fact states exactly `atom`.
     pub fn states(&self, atom: &Atom) -> bool {
         self.predicate == atom.predicate

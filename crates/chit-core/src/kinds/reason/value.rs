@@ -76,6 +76,13 @@ fn walk(v: Val, depth: usize) -> Result<Value, Unreadable> {
     })
 }
 
+/// Whether a literal could be refused by [`number`]: anything but a whole
+/// number of at most 18 digits (which every reader reads exactly).
+pub fn needs_check(literal: &str) -> bool {
+    let digits = literal.strip_prefix('-').unwrap_or(literal);
+    digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// A number literal as `serde_json` reads it, refusing those whose double
 /// could depend on the parser (see the module's notes).
 pub fn number(literal: &str, path: &str) -> Result<Number, Unreadable> {
