@@ -642,11 +642,12 @@ pub fn instantiate(pattern: &Atom, bindings: &Bindings) -> Atom {
 
 /// Every way the patterns hold together over `known` (in its order): the
 /// bindings and the keys of the atoms used, pattern by pattern.
+/// (Premises are positions in `known`.)
 fn satisfy(
     patterns: &[Atom],
     known: &[(&String, &Atom)],
     budget: &mut usize,
-) -> Result<Vec<(Bindings, Vec<String>)>, Refused> {
+) -> Result<Vec<(Bindings, Vec<u32>)>, Refused> {
     let mut states = vec![(Bindings::new(), Vec::new())];
     for pattern in patterns {
         let mut next = Vec::new();
@@ -654,13 +655,14 @@ fn satisfy(
             *budget = budget
                 .checked_sub(known.len())
                 .ok_or(Refused::TooMuchWork)?;
-            for (key, atom) in known {
+            for (i, (_, atom)) in known.iter().enumerate() {
                 if let Some(b) = unify(pattern, atom, bindings) {
                     if next.len() == MAX_PARTIAL {
                         return Err(Refused::TooMuchWork);
                     }
-                    let mut p = premises.clone();
-                    p.push((*key).clone());
+                    let mut p = Vec::with_capacity(patterns.len());
+                    p.extend_from_slice(premises);
+                    p.push(i as u32);
                     next.push((b, p));
                 }
             }
@@ -735,7 +737,10 @@ pub fn check_valid(program: &Program) -> Result<Reasoning, Refused> {
                             atom,
                             source: Source::Rule {
                                 id: rule.id.clone(),
-                                premises,
+                                premises: premises
+                                    .iter()
+                                    .map(|&i| snapshot[i as usize].0.clone())
+                                    .collect(),
                             },
                         },
                     );
