@@ -205,7 +205,7 @@ impl Across {
                              give the stream's packets, or leave out --expect-count"
                         ),
                     )],
-                    warnings: Vec::new(),
+                    ..Report::default()
                 },
             });
         }

@@ -199,7 +199,7 @@ pub(crate) fn reason_gate(report: &mut Report, ctx: &Context) {
         let what = match report.kind {
             "" => "a document of no kind chit knows".to_owned(),
             "envelope" => "an envelope carrying no certificate".to_owned(),
-            kind => format!("a {kind}"),
+            kind => format!("{} {kind}", crate::report::a_or_an(kind)),
         };
         report.error(
             crate::rule::AUTHORIZED,

@@ -78,11 +78,13 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
             }
         }
     } else {
+        report.unchecked = true;
         report.warning(
             crate::rule::STATEMENT,
             "/payloadType",
             format!(
-                "payload type {} is not a Treeship receipt; its payload is not checked",
+                "payload type {} is not a Treeship receipt statement, so chit did not check its payload: \
+                 signature and art id only",
                 env.payload_type
             ),
         );
@@ -124,7 +126,10 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
                 report.error(crate::rule::TRUST,
                     "",
                     match &kind {
-                        Some(kind) => format!("key {name} signed a {kind}, which the trust file does not let it sign"),
+                        Some(kind) => format!(
+                            "key {name} signed {} {kind}, which the trust file does not let it sign",
+                            crate::report::a_or_an(kind)
+                        ),
                         None => format!(
                             "key {name} may sign only the kinds the trust file lists, and this envelope carries no statement of a kind"
                         ),
@@ -178,18 +183,26 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
                             r1_subject_is_the_packet(root, payload, &mut report);
                         }
                     }
-                    None => report.warning(
-                        crate::rule::KIND,
-                        "/payload",
-                        format!("payload of kind {kind} not checked: chit does not know this kind"),
-                    ),
+                    None => {
+                        report.unchecked = true;
+                        report.warning(
+                            crate::rule::KIND,
+                            "/payload",
+                            format!(
+                                "payload of kind {kind} not checked: chit does not know this kind"
+                            ),
+                        )
+                    }
                 }
             }
-            (Some(_), None) => report.warning(
-                crate::rule::STATEMENT,
-                "/payload",
-                "the statement carries no payload to check",
-            ),
+            (Some(_), None) => {
+                report.unchecked = true;
+                report.warning(
+                    crate::rule::STATEMENT,
+                    "/payload",
+                    "the statement carries no payload to check",
+                )
+            }
             _ => {}
         }
     }

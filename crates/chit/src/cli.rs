@@ -31,10 +31,13 @@ Receipt kinds:
 Signed receipts are DSSE envelopes carrying a Treeship receipt statement,
 byte-compatible with Treeship. 'chit verify --trust FILE' checks the
 signature, the art id, the statement and then the payload under its kind.
+An envelope whose payload chit cannot check (another payload type, a kind
+it does not know) is reported SIGNED: signature and art id good, payload
+not read. That is not valid unless --allow-unchecked is given.
 
 Exit status:
-  0  every input is valid (warnings allowed)
-  1  some input is not valid
+  0  every input is valid (warnings allowed; SIGNED too with --allow-unchecked)
+  1  some input is not valid, or SIGNED without --allow-unchecked
   2  some input could not be read, or the command line is wrong
   141  standard output was closed by its reader (chit ... | head): chit stops quietly";
 
@@ -141,12 +144,21 @@ Output, one block per input:
   INVALID path
     error G1: grade is failed; the totals earn verified
     warning D2: no digest, so a copy cannot be told from an edited one
+  SIGNED path
+    warning kind: payload of kind agent_card.v1 not checked: chit does not know this kind
   UNREADABLE path
     error read: line 3, column 7: duplicate key \"grade\"
 
+SIGNED means the signature and the art id are good but chit did not check \
+the payload (another payload type, or a kind chit does not know). It is not \
+valid: exit status 1, unless --allow-unchecked lets it pass; either way it \
+is shown as SIGNED and counted apart in the summary.
+
 With --json, one JSON object per input, one per line (JSON Lines):
-  {\"file\": PATH, \"line\": N (with --lines only), \"kind\": KIND or null,
-   \"valid\": BOOL, \"errors\": [FINDING...], \"warnings\": [FINDING...]}
+  {\"file\": PATH, \"line\": N (with --lines only), \"artifact_id\": ART (signed
+   inputs only), \"kind\": KIND or null, \"valid\": BOOL,
+   \"status\": \"valid\" | \"signed\" | \"invalid\" | \"unreadable\",
+   \"errors\": [FINDING...], \"warnings\": [FINDING...]}
   FINDING = {\"rule\": ID, \"message\": TEXT, \"path\": JSON-POINTER}
 Rule ids are the specification's (S1, G1, D1, ...), plus \"schema\" for a schema \
 violation, \"read\" for input that could not be read and \"kind\" for a document of \
@@ -221,6 +233,15 @@ pub struct VerifyArgs {
     /// (so under --request and --call).
     #[arg(long)]
     pub require_authorized: bool,
+
+    /// Let signed inputs whose payload chit cannot check pass: envelopes of
+    /// another payload type (Treeship's actions, approvals, handoffs,
+    /// decisions, ...) or of a receipt kind chit does not know. Their
+    /// signature, art id and statement are checked, and they are still
+    /// reported as SIGNED and counted apart in the summary; without this
+    /// option they make the exit status 1.
+    #[arg(long)]
+    pub allow_unchecked: bool,
 
     /// Packets each stream must hold: fewer means its tail was cut off (P8).
     #[arg(long, value_name = "N")]
