@@ -67,6 +67,11 @@ pub enum Facts {
     Recompute(RecomputeFacts),
     /// A Lattice executor packet, for epoch rebinds (X6).
     Rebind(RebindFacts),
+    /// A Treeship store's `index.json`, against the records beside it.
+    Index(crate::treeship::IndexFacts),
+    /// A Treeship session package, against its signed session record and
+    /// artifacts.
+    Session(Box<crate::kinds::session::SessionFacts>),
 }
 
 impl Facts {
@@ -105,6 +110,8 @@ impl Facts {
             Facts::Packet(p) => p.source = source,
             Facts::Recompute(r) => r.source = source,
             Facts::Rebind(f) => f.source = source,
+            Facts::Index(f) => f.source = source,
+            Facts::Session(f) => f.source = source,
         }
     }
 }
@@ -118,6 +125,12 @@ pub enum Subject {
     Rebind,
     /// A recompute result against its packet: R1, R2.
     Recompute,
+    /// Artifacts linked by their parents (Treeship's chains).
+    Chain,
+    /// A Treeship store's index against its records.
+    Index,
+    /// A Treeship session package against its signed record and artifacts.
+    Session,
 }
 
 impl Subject {
@@ -127,6 +140,9 @@ impl Subject {
             Subject::Stream => "stream",
             Subject::Rebind => "rebind",
             Subject::Recompute => "recompute",
+            Subject::Chain => "chain",
+            Subject::Index => "index",
+            Subject::Session => "session",
         }
     }
 }
@@ -149,6 +165,11 @@ pub struct Across {
     streams: BTreeMap<Arc<str>, Vec<PacketFacts>>,
     results: Vec<RecomputeFacts>,
     rebinds: Vec<RebindFacts>,
+    artifacts: Vec<crate::treeship::ArtifactFacts>,
+    indexes: Vec<crate::treeship::IndexFacts>,
+    sessions: Vec<crate::kinds::session::SessionFacts>,
+    packet_arts: std::collections::HashSet<Box<str>>,
+    trusted: bool,
 }
 
 impl Across {
@@ -160,7 +181,27 @@ impl Across {
             streams: BTreeMap::new(),
             results: Vec::new(),
             rebinds: Vec::new(),
+            artifacts: Vec::new(),
+            indexes: Vec::new(),
+            sessions: Vec::new(),
+            packet_arts: std::collections::HashSet::new(),
+            trusted: false,
         }
+    }
+
+    /// Whether `--trust` was given: a session package then needs its signed
+    /// session record and every artifact it lists among the inputs.
+    pub fn trusted(mut self, trusted: bool) -> Across {
+        self.trusted = trusted;
+        self
+    }
+
+    /// Takes in one signed artifact's facts (an envelope, a store record,
+    /// an export that passed its signature), for parent chains, indexes
+    /// and session packages.
+    pub fn add_artifact(&mut self, source: Origin, mut facts: crate::treeship::ArtifactFacts) {
+        facts.source = source;
+        self.artifacts.push(facts);
     }
 
     /// Takes in one input's facts; `source` names the input in findings.
@@ -168,6 +209,13 @@ impl Across {
         facts.set_source(source);
         match facts {
             Facts::Packet(mut p) => {
+                // One signed packet given twice (its store record and its
+                // export, say) is one packet.
+                if let Some(art) = p.art_id.clone() {
+                    if !self.packet_arts.insert(art) {
+                        return;
+                    }
+                }
                 if let Some((id, _)) = self.streams.get_key_value(&p.stream_id) {
                     p.stream_id = id.clone();
                 }
@@ -175,6 +223,8 @@ impl Across {
             }
             Facts::Recompute(r) => self.results.push(r),
             Facts::Rebind(f) => self.rebinds.push(f),
+            Facts::Index(f) => self.indexes.push(f),
+            Facts::Session(f) => self.sessions.push(*f),
         }
     }
 
@@ -233,6 +283,46 @@ impl Across {
             });
         }
         out.extend(recomputes);
+        for c in crate::treeship::chains(&self.artifacts) {
+            out.push(CrossReport {
+                subject: Subject::Chain,
+                name: c.root,
+                detail: format!(
+                    "{} artifact{}",
+                    c.artifacts,
+                    if c.artifacts == 1 { "" } else { "s" }
+                ),
+                report: c.report,
+            });
+        }
+        for idx in &self.indexes {
+            out.push(CrossReport {
+                subject: Subject::Index,
+                name: idx.source.to_string(),
+                detail: format!(
+                    "{} entr{}",
+                    idx.entries.len(),
+                    if idx.entries.len() == 1 { "y" } else { "ies" }
+                ),
+                report: crate::treeship::index_against_records(idx, &self.artifacts),
+            });
+        }
+        for pkg in &self.sessions {
+            out.push(CrossReport {
+                subject: Subject::Session,
+                name: pkg.session_id.clone(),
+                detail: format!(
+                    "{} artifact{}",
+                    pkg.artifacts.len(),
+                    if pkg.artifacts.len() == 1 { "" } else { "s" }
+                ),
+                report: crate::kinds::session::package_against_inputs(
+                    pkg,
+                    &self.artifacts,
+                    self.trusted,
+                ),
+            });
+        }
         out
     }
 

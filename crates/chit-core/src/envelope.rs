@@ -16,7 +16,7 @@
 //! 3. `trust`: enough distinct trusted keys signed (a threshold counts a key
 //!    once however often it signs), each allowed to sign the statement's kind.
 
-use crate::doc::Doc;
+use crate::doc::{Doc, Val};
 use crate::keys::{decode_base64, encode_base64url, is_base64url_unpadded, PublicKey, SecretKey};
 use crate::report::Report;
 
@@ -87,7 +87,11 @@ pub struct Envelope {
 
 /// Whether a document has an envelope's members.
 pub fn looks_like_envelope(doc: &Doc) -> bool {
-    let root = doc.root();
+    looks_like_envelope_val(doc.root())
+}
+
+/// Whether a value has an envelope's members.
+pub fn looks_like_envelope_val(root: Val) -> bool {
     root.get("payload").is_some()
         && root.get("payloadType").is_some()
         && root.get("signatures").is_some()
@@ -96,7 +100,11 @@ pub fn looks_like_envelope(doc: &Doc) -> bool {
 impl Envelope {
     /// Step 1, `envelope`: reads the envelope's members and decodes its base64.
     pub fn read(doc: &Doc, report: &mut Report) -> Option<Envelope> {
-        let root = doc.root();
+        Envelope::read_val(doc.root(), report)
+    }
+
+    /// [`Envelope::read`] of a value (a Treeship store record's `envelope`).
+    pub fn read_val(root: Val, report: &mut Report) -> Option<Envelope> {
         let mut bad = |path: &str, msg: &str| {
             report.error(crate::rule::ENVELOPE, path, msg);
         };

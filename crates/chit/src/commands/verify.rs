@@ -8,6 +8,7 @@ use crate::output::{Output, Palette};
 use crate::render::{self, Outcome, Status};
 use chit_core::across::{Across, Facts, Origin};
 use chit_core::envelope::Envelope;
+use chit_core::treeship::ArtifactFacts;
 use chit_core::trust::Trust;
 use chit_core::{Context, Doc, Report, Val};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
@@ -131,10 +132,11 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         Some(sources.len())
     });
     let labels: Vec<Arc<str>> = sources.iter().map(|s| Arc::from(s.label())).collect();
-    let mut across = Across::new(args.expect_count);
+    let mut across = Across::new(args.expect_count).trusted(settings.ctx.trust.is_some());
     let mut emit = |status: Status,
                     rendered: &str,
                     f: Option<(Origin, Facts)>,
+                    a: Option<(Origin, ArtifactFacts)>,
                     out: &mut Output|
      -> std::io::Result<()> {
         match status {
@@ -146,6 +148,9 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         if let Some((origin, f)) = f {
             across.add(origin, f);
         }
+        if let Some((origin, a)) = a {
+            across.add_artifact(origin, a);
+        }
         out.write_all(rendered.as_bytes())
     };
 
@@ -155,7 +160,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                 Ok(r) => r,
                 Err(why) => {
                     let (status, s) = finish(&unreadable(label, None, why), None, &settings);
-                    emit(status, &s, None, out)?;
+                    emit(status, &s, None, None, out)?;
                     continue;
                 }
             };
@@ -186,8 +191,13 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
             let done: Vec<Done> = batch
                 .par_iter()
                 .map(|&(source, label)| {
-                    let bytes = inputs::read(source, limits.max_size);
-                    let r = check(label, None, bytes.as_deref(), &settings);
+                    let r = match source {
+                        Source::Package(dir) => check_package(label, dir, &settings),
+                        _ => {
+                            let bytes = inputs::read(source, limits.max_size);
+                            check(label, None, bytes.as_deref(), &settings)
+                        }
+                    };
                     progress.inc(1);
                     r
                 })
@@ -240,12 +250,18 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
 fn write_batch(
     progress: &ProgressBar,
     done: Vec<Done>,
-    emit: &mut impl FnMut(Status, &str, Option<(Origin, Facts)>, &mut Output) -> std::io::Result<()>,
+    emit: &mut impl FnMut(
+        Status,
+        &str,
+        Option<(Origin, Facts)>,
+        Option<(Origin, ArtifactFacts)>,
+        &mut Output,
+    ) -> std::io::Result<()>,
     out: &mut Output,
 ) -> std::io::Result<()> {
     progress.suspend(|| {
-        for (status, s, f) in done {
-            emit(status, &s, f, out)?;
+        for (status, s, f, a) in done {
+            emit(status, &s, f, a, out)?;
         }
         out.flush()
     })
@@ -323,17 +339,69 @@ fn check(
                 artifact_id: checked.artifact_id,
             };
             let (status, shown) = finish(&o, receipt, settings);
-            let facts = checked.facts.map(|f| (Origin::new(file.clone(), line), f));
-            (status, shown, facts)
+            let origin = Origin::new(file.clone(), line);
+            let artifact = checked.artifact.map(|a| (origin.clone(), a));
+            let facts = checked.facts.map(|f| (origin, f));
+            (status, shown, facts, artifact)
+        }
+    }
+}
+
+/// Checks and renders a Treeship session package: its files read here,
+/// checked as one input.
+fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) -> Done {
+    let max = settings.ctx.limits.max_size;
+    let files = inputs::read_package(dir, max);
+    let receipt = match &files.receipt {
+        Ok(b) => b,
+        Err(why) => {
+            let why = format!("receipt.json: {why}");
+            return no_facts(finish(&unreadable(file, None, why), None, settings));
+        }
+    };
+    fn borrow(f: &Option<Result<Vec<u8>, String>>) -> Option<Result<&[u8], String>> {
+        f.as_ref().map(|r| r.as_deref().map_err(Clone::clone))
+    }
+    let package = chit_core::kinds::session::Package {
+        receipt,
+        merkle: borrow(&files.merkle),
+        render: borrow(&files.render),
+        proofs: files
+            .proofs
+            .iter()
+            .map(|(n, r)| (n.clone(), r.as_deref().map_err(Clone::clone)))
+            .collect(),
+        unchecked: files.others.clone(),
+    };
+    match chit_core::check::check_package(&package, &settings.ctx) {
+        Err(e) => {
+            let why = format!("receipt.json: {e}");
+            no_facts(finish(&unreadable(file, None, why), None, settings))
+        }
+        Ok(checked) => {
+            let o = Outcome {
+                file,
+                line: None,
+                result: Ok(checked.report),
+                artifact_id: None,
+            };
+            let (status, shown) = finish(&o, None, settings);
+            let facts = checked.facts.map(|f| (Origin::new(file.clone(), None), f));
+            (status, shown, facts, None)
         }
     }
 }
 
 /// One input's status, rendering and cross-document facts.
-type Done = (Status, String, Option<(Origin, Facts)>);
+type Done = (
+    Status,
+    String,
+    Option<(Origin, Facts)>,
+    Option<(Origin, ArtifactFacts)>,
+);
 
 fn no_facts((status, shown): (Status, String)) -> Done {
-    (status, shown, None)
+    (status, shown, None, None)
 }
 
 /// The checks across documents: each packet stream (P1-P8), each rebind
