@@ -259,15 +259,17 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
         let (checked, signers) = crate::statement::check(doc, ctx);
         return gates(checked, signers, ctx);
     }
+    // A store record or an export is its envelope: --kind then names the
+    // statement's kind, as for a bare envelope.
+    if crate::treeship::looks_like_record(doc) {
+        let (checked, signers) = crate::treeship::check_record(doc, ctx);
+        return gates(checked, signers, ctx);
+    }
+    if crate::treeship::looks_like_export(doc) {
+        let (checked, signers) = crate::treeship::check_export(doc, ctx);
+        return gates(checked, signers, ctx);
+    }
     if ctx.kind.is_none() {
-        if crate::treeship::looks_like_record(doc) {
-            let (checked, signers) = crate::treeship::check_record(doc, ctx);
-            return gates(checked, signers, ctx);
-        }
-        if crate::treeship::looks_like_export(doc) {
-            let (checked, signers) = crate::treeship::check_export(doc, ctx);
-            return gates(checked, signers, ctx);
-        }
         if crate::treeship::looks_like_index(doc) {
             // A listing of the records beside it, signed by none: what it
             // says is held against those records across inputs (a signed

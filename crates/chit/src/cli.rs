@@ -149,6 +149,13 @@ Output, one block per input:
   UNREADABLE path
     error read: line 3, column 7: duplicate key \"grade\"
 
+What Treeship writes is read too: a stored artifact record (.treeship/artifacts/art_*.json) \
+as its envelope, each of its fields held against it; the store's index.json against the \
+records beside it; 'treeship receipt export' output under the trust file (the key it carries \
+is only the signer's claim); and a session package (a *.treeship folder) as one input: \
+its Merkle root, inclusion proofs and files, and across inputs its signed session record. \
+Artifacts that name a parent need it among the inputs (a broken chain is named).
+
 SIGNED means the signature and the art id are good but chit did not check \
 the payload (another payload type, or a kind chit does not know). It is not \
 valid: exit status 1, unless --allow-unchecked lets it pass; either way it \
@@ -161,15 +168,20 @@ With --json, one JSON object per input, one per line (JSON Lines):
    \"errors\": [FINDING...], \"warnings\": [FINDING...]}
   FINDING = {\"rule\": ID, \"message\": TEXT, \"path\": JSON-POINTER}
 Rule ids are the specification's (S1, G1, D1, ...), plus \"schema\" for a schema \
-violation, \"read\" for input that could not be read and \"kind\" for a document of \
-no known kind. This form is stable: fields may be added, never renamed or removed.";
+violation, \"read\" for input that could not be read, \"kind\" for a document of \
+no known kind, and chit's own for envelopes and what Treeship writes (signature, \
+trust, record, chain, ...). After the inputs, one object per check across them: \
+{\"stream\"|\"recompute\"|\"rebind\"|\"chain\"|\"index\"|\"session\": NAME, \"valid\", \
+\"errors\", \"warnings\"}. This form is stable: fields may be added, never renamed or \
+removed.";
 
 const VERIFY_AFTER: &str = "\
 Examples:
   chit verify receipt.json
   chit verify --quiet receipts/          only what is not valid, then a summary
   cat receipt.json | chit verify -
-  chit verify --json --lines stream.jsonl | jq 'select(.valid | not)'";
+  chit verify --json --lines stream.jsonl | jq 'select(.valid | not)'
+  chit verify --trust T.toml --allow-unchecked ~/.treeship/artifacts/ ~/.treeship/sessions/";
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -185,7 +197,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 
-    /// Report only the inputs that are not valid, then the summary.
+    /// Report only the inputs that are not valid (SIGNED ones too, unless
+    /// --allow-unchecked lets them pass), then the summary.
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -603,7 +616,7 @@ impl LimitArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// VALID/INVALID lines with findings, coloured on a terminal.
+    /// VALID, SIGNED or INVALID lines with findings, coloured on a terminal.
     Human,
     /// One JSON object per input (JSON Lines).
     Json,

@@ -115,6 +115,20 @@ fn a_whole_store_a_session_package_and_an_export_verify_with_one_command() {
     // chit cannot check) fail closed.
     let run = verify(&d, &all);
     assert_eq!(run.code, 1, "{}", run.stdout);
+    // --kind names the statement's kind inside a record, as for an envelope.
+    let packet = format!("artifacts/{PACKET_2}.json");
+    let run = verify(&d, &["--kind", "verification.packet.v1", &packet]);
+    assert!(
+        run.stdout.starts_with(&format!("VALID {packet}\n")),
+        "{}",
+        run.stdout
+    );
+    let run = verify(&d, &["--kind", "run-receipt", &packet]);
+    assert!(
+        run.stdout.contains("error statement: the statement's kind is verification.packet.v1, but --kind asked for run-receipt"),
+        "{}",
+        run.stdout
+    );
 }
 
 /// Every field of a record that speaks of its envelope is held against it.
