@@ -719,3 +719,44 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
     }
     (inner, signers)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The PAE splits back into exactly what made it; anything else is
+    /// refused.
+    #[test]
+    fn pae_splits_back() {
+        let pae = crate::envelope::pae("application/x", b"{\"a\": 1} 7 x");
+        assert_eq!(
+            parse_pae(&pae),
+            Some(("application/x".to_owned(), b"{\"a\": 1} 7 x".to_vec()))
+        );
+        assert_eq!(
+            parse_pae(b"DSSEv1 0  0 "),
+            Some((String::new(), Vec::new()))
+        );
+        for bad in [
+            &b"DSSEv1 1 t 2 abc"[..],
+            b"DSSEv1 1 t 4 abc",
+            b"DSSEv1 01 t 3 abc",
+            b"DSSEv2 1 t 3 abc",
+            b"DSSEv1 2 t 3 abc",
+            b"DSSEv1 1 t 3abc",
+            b"DSSEv1 -1 t 3 abc",
+            b"",
+        ] {
+            assert_eq!(parse_pae(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn a_or_an_by_the_first_letter() {
+        use crate::report::a_or_an;
+        assert_eq!(a_or_an("agent_card.v1"), "an");
+        assert_eq!(a_or_an("Endorsement"), "an");
+        assert_eq!(a_or_an("verification.packet.v1"), "a");
+        assert_eq!(a_or_an(""), "a");
+    }
+}
