@@ -1,8 +1,11 @@
 //! Checks across inputs. Checking one input ([`crate::check`]) leaves what
 //! the others need of it ([`Facts`]); the caller feeds those to one
 //! [`Across`] as inputs come, in any order, and finishes it once all are in:
-//! packet streams (P1-P8), recompute results against their packets (R1, R2)
-//! and Lattice epoch rebinds (X6).
+//! packet streams (P1-P8), recompute results against their packets (R1, R2),
+//! Lattice epoch rebinds (X6), and what Treeship writes: chains of artifacts
+//! by their parents, a store's index against its records, and a session
+//! package against its signed record and artifacts (each signed input's
+//! [`crate::check::Checked::artifact`], given to [`Across::add_artifact`]).
 //!
 //! ```
 //! use chit_core::across::{Across, Origin};
@@ -168,7 +171,8 @@ pub struct Across {
     artifacts: Vec<crate::treeship::ArtifactFacts>,
     indexes: Vec<crate::treeship::IndexFacts>,
     sessions: Vec<crate::kinds::session::SessionFacts>,
-    packet_arts: std::collections::HashSet<Box<str>>,
+    packet_arts: std::collections::HashSet<u128>,
+    payload_types: std::collections::HashSet<Arc<str>>,
     trusted: bool,
 }
 
@@ -185,6 +189,7 @@ impl Across {
             indexes: Vec::new(),
             sessions: Vec::new(),
             packet_arts: std::collections::HashSet::new(),
+            payload_types: std::collections::HashSet::new(),
             trusted: false,
         }
     }
@@ -201,6 +206,13 @@ impl Across {
     /// and session packages.
     pub fn add_artifact(&mut self, source: Origin, mut facts: crate::treeship::ArtifactFacts) {
         facts.source = source;
+        // One allocation per payload type, however many artifacts share it.
+        match self.payload_types.get(&facts.payload_type) {
+            Some(shared) => facts.payload_type = shared.clone(),
+            None => {
+                self.payload_types.insert(facts.payload_type.clone());
+            }
+        }
         self.artifacts.push(facts);
     }
 
@@ -211,8 +223,13 @@ impl Across {
             Facts::Packet(mut p) => {
                 // One signed packet given twice (its store record and its
                 // export, say) is one packet.
-                if let Some(art) = p.art_id.clone() {
-                    if !self.packet_arts.insert(art) {
+                let key = p
+                    .art_id
+                    .as_deref()
+                    .and_then(|a| a.strip_prefix("art_"))
+                    .and_then(|h| u128::from_str_radix(h, 16).ok());
+                if let Some(key) = key {
+                    if !self.packet_arts.insert(key) {
                         return;
                     }
                 }

@@ -21,6 +21,7 @@ use crate::check::{Checked, Context};
 use crate::doc::{Doc, Val};
 use crate::envelope::{Envelope, Ids, Sig};
 use crate::report::Report;
+use std::sync::Arc;
 
 /// chit's rule ids for what Treeship writes around envelopes.
 pub mod rule {
@@ -38,19 +39,22 @@ pub mod rule {
 /// a store record, an export).
 #[derive(Clone, Debug)]
 pub struct ArtifactFacts {
-    pub art_id: String,
-    pub digest: String,
-    pub payload_type: String,
+    pub art_id: Box<str>,
+    /// SHA-256 of its PAE (the art id is its first 16 bytes, in hex).
+    pub sha256: [u8; 32],
+    /// Its payload type, shared by all artifacts of the type once an
+    /// [`crate::across::Across`] holds it.
+    pub payload_type: Arc<str>,
     /// The parent its signed statement names explicitly (`parentId`, or
     /// `parent_id`): the chain's edge for a bare envelope.
-    pub parent: Option<String>,
+    pub parent: Option<Box<str>>,
     /// Where it came from as a store record: the record's own `parent_id`
     /// (the edge `treeship verify` walks; checked against the signed one)
     /// and `signed_at`.
-    pub record: Option<RecordFacts>,
+    pub record: Option<Box<RecordFacts>>,
     /// What a `session.v1` statement (a closed session's signed record)
     /// says of its session package.
-    pub session: Option<SessionClaim>,
+    pub session: Option<Box<SessionClaim>>,
     pub source: Origin,
 }
 
@@ -71,6 +75,11 @@ pub struct SessionClaim {
 }
 
 impl ArtifactFacts {
+    /// Its digest, `sha256:` and 64 hex digits.
+    pub fn digest(&self) -> String {
+        format!("sha256:{}", crate::digest::hex(&self.sha256))
+    }
+
     /// The parent the chain follows: a record's `parent_id`, else the
     /// statement's explicit one.
     pub fn edge(&self) -> Option<&str> {
@@ -84,21 +93,27 @@ impl ArtifactFacts {
     /// type whose payload is a JSON object; others name no parent).
     pub(crate) fn of(env: &Envelope, ids: &Ids, statement: Option<Val>) -> ArtifactFacts {
         let text = |v: Option<Val>| v.and_then(|x| x.as_str()).map(str::to_owned);
-        let parent = statement.and_then(|s| text(s.get("parentId").or_else(|| s.get("parent_id"))));
+        let parent = statement
+            .and_then(|s| text(s.get("parentId").or_else(|| s.get("parent_id"))))
+            .map(String::into_boxed_str);
         let session = statement
             .filter(|s| s.get("kind").and_then(|k| k.as_str()) == Some("session.v1"))
             .and_then(|s| s.get("payload"))
             .and_then(|p| {
-                Some(SessionClaim {
+                Some(Box::new(SessionClaim {
                     session_id: text(p.get("session_id"))?,
                     receipt_digest: text(p.get("receipt_digest")),
                     merkle_root: text(p.get("receipt_merkle_root")),
-                })
+                }))
             });
         ArtifactFacts {
-            art_id: ids.artifact_id.clone(),
-            digest: ids.digest.clone(),
-            payload_type: env.payload_type.clone(),
+            art_id: ids.artifact_id.as_str().into(),
+            sha256: ids
+                .digest
+                .strip_prefix("sha256:")
+                .and_then(unhex32)
+                .unwrap_or_default(),
+            payload_type: env.payload_type.as_str().into(),
             parent,
             record: None,
             session,
@@ -273,10 +288,10 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         _ => {}
     }
     if let Some(a) = inner.artifact.as_mut() {
-        a.record = Some(RecordFacts {
+        a.record = Some(Box::new(RecordFacts {
             parent_id,
             signed_at,
-        });
+        }));
     }
     // A record of another art id than its envelope's counts toward nothing.
     if report.breaks(rule::RECORD) {
@@ -390,7 +405,7 @@ pub(crate) fn index_against_records(index: &IndexFacts, artifacts: &[ArtifactFac
     let records: std::collections::BTreeMap<&str, &ArtifactFacts> = artifacts
         .iter()
         .filter(|a| a.record.is_some() && a.source.line.is_none() && folder(&a.source.file) == here)
-        .map(|a| (a.art_id.as_str(), a))
+        .map(|a| (&*a.art_id, a))
         .collect();
     let listed: std::collections::HashSet<&str> =
         index.entries.iter().map(|e| e.id.as_str()).collect();
@@ -417,7 +432,7 @@ pub(crate) fn index_against_records(index: &IndexFacts, artifacts: &[ArtifactFac
                 ),
             );
         };
-        if e.payload_type != a.payload_type {
+        if *e.payload_type != *a.payload_type {
             differs(
                 &mut report,
                 "payload_type",
@@ -470,7 +485,7 @@ pub(crate) fn chains(artifacts: &[ArtifactFacts]) -> Vec<Chain> {
     use std::collections::{BTreeMap, HashMap};
     let mut present: HashMap<&str, &ArtifactFacts> = HashMap::new();
     for a in artifacts {
-        present.entry(a.art_id.as_str()).or_insert(a);
+        present.entry(&*a.art_id).or_insert(a);
     }
     // Union-find over the ids that take part in a link.
     let mut up: HashMap<&str, &str> = HashMap::new();
@@ -494,9 +509,9 @@ pub(crate) fn chains(artifacts: &[ArtifactFacts]) -> Vec<Chain> {
     for a in present.values() {
         if let Some(p) = a.edge() {
             edges.push((a, p));
-            up.entry(a.art_id.as_str()).or_insert(a.art_id.as_str());
+            up.entry(&*a.art_id).or_insert(&*a.art_id);
             up.entry(p).or_insert(p);
-            let (ra, rp) = (find(&mut up, a.art_id.as_str()), find(&mut up, p));
+            let (ra, rp) = (find(&mut up, &a.art_id), find(&mut up, p));
             if ra != rp {
                 up.insert(ra, rp);
             }
@@ -534,7 +549,7 @@ pub(crate) fn chains(artifacts: &[ArtifactFacts]) -> Vec<Chain> {
         };
         let mut broken: Vec<(&ArtifactFacts, &str)> = edges
             .iter()
-            .filter(|(a, p)| members.contains(&a.art_id.as_str()) && !present.contains_key(p))
+            .filter(|(a, p)| members.contains(&&*a.art_id) && !present.contains_key(p))
             .copied()
             .collect();
         broken.sort_by(|x, y| x.0.art_id.cmp(&y.0.art_id));
@@ -718,6 +733,18 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         inner.artifact = None;
     }
     (inner, signers)
+}
+
+/// 64 hex digits as 32 bytes.
+pub(crate) fn unhex32(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
 }
 
 #[cfg(test)]

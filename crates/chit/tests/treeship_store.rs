@@ -471,3 +471,33 @@ fn a_changed_dropped_or_added_artifact_in_a_package_is_caught() {
         run.stdout
     );
 }
+
+/// A bare envelope whose statement names a parentId is a link too.
+#[test]
+fn a_bare_envelope_names_its_parent() {
+    let dir = copy();
+    let d = dir.path();
+    for art in [CLOSE, TOOL_CALL] {
+        let r = read(&record(d, art));
+        write(&d.join(format!("{art}.env.json")), &r["envelope"]);
+    }
+    let close = format!("{CLOSE}.env.json");
+    let run = verify(d, &["--allow-unchecked", &close]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "INVALID chain {TOOL_CALL} (1 artifact)\n  error chain: the chain is broken at {CLOSE}"
+        )),
+        "{}",
+        run.stdout
+    );
+    let tool = format!("{TOOL_CALL}.env.json");
+    let run = verify(d, &["--allow-unchecked", &close, &tool]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains(&format!("VALID chain {TOOL_CALL} (2 artifacts)\n")),
+        "{}",
+        run.stdout
+    );
+}

@@ -468,7 +468,7 @@ fn verify_proof(version: u8, root_hex: &str, art: &str, proof: Val) -> Result<()
         let sib = step
             .get("hash")
             .and_then(|h| h.as_str())
-            .and_then(unhex32)
+            .and_then(crate::treeship::unhex32)
             .ok_or("a step's hash is not 32 bytes of hex")?;
         cur = match step.get("direction").and_then(|d| d.as_str()) {
             Some("Right") => node(version, &cur, &sib),
@@ -481,17 +481,6 @@ fn verify_proof(version: u8, root_hex: &str, art: &str, proof: Val) -> Result<()
     } else {
         Err("its path does not lead to the root".into())
     }
-}
-
-fn unhex32(s: &str) -> Option<[u8; 32]> {
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 /// A package against the signed artifacts among the inputs: its signed
@@ -559,7 +548,7 @@ pub fn package_against_inputs(
         }
     }
     let by_id: std::collections::HashMap<&str, &ArtifactFacts> =
-        artifacts.iter().map(|a| (a.art_id.as_str(), a)).collect();
+        artifacts.iter().map(|a| (&*a.art_id, a)).collect();
     let mut missing = Vec::new();
     for (i, l) in pkg.artifacts.iter().enumerate() {
         let Some(a) = by_id.get(l.artifact_id.as_str()) else {
@@ -567,7 +556,7 @@ pub fn package_against_inputs(
             continue;
         };
         let at = format!("/artifacts/{i}");
-        if l.payload_type != a.payload_type {
+        if *l.payload_type != *a.payload_type {
             r.error(
                 rule::SESSION,
                 format!("{at}/payload_type"),
@@ -577,13 +566,14 @@ pub fn package_against_inputs(
                 ),
             );
         }
-        if let Some(d) = l.digest.as_deref().filter(|d| *d != a.digest) {
+        if let Some(d) = l.digest.as_deref().filter(|d| *d != a.digest()) {
             r.error(
                 rule::SESSION,
                 format!("{at}/digest"),
                 format!(
                     "the receipt lists {} with digest {d}, but its envelope's is {}",
-                    l.artifact_id, a.digest
+                    l.artifact_id,
+                    a.digest()
                 ),
             );
         }
