@@ -173,6 +173,8 @@ pub struct Across {
     sessions: Vec<crate::kinds::session::SessionFacts>,
     packet_arts: std::collections::HashSet<u128>,
     payload_types: std::collections::HashSet<Arc<str>>,
+    /// Every signed artifact given, by [`crate::treeship::art_key`].
+    seen: std::collections::HashSet<u128>,
     trusted: bool,
 }
 
@@ -190,6 +192,7 @@ impl Across {
             sessions: Vec::new(),
             packet_arts: std::collections::HashSet::new(),
             payload_types: std::collections::HashSet::new(),
+            seen: std::collections::HashSet::new(),
             trusted: false,
         }
     }
@@ -206,6 +209,16 @@ impl Across {
     /// and session packages.
     pub fn add_artifact(&mut self, source: Origin, mut facts: crate::treeship::ArtifactFacts) {
         facts.source = source;
+        if let Some(key) = crate::treeship::art_key(&facts.art_id) {
+            self.seen.insert(key);
+        }
+        // Kept whole only where a chain, an index or a session package may
+        // need more than that it was given: a bare envelope that names no
+        // parent is a key in `seen` (a stream of 100,000 packets keeps
+        // 100,000 keys, not 100,000 records).
+        if facts.record.is_none() && facts.edge().is_none() && facts.session.is_none() {
+            return;
+        }
         // One allocation per payload type, however many artifacts share it.
         match self.payload_types.get(&facts.payload_type) {
             Some(shared) => facts.payload_type = shared.clone(),
@@ -300,7 +313,7 @@ impl Across {
             });
         }
         out.extend(recomputes);
-        for c in crate::treeship::chains(&self.artifacts) {
+        for c in crate::treeship::chains(&self.artifacts, &self.seen) {
             out.push(CrossReport {
                 subject: Subject::Chain,
                 name: c.root,
@@ -336,6 +349,7 @@ impl Across {
                 report: crate::kinds::session::package_against_inputs(
                     pkg,
                     &self.artifacts,
+                    &self.seen,
                     self.trusted,
                 ),
             });

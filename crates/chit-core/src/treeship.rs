@@ -481,12 +481,19 @@ pub(crate) struct Chain {
 }
 
 /// Every chain among the artifacts: each connected set of parent links.
-pub(crate) fn chains(artifacts: &[ArtifactFacts]) -> Vec<Chain> {
+/// `artifacts`: those kept whole (records, those naming a parent, session
+/// records); `seen`: the key ([`art_key`]) of every signed artifact given.
+pub(crate) fn chains(
+    artifacts: &[ArtifactFacts],
+    seen: &std::collections::HashSet<u128>,
+) -> Vec<Chain> {
     use std::collections::{BTreeMap, HashMap};
     let mut present: HashMap<&str, &ArtifactFacts> = HashMap::new();
     for a in artifacts {
         present.entry(&*a.art_id).or_insert(a);
     }
+    let given =
+        |id: &str| present.contains_key(id) || art_key(id).is_some_and(|k| seen.contains(&k));
     // Union-find over the ids that take part in a link.
     let mut up: HashMap<&str, &str> = HashMap::new();
     fn find<'a>(up: &mut HashMap<&'a str, &'a str>, x: &'a str) -> &'a str {
@@ -549,7 +556,7 @@ pub(crate) fn chains(artifacts: &[ArtifactFacts]) -> Vec<Chain> {
         };
         let mut broken: Vec<(&ArtifactFacts, &str)> = edges
             .iter()
-            .filter(|(a, p)| members.contains(&&*a.art_id) && !present.contains_key(p))
+            .filter(|(a, p)| members.contains(&&*a.art_id) && !given(p))
             .copied()
             .collect();
         broken.sort_by(|x, y| x.0.art_id.cmp(&y.0.art_id));
@@ -566,7 +573,7 @@ pub(crate) fn chains(artifacts: &[ArtifactFacts]) -> Vec<Chain> {
         }
         out.push(Chain {
             root,
-            artifacts: members.iter().filter(|m| present.contains_key(*m)).count(),
+            artifacts: members.iter().filter(|m| given(m)).count(),
             report,
         });
     }
@@ -733,6 +740,18 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         inner.artifact = None;
     }
     (inner, signers)
+}
+
+/// An art id as 128 bits, for sets of many: `art_` and 32 lower-case hex
+/// digits.
+pub fn art_key(art: &str) -> Option<u128> {
+    let hex = art.strip_prefix("art_")?;
+    (hex.len() == 32
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    .then(|| u128::from_str_radix(hex, 16).ok())
+    .flatten()
 }
 
 /// 64 hex digits as 32 bytes.

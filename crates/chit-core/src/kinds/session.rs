@@ -490,6 +490,7 @@ fn verify_proof(version: u8, root_hex: &str, art: &str, proof: Val) -> Result<()
 pub fn package_against_inputs(
     pkg: &SessionFacts,
     artifacts: &[ArtifactFacts],
+    seen: &std::collections::HashSet<u128>,
     trusted: bool,
 ) -> Report {
     let mut r = Report::new(KIND);
@@ -552,7 +553,11 @@ pub fn package_against_inputs(
     let mut missing = Vec::new();
     for (i, l) in pkg.artifacts.iter().enumerate() {
         let Some(a) = by_id.get(l.artifact_id.as_str()) else {
-            missing.push(l.artifact_id.as_str());
+            // Given as a bare envelope: there, verified; its art id binds
+            // its payload type and digest.
+            if !crate::treeship::art_key(&l.artifact_id).is_some_and(|k| seen.contains(&k)) {
+                missing.push(l.artifact_id.as_str());
+            }
             continue;
         };
         let at = format!("/artifacts/{i}");
