@@ -18,6 +18,10 @@ Receipt kinds:
                  S1-S5, V1-V5, T1-T5, G1, C1-C5, M1-M3, D1-D2.
   verification.packet.v1, verification.recompute.v1
                  Treeship's workload packets (P1-P8) and recompute results (R1-R4).
+  treeship/session-receipt/v1
+                 Treeship's session packages (a *.treeship folder): Merkle root,
+                 inclusion proofs, files, and the signed session record; with
+                 Treeship's store records, index.json, chains and receipt exports.
   numeric.lineage
                  Whether an LLM endpoint's temperature-0 tokens change with batch
                  occupancy: L1-L12, and L13-L15 with --transcript.
@@ -51,6 +55,8 @@ Examples:
   chit digest receipt.json               the digest it should carry
   chit seal receipt.json                 check it, then write its digest in
   chit canon doc.json | sha256sum        RFC 8785 canonical bytes
+  chit verify --trust T.toml --allow-unchecked ~/.treeship/artifacts/
+                                         a whole Treeship store
 
 Run 'chit help <command>' for the details of a command.";
 
