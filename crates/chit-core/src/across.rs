@@ -1,8 +1,11 @@
 //! Checks across inputs. Checking one input ([`crate::check`]) leaves what
 //! the others need of it ([`Facts`]); the caller feeds those to one
 //! [`Across`] as inputs come, in any order, and finishes it once all are in:
-//! packet streams (P1-P8), recompute results against their packets (R1, R2)
-//! and Lattice epoch rebinds (X6).
+//! packet streams (P1-P8), recompute results against their packets (R1, R2),
+//! Lattice epoch rebinds (X6), and what Treeship writes: chains of artifacts
+//! by their parents, a store's index against its records, and a session
+//! package against its signed record and artifacts (each signed input's
+//! [`crate::check::Checked::artifact`], given to [`Across::add_artifact`]).
 //!
 //! ```
 //! use chit_core::across::{Across, Origin};
@@ -67,6 +70,11 @@ pub enum Facts {
     Recompute(RecomputeFacts),
     /// A Lattice executor packet, for epoch rebinds (X6).
     Rebind(RebindFacts),
+    /// A Treeship store's `index.json`, against the records beside it.
+    Index(crate::treeship::IndexFacts),
+    /// A Treeship session package, against its signed session record and
+    /// artifacts.
+    Session(Box<crate::kinds::session::SessionFacts>),
 }
 
 impl Facts {
@@ -105,6 +113,8 @@ impl Facts {
             Facts::Packet(p) => p.source = source,
             Facts::Recompute(r) => r.source = source,
             Facts::Rebind(f) => f.source = source,
+            Facts::Index(f) => f.source = source,
+            Facts::Session(f) => f.source = source,
         }
     }
 }
@@ -118,6 +128,12 @@ pub enum Subject {
     Rebind,
     /// A recompute result against its packet: R1, R2.
     Recompute,
+    /// Artifacts linked by their parents (Treeship's chains).
+    Chain,
+    /// A Treeship store's index against its records.
+    Index,
+    /// A Treeship session package against its signed record and artifacts.
+    Session,
 }
 
 impl Subject {
@@ -127,6 +143,9 @@ impl Subject {
             Subject::Stream => "stream",
             Subject::Rebind => "rebind",
             Subject::Recompute => "recompute",
+            Subject::Chain => "chain",
+            Subject::Index => "index",
+            Subject::Session => "session",
         }
     }
 }
@@ -149,6 +168,14 @@ pub struct Across {
     streams: BTreeMap<Arc<str>, Vec<PacketFacts>>,
     results: Vec<RecomputeFacts>,
     rebinds: Vec<RebindFacts>,
+    artifacts: Vec<crate::treeship::ArtifactFacts>,
+    indexes: Vec<crate::treeship::IndexFacts>,
+    sessions: Vec<crate::kinds::session::SessionFacts>,
+    packet_arts: std::collections::HashSet<u128>,
+    payload_types: std::collections::HashSet<Arc<str>>,
+    /// Every signed artifact given, by [`crate::treeship::art_key`].
+    seen: std::collections::HashSet<u128>,
+    trusted: bool,
 }
 
 impl Across {
@@ -160,7 +187,46 @@ impl Across {
             streams: BTreeMap::new(),
             results: Vec::new(),
             rebinds: Vec::new(),
+            artifacts: Vec::new(),
+            indexes: Vec::new(),
+            sessions: Vec::new(),
+            packet_arts: std::collections::HashSet::new(),
+            payload_types: std::collections::HashSet::new(),
+            seen: std::collections::HashSet::new(),
+            trusted: false,
         }
+    }
+
+    /// Whether `--trust` was given: a session package then needs its signed
+    /// session record and every artifact it lists among the inputs.
+    pub fn trusted(mut self, trusted: bool) -> Across {
+        self.trusted = trusted;
+        self
+    }
+
+    /// Takes in one signed artifact's facts (an envelope, a store record,
+    /// an export that passed its signature), for parent chains, indexes
+    /// and session packages.
+    pub fn add_artifact(&mut self, source: Origin, mut facts: crate::treeship::ArtifactFacts) {
+        facts.source = source;
+        if let Some(key) = crate::treeship::art_key(&facts.art_id) {
+            self.seen.insert(key);
+        }
+        // Kept whole only where a chain, an index or a session package may
+        // need more than that it was given: a bare envelope that names no
+        // parent is a key in `seen` (a stream of 100,000 packets keeps
+        // 100,000 keys, not 100,000 records).
+        if facts.record.is_none() && facts.edge().is_none() && facts.session.is_none() {
+            return;
+        }
+        // One allocation per payload type, however many artifacts share it.
+        match self.payload_types.get(&facts.payload_type) {
+            Some(shared) => facts.payload_type = shared.clone(),
+            None => {
+                self.payload_types.insert(facts.payload_type.clone());
+            }
+        }
+        self.artifacts.push(facts);
     }
 
     /// Takes in one input's facts; `source` names the input in findings.
@@ -168,6 +234,18 @@ impl Across {
         facts.set_source(source);
         match facts {
             Facts::Packet(mut p) => {
+                // One signed packet given twice (its store record and its
+                // export, say) is one packet.
+                let key = p
+                    .art_id
+                    .as_deref()
+                    .and_then(|a| a.strip_prefix("art_"))
+                    .and_then(|h| u128::from_str_radix(h, 16).ok());
+                if let Some(key) = key {
+                    if !self.packet_arts.insert(key) {
+                        return;
+                    }
+                }
                 if let Some((id, _)) = self.streams.get_key_value(&p.stream_id) {
                     p.stream_id = id.clone();
                 }
@@ -175,6 +253,8 @@ impl Across {
             }
             Facts::Recompute(r) => self.results.push(r),
             Facts::Rebind(f) => self.rebinds.push(f),
+            Facts::Index(f) => self.indexes.push(f),
+            Facts::Session(f) => self.sessions.push(*f),
         }
     }
 
@@ -205,7 +285,7 @@ impl Across {
                              give the stream's packets, or leave out --expect-count"
                         ),
                     )],
-                    warnings: Vec::new(),
+                    ..Report::default()
                 },
             });
         }
@@ -233,6 +313,47 @@ impl Across {
             });
         }
         out.extend(recomputes);
+        for c in crate::treeship::chains(&self.artifacts, &self.seen) {
+            out.push(CrossReport {
+                subject: Subject::Chain,
+                name: c.root,
+                detail: format!(
+                    "{} artifact{}",
+                    c.artifacts,
+                    if c.artifacts == 1 { "" } else { "s" }
+                ),
+                report: c.report,
+            });
+        }
+        for idx in &self.indexes {
+            out.push(CrossReport {
+                subject: Subject::Index,
+                name: idx.source.to_string(),
+                detail: format!(
+                    "{} entr{}",
+                    idx.entries.len(),
+                    if idx.entries.len() == 1 { "y" } else { "ies" }
+                ),
+                report: crate::treeship::index_against_records(idx, &self.artifacts),
+            });
+        }
+        for pkg in &self.sessions {
+            out.push(CrossReport {
+                subject: Subject::Session,
+                name: pkg.session_id.clone(),
+                detail: format!(
+                    "{} artifact{}",
+                    pkg.artifacts.len(),
+                    if pkg.artifacts.len() == 1 { "" } else { "s" }
+                ),
+                report: crate::kinds::session::package_against_inputs(
+                    pkg,
+                    &self.artifacts,
+                    &self.seen,
+                    self.trusted,
+                ),
+            });
+        }
         out
     }
 

@@ -79,6 +79,9 @@ pub struct Checked {
     pub statement_kind: Option<String>,
     /// What the checks across inputs need of it.
     pub facts: Option<Facts>,
+    /// A signed artifact's art id, parent and claims, for the checks across
+    /// inputs (parent chains, a store's index, a session package).
+    pub artifact: Option<crate::treeship::ArtifactFacts>,
 }
 
 impl Checked {
@@ -89,6 +92,7 @@ impl Checked {
             artifact_id: None,
             statement_kind: None,
             facts: None,
+            artifact: None,
         }
     }
 }
@@ -129,7 +133,23 @@ pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
         return Ok(gates(checked, Some(0), ctx));
     }
     let doc = json::parse(input, &ctx.limits).map_err(Unreadable::Json)?;
+    if ctx.kind.is_none() && kinds::session::looks_like_session_receipt(&doc) {
+        // With its bytes: a signed session record binds their digest.
+        let checked = kinds::session::check_receipt(&doc, Some(input), ctx);
+        return Ok(gates(checked, None, ctx));
+    }
     Ok(check_doc(&doc, ctx))
+}
+
+/// Checks a Treeship session package (a `*.treeship` folder's files, read
+/// by the caller). Unsigned itself, it passes no threshold here: under
+/// `--trust` the checks across inputs require its signed session record.
+pub fn check_package(
+    package: &kinds::session::Package,
+    ctx: &Context,
+) -> Result<Checked, Unreadable> {
+    let checked = kinds::session::check_package(package, ctx)?;
+    Ok(gates(checked, None, ctx))
 }
 
 /// The gates every input passes, bare or in an envelope, whatever its kind:
@@ -179,6 +199,7 @@ fn gates(mut checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked
     .any(|rule| r.breaks(rule))
     {
         checked.facts = None;
+        checked.artifact = None;
     }
     checked
 }
@@ -199,7 +220,7 @@ pub(crate) fn reason_gate(report: &mut Report, ctx: &Context) {
         let what = match report.kind {
             "" => "a document of no kind chit knows".to_owned(),
             "envelope" => "an envelope carrying no certificate".to_owned(),
-            kind => format!("a {kind}"),
+            kind => format!("{} {kind}", crate::report::a_or_an(kind)),
         };
         report.error(
             crate::rule::AUTHORIZED,
@@ -237,6 +258,33 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
     if crate::envelope::looks_like_envelope(doc) {
         let (checked, signers) = crate::statement::check(doc, ctx);
         return gates(checked, signers, ctx);
+    }
+    // A store record or an export is its envelope: --kind then names the
+    // statement's kind, as for a bare envelope.
+    if crate::treeship::looks_like_record(doc) {
+        let (checked, signers) = crate::treeship::check_record(doc, ctx);
+        return gates(checked, signers, ctx);
+    }
+    if crate::treeship::looks_like_export(doc) {
+        let (checked, signers) = crate::treeship::check_export(doc, ctx);
+        return gates(checked, signers, ctx);
+    }
+    if ctx.kind.is_none() {
+        if crate::treeship::looks_like_index(doc) {
+            // A listing of the records beside it, signed by none: what it
+            // says is held against those records across inputs (a signed
+            // record it names wrongly fails it), so no threshold applies.
+            let (report, facts) = crate::treeship::check_index(doc);
+            let checked = Checked {
+                facts: facts.map(Facts::Index),
+                ..Checked::of(report)
+            };
+            return gates(checked, None, ctx);
+        }
+        if crate::kinds::session::looks_like_session_receipt(doc) {
+            let checked = crate::kinds::session::check_receipt(doc, None, ctx);
+            return gates(checked, None, ctx);
+        }
     }
     let Some(kind) = ctx.kind.or_else(|| Kind::detect(doc)) else {
         return Checked::of(kinds::unknown_kind());

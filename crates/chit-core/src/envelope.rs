@@ -16,8 +16,8 @@
 //! 3. `trust`: enough distinct trusted keys signed (a threshold counts a key
 //!    once however often it signs), each allowed to sign the statement's kind.
 
-use crate::doc::Doc;
-use crate::keys::{decode_base64, encode_base64url, PublicKey, SecretKey};
+use crate::doc::{Doc, Val};
+use crate::keys::{decode_base64, encode_base64url, is_base64url_unpadded, PublicKey, SecretKey};
 use crate::report::Report;
 
 /// The most signatures chit checks on one envelope.
@@ -87,7 +87,11 @@ pub struct Envelope {
 
 /// Whether a document has an envelope's members.
 pub fn looks_like_envelope(doc: &Doc) -> bool {
-    let root = doc.root();
+    looks_like_envelope_val(doc.root())
+}
+
+/// Whether a value has an envelope's members.
+pub fn looks_like_envelope_val(root: Val) -> bool {
     root.get("payload").is_some()
         && root.get("payloadType").is_some()
         && root.get("signatures").is_some()
@@ -96,13 +100,25 @@ pub fn looks_like_envelope(doc: &Doc) -> bool {
 impl Envelope {
     /// Step 1, `envelope`: reads the envelope's members and decodes its base64.
     pub fn read(doc: &Doc, report: &mut Report) -> Option<Envelope> {
-        let root = doc.root();
+        Envelope::read_val(doc.root(), report)
+    }
+
+    /// [`Envelope::read`] of a value (a Treeship store record's `envelope`).
+    pub fn read_val(root: Val, report: &mut Report) -> Option<Envelope> {
         let mut bad = |path: &str, msg: &str| {
             report.error(crate::rule::ENVELOPE, path, msg);
         };
+        // What DSSE allows and Treeship refuses: a warning, so a producer
+        // learns it before Treeship rejects the envelope.
+        let mut not_url: Vec<String> = Vec::new();
         let payload = match root.get("payload").and_then(|p| p.as_str()) {
             Some(p) => match decode_base64(p) {
-                Some(b) => Some(b),
+                Some(b) => {
+                    if !is_base64url_unpadded(p) {
+                        not_url.push("/payload".into());
+                    }
+                    Some(b)
+                }
                 None => {
                     bad("/payload", "the payload is not valid base64");
                     None
@@ -163,13 +179,39 @@ impl Envelope {
                             }
                         },
                     };
-                    match s.get("sig").and_then(|x| x.as_str()).map(decode_base64) {
-                        Some(Some(sig)) => signatures.push(Sig { keyid, sig }),
-                        Some(None) => bad(&at, &format!("signature {i} is not valid base64")),
+                    let text = s.get("sig").and_then(|x| x.as_str());
+                    match text.map(|t| (t, decode_base64(t))) {
+                        Some((t, Some(sig))) => {
+                            if !is_base64url_unpadded(t) {
+                                not_url.push(format!("{at}/sig"));
+                            }
+                            signatures.push(Sig { keyid, sig })
+                        }
+                        Some((_, None)) => {
+                            bad(&at, &format!("signature {i} is not valid base64"))
+                        }
                         None => bad(&at, &format!("signature {i} has no sig string")),
                     }
                 }
             }
+        }
+        for path in not_url {
+            let what = if path == "/payload" {
+                "the payload".to_owned()
+            } else {
+                format!(
+                    "signature {}",
+                    path["/signatures/".len()..].trim_end_matches("/sig")
+                )
+            };
+            report.warning(
+                crate::rule::BASE64URL,
+                path,
+                format!(
+                    "{what} is base64 that DSSE allows but Treeship 0.25.1 refuses (it reads only URL-safe \
+                     base64 without padding: - and _ for + and /, no =): write it so for Treeship to read it"
+                ),
+            );
         }
         Some(Envelope {
             payload: payload?,

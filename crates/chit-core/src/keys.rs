@@ -368,6 +368,15 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
     engine.decode(s).ok()
 }
 
+/// Whether `s` reads as URL-safe base64 without padding, the only form
+/// Treeship 0.25.1 decodes (DSSE allows standard and URL-safe, padded or
+/// not, and [`decode_base64`] reads all four).
+pub fn is_base64url_unpadded(s: &str) -> bool {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .is_ok()
+}
+
 /// URL-safe base64 without padding, as chit writes it.
 pub fn encode_base64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)

@@ -43,6 +43,7 @@ pub mod schema;
 pub mod seal;
 pub mod statement;
 pub mod time;
+pub mod treeship;
 pub mod trust;
 
 pub use check::{check, Checked, Context, Unreadable};

@@ -62,13 +62,42 @@ pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// What checking one document found. Errors make it invalid; warnings do not.
+/// What checking one document found. Errors make it invalid; warnings do
+/// not. A signed document whose payload chit could not check (another
+/// payload type, a kind chit does not know) is `unchecked`: its signature
+/// and art id may be good, but nobody read what it says, so it is not valid
+/// either ([`Status::Signed`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     /// The kind the document was checked as (empty when none could be told).
     pub kind: &'static str,
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
+    /// The payload was not checked: only the envelope, signature, art id and
+    /// statement were. A warning says why.
+    pub unchecked: bool,
+}
+
+/// The verdict a report comes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// No error, and every part was checked.
+    Valid,
+    /// No error, but the payload was not checked: signature and art id only.
+    Signed,
+    /// Some error.
+    Invalid,
+}
+
+impl Status {
+    /// The word `--json` writes as `status`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Valid => "valid",
+            Status::Signed => "signed",
+            Status::Invalid => "invalid",
+        }
+    }
 }
 
 impl Report {
@@ -79,8 +108,20 @@ impl Report {
         }
     }
 
+    /// No error, and the payload was checked: [`Status::Valid`].
     pub fn valid(&self) -> bool {
-        self.errors.is_empty()
+        self.errors.is_empty() && !self.unchecked
+    }
+
+    /// Valid, signed with the payload unchecked, or invalid.
+    pub fn status(&self) -> Status {
+        if !self.errors.is_empty() {
+            Status::Invalid
+        } else if self.unchecked {
+            Status::Signed
+        } else {
+            Status::Valid
+        }
     }
 
     pub fn error(
@@ -110,11 +151,21 @@ impl Report {
         };
         self.errors.extend(other.errors.into_iter().map(moved));
         self.warnings.extend(other.warnings.into_iter().map(moved));
+        self.unchecked |= other.unchecked;
     }
 
     /// Whether any error carries `rule`.
     pub fn breaks(&self, rule: &str) -> bool {
         self.errors.iter().any(|f| f.rule == rule)
+    }
+}
+
+/// `a` or `an`, as `word` is read aloud: "an agent_card.v1", "a packet".
+/// By its first letter (a vowel), which serves the kind names chit quotes.
+pub fn a_or_an(word: &str) -> &'static str {
+    match word.bytes().next().map(|b| b.to_ascii_lowercase()) {
+        Some(b'a' | b'e' | b'i' | b'o' | b'u') => "an",
+        _ => "a",
     }
 }
 
@@ -126,7 +177,8 @@ pub fn pointer_token(s: &str) -> String {
 /// The machine-readable verdicts: one JSON object a line, as `chit verify
 /// --json` writes them (and the server answers with). Members, in order:
 /// `file`, `line` (JSON Lines only), `artifact_id` (signed inputs only),
-/// `kind` (null when none could be told), `valid`, `errors`, `warnings`;
+/// `kind` (null when none could be told), `valid`, `status` (inputs only:
+/// `valid`, `signed`, `invalid` or `unreadable`), `errors`, `warnings`;
 /// each finding is `{rule, message, path}`. An unreadable input has kind
 /// null and one error of rule `read`.
 pub mod json {
@@ -154,7 +206,9 @@ pub mod json {
         out.extend_from_slice(b",\"kind\":");
         match result {
             Err(why) => {
-                out.extend_from_slice(b"null,\"valid\":false,\"errors\":");
+                out.extend_from_slice(
+                    b"null,\"valid\":false,\"status\":\"unreadable\",\"errors\":",
+                );
                 findings(&[Finding::new(crate::rule::READ, "", why)], out);
                 out.extend_from_slice(b",\"warnings\":[]");
             }
@@ -164,7 +218,7 @@ pub mod json {
                 } else {
                     write_string(r.kind, out);
                 }
-                verdict_fields(r, out);
+                verdict_fields(r, Some(r.status()), out);
             }
         }
         out.extend_from_slice(b"}\n");
@@ -177,7 +231,7 @@ pub mod json {
         out.extend_from_slice(subject.as_bytes());
         out.extend_from_slice(b"\":");
         write_string(name, out);
-        verdict_fields(r, out);
+        verdict_fields(r, None, out);
         out.extend_from_slice(b"}\n");
     }
 
@@ -198,13 +252,18 @@ pub mod json {
         out.push(b']');
     }
 
-    /// The `,"valid":…,"errors":[…],"warnings":[…]` members.
-    fn verdict_fields(r: &Report, out: &mut Vec<u8>) {
+    /// The `,"valid":…,"status":…,"errors":[…],"warnings":[…]` members
+    /// (`status` only where given).
+    fn verdict_fields(r: &Report, status: Option<super::Status>, out: &mut Vec<u8>) {
         out.extend_from_slice(if r.valid() {
             b",\"valid\":true"
         } else {
             b",\"valid\":false"
         });
+        if let Some(s) = status {
+            out.extend_from_slice(b",\"status\":");
+            write_string(s.name(), out);
+        }
         out.extend_from_slice(b",\"errors\":");
         findings(&r.errors, out);
         out.extend_from_slice(b",\"warnings\":");

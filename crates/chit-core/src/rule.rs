@@ -21,6 +21,9 @@ pub const SIGNATURE: &str = "signature";
 pub const ART: &str = "art";
 /// The Treeship receipt statement an envelope carries.
 pub const STATEMENT: &str = "statement";
+/// (Warning) The payload or a signature is base64 that DSSE allows but
+/// Treeship 0.25.1 refuses: it reads only URL-safe base64 without padding.
+pub const BASE64URL: &str = "base64url";
 /// The signers are trusted and allowed the statement's kind.
 pub const TRUST: &str = "trust";
 /// At least `--threshold` distinct trusted keys signed.

@@ -28,10 +28,26 @@ pub const STATEMENT_TYPE: &str = "treeship/receipt/v1";
 /// them; `None` when the envelope could not be read);
 /// [`crate::check::check_doc`] holds that against `--threshold`.
 pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>) {
+    check_val(doc.root(), ctx)
+}
+
+/// [`check`] of an envelope that is a value inside a document (a Treeship
+/// store record's `envelope`).
+pub(crate) fn check_val(v: crate::Val, ctx: &Context) -> (Checked, Option<usize>) {
     let mut report = Report::new("envelope");
-    let Some(env) = Envelope::read(doc, &mut report) else {
+    let Some(env) = Envelope::read_val(v, &mut report) else {
         return (Checked::of(report), None);
     };
+    check_envelope(env, report, ctx)
+}
+
+/// Steps 2-6 on an envelope already read (from a document, a store record
+/// or a `treeship receipt export`), with what step 1 found in `report`.
+pub(crate) fn check_envelope(
+    env: Envelope,
+    mut report: Report,
+    ctx: &Context,
+) -> (Checked, Option<usize>) {
     let pae = env.pae();
     let ids = Ids::of_pae(&pae);
 
@@ -78,11 +94,13 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
             }
         }
     } else {
+        report.unchecked = true;
         report.warning(
             crate::rule::STATEMENT,
             "/payloadType",
             format!(
-                "payload type {} is not a Treeship receipt; its payload is not checked",
+                "payload type {} is not a Treeship receipt statement, so chit did not check its payload: \
+                 signature and art id only",
                 env.payload_type
             ),
         );
@@ -91,6 +109,12 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
     let kind = statement
         .as_ref()
         .and_then(|s| statement_shape(s, &mut report));
+    // Any payload type's statement, read for the parent it names (a
+    // Treeship action's parentId) and a session record's claims.
+    let statement_any = match &statement {
+        Some(_) => None,
+        None => json::parse(&env.payload, &ctx.limits).ok(),
+    };
     if let Some(want) = ctx.kind.map(Kind::name) {
         if kind.as_deref() != Some(want) {
             report.error(
@@ -124,7 +148,10 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
                 report.error(crate::rule::TRUST,
                     "",
                     match &kind {
-                        Some(kind) => format!("key {name} signed a {kind}, which the trust file does not let it sign"),
+                        Some(kind) => format!(
+                            "key {name} signed {} {kind}, which the trust file does not let it sign",
+                            crate::report::a_or_an(kind)
+                        ),
                         None => format!(
                             "key {name} may sign only the kinds the trust file lists, and this envelope carries no statement of a kind"
                         ),
@@ -178,26 +205,43 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
                             r1_subject_is_the_packet(root, payload, &mut report);
                         }
                     }
-                    None => report.warning(
-                        crate::rule::KIND,
-                        "/payload",
-                        format!("payload of kind {kind} not checked: chit does not know this kind"),
-                    ),
+                    None => {
+                        report.unchecked = true;
+                        report.warning(
+                            crate::rule::KIND,
+                            "/payload",
+                            format!(
+                                "payload of kind {kind} not checked: chit does not know this kind"
+                            ),
+                        )
+                    }
                 }
             }
-            (Some(_), None) => report.warning(
-                crate::rule::STATEMENT,
-                "/payload",
-                "the statement carries no payload to check",
-            ),
+            (Some(_), None) => {
+                report.unchecked = true;
+                report.warning(
+                    crate::rule::STATEMENT,
+                    "/payload",
+                    "the statement carries no payload to check",
+                )
+            }
             _ => {}
         }
     }
+    let artifact = Some(crate::treeship::ArtifactFacts::of(
+        &env,
+        &ids,
+        statement
+            .as_ref()
+            .or(statement_any.as_ref())
+            .map(crate::Doc::root),
+    ));
     let checked = Checked {
         report,
         artifact_id: Some(ids.artifact_id),
         statement_kind: kind,
         facts,
+        artifact,
     };
     (checked, Some(allowed.len()))
 }

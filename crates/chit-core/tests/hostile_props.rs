@@ -346,6 +346,52 @@ proptest! {
         }
     }
 
+    /// A Treeship store record around a hostile envelope, its fields the
+    /// envelope's own (or not): never a panic, and never valid unless a
+    /// trusted key signed the envelope as it is and every field agrees.
+    #[test]
+    fn record_reader(input in hostile_envelope(), honest in any::<bool>(), key_id in any::<bool>()) {
+        let trust = Trust::parse(&format!("[[key]]\nname = \"t\"\npublic_key = \"{TREESHIP_KEY}\"\n")).unwrap();
+        let signed: Vec<String> = ENVELOPES
+            .iter()
+            .map(|e| e.split("__").nth(1).unwrap()[..36].to_owned())
+            .collect();
+        let Ok(text) = std::str::from_utf8(&input) else { return Ok(()) };
+        let Ok(doc) = json::parse(&input, &Limits::default()) else { return Ok(()) };
+        let mut r = chit_core::Report::default();
+        let ids = chit_core::envelope::Envelope::read(&doc, &mut r).map(|e| (e.ids(), e.payload_type));
+        let (art, digest, ty) = match (&ids, honest) {
+            (Some((ids, ty)), true) => (ids.artifact_id.clone(), ids.digest.clone(), ty.clone()),
+            _ => (signed[0].clone(), format!("sha256:{}", "0".repeat(64)), "x".to_owned()),
+        };
+        let record = serde_json::json!({
+            "artifact_id": art,
+            "digest": digest,
+            "payload_type": ty,
+            "key_id": if key_id { "key_0392421668c57f3a" } else { "key_x" },
+            "signed_at": "2026-11-30T09:00:00Z",
+        });
+        let mut bytes = serde_json::to_string(&record).unwrap();
+        bytes.pop();
+        bytes.push_str(",\"envelope\":");
+        bytes.push_str(text);
+        bytes.push('}');
+        let ctx = Context { trust: Some(&trust), ..Context::default() };
+        match chit_core::check(bytes.as_bytes(), &ctx) {
+            Err(e) => one_line(&e.to_string())?,
+            Ok(checked) => {
+                for f in checked.report.errors.iter().chain(&checked.report.warnings) {
+                    one_line(&f.message)?;
+                }
+                if checked.report.valid() {
+                    let id = checked.artifact_id.clone().unwrap_or_default();
+                    prop_assert!(signed.contains(&id), "valid, but not signed: {id}");
+                    prop_assert_eq!(&id, &art, "valid, but the record names another art id");
+                }
+            }
+        }
+    }
+
     /// The transcript reader: an error is one line.
     #[test]
     fn transcript_reader(input in hostile_transcript()) {

@@ -18,6 +18,10 @@ Receipt kinds:
                  S1-S5, V1-V5, T1-T5, G1, C1-C5, M1-M3, D1-D2.
   verification.packet.v1, verification.recompute.v1
                  Treeship's workload packets (P1-P8) and recompute results (R1-R4).
+  treeship/session-receipt/v1
+                 Treeship's session packages (a *.treeship folder): Merkle root,
+                 inclusion proofs, files, and the signed session record; with
+                 Treeship's store records, index.json, chains and receipt exports.
   numeric.lineage
                  Whether an LLM endpoint's temperature-0 tokens change with batch
                  occupancy: L1-L12, and L13-L15 with --transcript.
@@ -33,10 +37,13 @@ Receipt kinds:
 Signed receipts are DSSE envelopes carrying a Treeship receipt statement,
 byte-compatible with Treeship. 'chit verify --trust FILE' checks the
 signature, the art id, the statement and then the payload under its kind.
+An envelope whose payload chit cannot check (another payload type, a kind
+it does not know) is reported SIGNED: signature and art id good, payload
+not read. That is not valid unless --allow-unchecked is given.
 
 Exit status:
-  0  every input is valid (warnings allowed)
-  1  some input is not valid
+  0  every input is valid (warnings allowed; SIGNED too with --allow-unchecked)
+  1  some input is not valid, or SIGNED without --allow-unchecked
   2  some input could not be read, or the command line is wrong
   141  standard output was closed by its reader (chit ... | head): chit stops quietly";
 
@@ -50,6 +57,8 @@ Examples:
   chit digest receipt.json               the digest it should carry
   chit seal receipt.json                 check it, then write its digest in
   chit canon doc.json | sha256sum        RFC 8785 canonical bytes
+  chit verify --trust T.toml --allow-unchecked ~/.treeship/artifacts/
+                                         a whole Treeship store
 
 Run 'chit help <command>' for the details of a command.";
 
@@ -229,23 +238,44 @@ Output, one block per input:
   INVALID path
     error G1: grade is failed; the totals earn verified
     warning D2: no digest, so a copy cannot be told from an edited one
+  SIGNED path
+    warning kind: payload of kind agent_card.v1 not checked: chit does not know this kind
   UNREADABLE path
     error read: line 3, column 7: duplicate key \"grade\"
 
+What Treeship writes is read too: a stored artifact record (.treeship/artifacts/art_*.json) \
+as its envelope, each of its fields held against it; the store's index.json against the \
+records beside it; 'treeship receipt export' output under the trust file (the key it carries \
+is only the signer's claim); and a session package (a *.treeship folder) as one input: \
+its Merkle root, inclusion proofs and files, and across inputs its signed session record. \
+Artifacts that name a parent need it among the inputs (a broken chain is named).
+
+SIGNED means the signature and the art id are good but chit did not check \
+the payload (another payload type, or a kind chit does not know). It is not \
+valid: exit status 1, unless --allow-unchecked lets it pass; either way it \
+is shown as SIGNED and counted apart in the summary.
+
 With --json, one JSON object per input, one per line (JSON Lines):
-  {\"file\": PATH, \"line\": N (with --lines only), \"kind\": KIND or null,
-   \"valid\": BOOL, \"errors\": [FINDING...], \"warnings\": [FINDING...]}
+  {\"file\": PATH, \"line\": N (with --lines only), \"artifact_id\": ART (signed
+   inputs only), \"kind\": KIND or null, \"valid\": BOOL,
+   \"status\": \"valid\" | \"signed\" | \"invalid\" | \"unreadable\",
+   \"errors\": [FINDING...], \"warnings\": [FINDING...]}
   FINDING = {\"rule\": ID, \"message\": TEXT, \"path\": JSON-POINTER}
 Rule ids are the specification's (S1, G1, D1, ...), plus \"schema\" for a schema \
-violation, \"read\" for input that could not be read and \"kind\" for a document of \
-no known kind. This form is stable: fields may be added, never renamed or removed.";
+violation, \"read\" for input that could not be read, \"kind\" for a document of \
+no known kind, and chit's own for envelopes and what Treeship writes (signature, \
+trust, record, chain, ...). After the inputs, one object per check across them: \
+{\"stream\"|\"recompute\"|\"rebind\"|\"chain\"|\"index\"|\"session\": NAME, \"valid\", \
+\"errors\", \"warnings\"}. This form is stable: fields may be added, never renamed or \
+removed.";
 
 const VERIFY_AFTER: &str = "\
 Examples:
   chit verify receipt.json
   chit verify --quiet receipts/          only what is not valid, then a summary
   cat receipt.json | chit verify -
-  chit verify --json --lines stream.jsonl | jq 'select(.valid | not)'";
+  chit verify --json --lines stream.jsonl | jq 'select(.valid | not)'
+  chit verify --trust T.toml --allow-unchecked ~/.treeship/artifacts/ ~/.treeship/sessions/";
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -261,7 +291,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 
-    /// Report only the inputs that are not valid, then the summary.
+    /// Report only the inputs that are not valid (SIGNED ones too, unless
+    /// --allow-unchecked lets them pass), then the summary.
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -311,6 +342,15 @@ pub struct VerifyArgs {
     /// as an error (so under --request and --call).
     #[arg(long)]
     pub require_authorized: bool,
+
+    /// Let signed inputs whose payload chit cannot check pass: envelopes of
+    /// another payload type (Treeship's actions, approvals, handoffs,
+    /// decisions, ...) or of a receipt kind chit does not know. Their
+    /// signature, art id and statement are checked, and they are still
+    /// reported as SIGNED and counted apart in the summary; without this
+    /// option they make the exit status 1.
+    #[arg(long)]
+    pub allow_unchecked: bool,
 
     /// Packets each stream must hold: fewer means its tail was cut off (P8).
     #[arg(long, value_name = "N")]
@@ -672,7 +712,7 @@ impl LimitArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// VALID/INVALID lines with findings, coloured on a terminal.
+    /// VALID, SIGNED or INVALID lines with findings, coloured on a terminal.
     Human,
     /// One JSON object per input (JSON Lines).
     Json,

@@ -16,12 +16,15 @@ pub enum Source {
     /// An input that could not even be listed (a missing path, an unreadable
     /// folder), with the reason.
     Broken(PathBuf, String),
+    /// A Treeship session package: a `*.treeship` folder holding a
+    /// `receipt.json`, checked as one input.
+    Package(PathBuf),
 }
 
 impl Source {
     pub fn label(&self) -> String {
         match self {
-            Source::File(p) | Source::Broken(p, _) => p.display().to_string(),
+            Source::File(p) | Source::Broken(p, _) | Source::Package(p) => p.display().to_string(),
             Source::Stdin => "-".to_string(),
         }
     }
@@ -92,6 +95,7 @@ fn expand_all(inputs: &[PathBuf], notes: &mut Vec<String>) -> Vec<Source> {
         }
         match fs::metadata(input) {
             Err(e) => out.push(Source::Broken(input.clone(), describe_io(&e))),
+            Ok(m) if m.is_dir() && is_package(input) => out.push(Source::Package(input.clone())),
             Ok(m) if m.is_dir() => walk(input, &mut out, notes),
             Ok(_) => out.push(Source::File(input.clone())),
         }
@@ -112,6 +116,7 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
     let mut seen: HashSet<PathBuf> = HashSet::new();
     seen.insert(root_real.clone());
     let mut found: Vec<PathBuf> = Vec::new();
+    let mut packages: Vec<PathBuf> = Vec::new();
     // walkdir can follow links, but not only those that stay inside the
     // root, and it would enter a folder reached by two paths twice. So it
     // walks without following links, and each link to a folder inside the
@@ -183,6 +188,11 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
                         continue;
                     }
                 }
+                if is_package(entry.path()) {
+                    entries.skip_current_dir();
+                    packages.push(entry.into_path());
+                    continue;
+                }
                 opened = Some(entry.into_path());
             } else if ft.is_file() {
                 if is_json(entry.path()) {
@@ -199,6 +209,65 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
             .cmp(b.as_os_str().as_encoded_bytes())
     });
     out.extend(found.into_iter().map(Source::File));
+    packages.sort_unstable();
+    out.extend(packages.into_iter().map(Source::Package));
+}
+
+/// Whether a folder is a Treeship session package: named `*.treeship`, with
+/// a `receipt.json` in it.
+pub fn is_package(dir: &Path) -> bool {
+    dir.extension().is_some_and(|e| e == "treeship") && dir.join("receipt.json").is_file()
+}
+
+/// The files of a session package, each read under `max` bytes: its
+/// receipt (or why it could not be read), `merkle.json`, `render.json`,
+/// `proofs/*.json`, and the names of the other files, which chit does not
+/// check.
+pub struct PackageFiles {
+    pub receipt: Result<Vec<u8>, String>,
+    pub merkle: Option<Result<Vec<u8>, String>>,
+    pub render: Option<Result<Vec<u8>, String>>,
+    pub proofs: Vec<(String, Result<Vec<u8>, String>)>,
+    pub others: Vec<String>,
+}
+
+pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
+    let file = |name: &str| {
+        let p = dir.join(name);
+        p.exists().then(|| read(&Source::File(p), max))
+    };
+    let mut proofs = Vec::new();
+    if let Ok(list) = fs::read_dir(dir.join("proofs")) {
+        for e in list.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".json") {
+                proofs.push((name, read(&Source::File(e.path()), max)));
+            }
+        }
+    }
+    proofs.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut others = Vec::new();
+    for sub in ["approvals", "artifacts"] {
+        for e in WalkDir::new(dir.join(sub))
+            .follow_links(false)
+            .into_iter()
+            .flatten()
+        {
+            if e.file_type().is_file() {
+                if let Ok(rel) = e.path().strip_prefix(dir) {
+                    others.push(rel.display().to_string());
+                }
+            }
+        }
+    }
+    others.sort();
+    PackageFiles {
+        receipt: read(&Source::File(dir.join("receipt.json")), max),
+        merkle: file("merkle.json"),
+        render: file("render.json"),
+        proofs,
+        others,
+    }
 }
 
 /// The note for a FIFO, socket or device met inside a folder: chit reads
@@ -237,6 +306,7 @@ fn is_json(path: &Path) -> bool {
 pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
     match source {
         Source::Broken(_, why) => Err(why.clone()),
+        Source::Package(_) => Err("a session package is read as a folder, not a stream".into()),
         Source::Stdin => read_bounded(io::stdin().lock(), None, max),
         Source::File(p) => {
             let opened = open_file(p)?;
@@ -394,6 +464,7 @@ pub fn describe_io(e: &io::Error) -> String {
 pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, String> {
     match source {
         Source::Broken(_, why) => Err(why.clone()),
+        Source::Package(_) => Err("a session package is read as a folder, not a stream".into()),
         Source::Stdin => Ok(Box::new(io::stdin())),
         Source::File(p) => Ok(open_file(p)?.reader),
     }
@@ -405,6 +476,9 @@ pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, String> {
 pub fn open_capped(source: &Source, max: usize) -> Result<Box<dyn Read + Send>, String> {
     let reader = match source {
         Source::Broken(_, why) => return Err(why.clone()),
+        Source::Package(_) => {
+            return Err("a session package is read as a folder, not a stream".into())
+        }
         Source::Stdin => Box::new(io::stdin()) as Box<dyn Read + Send>,
         Source::File(p) => {
             let opened = open_file(p)?;
@@ -564,9 +638,48 @@ mod tests {
             .map(|s| match s {
                 Source::File(p) => p.strip_prefix(root).unwrap().display().to_string(),
                 Source::Broken(p, why) => format!("broken {} ({why})", p.display()),
+                Source::Package(p) => {
+                    format!("package {}", p.strip_prefix(root).unwrap().display())
+                }
                 Source::Stdin => "-".into(),
             })
             .collect()
+    }
+
+    /// A `*.treeship` folder with a receipt.json is one input, found by a
+    /// walk or named; its files are not inputs of their own. A folder so
+    /// named without one is walked as any folder.
+    #[test]
+    fn a_session_package_is_one_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::create_dir_all(d.join("sessions/s1.treeship/proofs")).unwrap();
+        fs::create_dir_all(d.join("sessions/s2.treeship")).unwrap();
+        for f in [
+            "s1.treeship/receipt.json",
+            "s1.treeship/merkle.json",
+            "s1.treeship/proofs/a.proof.json",
+            "s2.treeship/x.json",
+            "a.json",
+        ] {
+            fs::write(d.join("sessions").join(f), "{}").unwrap();
+        }
+        let mut notes = Vec::new();
+        let got = expand(&[d.join("sessions")], &mut notes);
+        assert_eq!(
+            labels(&got, d),
+            [
+                "sessions/a.json",
+                "sessions/s2.treeship/x.json",
+                "package sessions/s1.treeship"
+            ]
+        );
+        let got = expand(&[d.join("sessions/s1.treeship")], &mut notes);
+        assert_eq!(labels(&got, d), ["package sessions/s1.treeship"]);
+        let files = read_package(&d.join("sessions/s1.treeship"), 1 << 20);
+        assert_eq!(files.receipt.as_deref(), Ok(&b"{}"[..]));
+        assert!(files.render.is_none());
+        assert_eq!(files.proofs.len(), 1);
     }
 
     #[test]

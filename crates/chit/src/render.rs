@@ -26,8 +26,11 @@ impl Outcome<'_> {
     pub fn status(&self) -> Status {
         match &self.result {
             Err(_) => Status::Unreadable,
-            Ok(r) if r.valid() => Status::Valid,
-            Ok(_) => Status::Invalid,
+            Ok(r) => match r.status() {
+                chit_core::report::Status::Valid => Status::Valid,
+                chit_core::report::Status::Signed => Status::Signed,
+                chit_core::report::Status::Invalid => Status::Invalid,
+            },
         }
     }
 }
@@ -36,6 +39,9 @@ impl Outcome<'_> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Valid,
+    /// Signature and art id good, payload not checked: not valid unless
+    /// `--allow-unchecked`.
+    Signed,
     Invalid,
     Unreadable,
 }
@@ -77,10 +83,17 @@ fn human(o: &Outcome, p: &Palette) -> String {
             let _ = writeln!(s, "  {bad}error{bad:#} {rule}read{rule:#}: {why}");
         }
         Ok(r) => {
-            if r.valid() {
-                let _ = writeln!(s, "{good}VALID{good:#} {name}");
-            } else {
-                let _ = writeln!(s, "{bad}INVALID{bad:#} {name}");
+            match r.status() {
+                chit_core::report::Status::Valid => {
+                    let _ = writeln!(s, "{good}VALID{good:#} {name}");
+                }
+                chit_core::report::Status::Signed => {
+                    let warn = p.warn;
+                    let _ = writeln!(s, "{warn}SIGNED{warn:#} {name}");
+                }
+                chit_core::report::Status::Invalid => {
+                    let _ = writeln!(s, "{bad}INVALID{bad:#} {name}");
+                }
             }
             finding_lines(&mut s, r, p);
         }
@@ -168,6 +181,8 @@ fn finding_lines(s: &mut String, r: &Report, p: &Palette) {
 #[derive(Clone, Copy, Default)]
 pub struct Totals {
     pub valid: usize,
+    /// Signed, payload not checked.
+    pub signed: usize,
     pub invalid: usize,
     pub unreadable: usize,
     /// Checks across inputs (streams, rebinds, recompute results).
@@ -177,14 +192,17 @@ pub struct Totals {
 
 impl Totals {
     pub fn inputs(&self) -> usize {
-        self.valid + self.invalid + self.unreadable
+        self.valid + self.signed + self.invalid + self.unreadable
     }
 }
 
-/// The summary line: `3 inputs: 3 valid, 0 invalid, 0 unreadable`, and
-/// `; checks across inputs: 0 valid, 1 invalid` where there were any.
+/// The summary line: `3 inputs: 3 valid, 0 invalid, 0 unreadable`, with
+/// `, 2 signed (payload not checked)` after the valid ones where there were
+/// any, and `; checks across inputs: 0 valid, 1 invalid` where there were any.
 pub fn summary(t: &Totals, p: &Palette) -> String {
-    let Palette { good, bad, .. } = *p;
+    let Palette {
+        good, bad, warn, ..
+    } = *p;
     let total = t.inputs();
     let noun = if total == 1 { "input" } else { "inputs" };
     let part = |n: usize, what: &str| {
@@ -195,6 +213,13 @@ pub fn summary(t: &Totals, p: &Palette) -> String {
         }
     };
     let mut s = format!("{total} {noun}: {good}{} valid{good:#}", t.valid);
+    if t.signed > 0 {
+        let _ = write!(
+            s,
+            ", {warn}{} signed (payload not checked){warn:#}",
+            t.signed
+        );
+    }
     s.push_str(&part(t.invalid, "invalid"));
     s.push_str(&part(t.unreadable, "unreadable"));
     if t.across_valid + t.across_invalid > 0 {
@@ -283,10 +308,10 @@ fn markdown(o: &Outcome, receipt: Option<Val>) -> String {
         }
         Ok(r) => r,
     };
-    let verdict = if report.valid() {
-        "✅ valid"
-    } else {
-        "❌ invalid"
+    let verdict = match report.status() {
+        chit_core::report::Status::Valid => "✅ valid",
+        chit_core::report::Status::Signed => "🔏 signed, payload not checked",
+        chit_core::report::Status::Invalid => "❌ invalid",
     };
     let rc = receipt
         .filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));

@@ -390,7 +390,7 @@ fn verify_json_writes_every_file_name_exactly() {
             .iter()
             .map(|n| {
                 format!(
-                    "{{\"file\":{}{},\"kind\":\"run-receipt\",\"valid\":true,\"errors\":[],\"warnings\":[]}}\n",
+                    "{{\"file\":{}{},\"kind\":\"run-receipt\",\"valid\":true,\"status\":\"valid\",\"errors\":[],\"warnings\":[]}}\n",
                     stringify(n),
                     if lines { ",\"line\":1" } else { "" }
                 )

@@ -209,11 +209,25 @@ fn an_invalid_payload_is_not_signed() {
         run.stderr
     );
     let t = trust(d, "me", &public_key(d, "k.pem"), None);
+    // Signed by a trusted key, but nobody read the payload: SIGNED, which
+    // fails closed (exit 1) unless --allow-unchecked lets it pass.
     let run = verify_trusted(d, &t, &["x.env.json"]);
-    assert_eq!(run.code, 0);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("SIGNED x.env.json\n"),
+        "{}",
+        run.stdout
+    );
     assert!(
         run.stdout
             .contains("warning kind: payload of kind example.unknown.v1 not checked"),
+        "{}",
+        run.stdout
+    );
+    let run = verify_trusted(d, &t, &["--allow-unchecked", "x.env.json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("SIGNED x.env.json\n"),
         "{}",
         run.stdout
     );
@@ -627,15 +641,180 @@ fn another_payload_type_still_answers_to_trust() {
     );
     let run = verify_trusted(d, &open, &["e.json"]);
     assert_eq!(
-        run.code, 0,
-        "signed by a trusted key; the payload is carried unchecked, with a warning"
+        run.code, 1,
+        "signed by a trusted key, but the payload is not checked: SIGNED, not valid"
     );
+    assert!(run.stdout.starts_with("SIGNED e.json\n"), "{}", run.stdout);
     assert!(
         run.stdout
             .contains("warning statement: payload type application/json"),
         "{}",
         run.stdout
     );
+    let run = verify_trusted(d, &open, &["--allow-unchecked", "e.json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.stdout.starts_with("SIGNED e.json\n"), "{}", run.stdout);
+    // A narrow key stays an error with --allow-unchecked: it is no pass for
+    // what the trust file forbids.
+    let run = verify_trusted(d, &narrow, &["--allow-unchecked", "e.json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.starts_with("INVALID e.json\n"), "{}", run.stdout);
+}
+
+/// SIGNED in every form of output: the summary counts it apart, --json
+/// carries `"status":"signed"` (and `valid` false), --quiet hides it only
+/// when --allow-unchecked lets it pass, Markdown names it.
+#[test]
+fn signed_inputs_are_counted_apart_in_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chit_in(d, &["keygen", "--out", "a.pem"], None);
+    let t = trust(d, "a", &public_key(d, "a.pem"), None);
+    let statement = |kind: &str, payload: &str| {
+        format!(
+            "{{\"type\":\"treeship/receipt/v1\",\"timestamp\":\"2026-11-30T09:00:00Z\",\"system\":\"s://x\",\
+             \"kind\":\"{kind}\",\"payload\":{payload}}}"
+        )
+    };
+    let card = statement("agent_card.v1", "{\"name\":\"x\"}");
+    std::fs::write(
+        d.join("card.json"),
+        envelope_over(
+            d,
+            "a.pem",
+            chit_core::envelope::TREESHIP_RECEIPT,
+            card.as_bytes(),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("action.json"),
+        envelope_over(
+            d,
+            "a.pem",
+            "application/vnd.treeship.action.v1+json",
+            b"{\"type\":\"treeship/action/v1\",\"actor\":\"agent://a\",\"action\":\"tool.call\"}",
+        ),
+    )
+    .unwrap();
+    let run = verify_trusted(d, &t, &["card.json", "action.json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(
+            "2 inputs: 0 valid, 2 signed (payload not checked), 0 invalid, 0 unreadable\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    let run = verify_trusted(d, &t, &["--allow-unchecked", "--json", "card.json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(v["status"], "signed");
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["kind"], "envelope");
+    assert!(v["artifact_id"].as_str().unwrap().starts_with("art_"));
+    let run = verify_trusted(d, &t, &["--quiet", "card.json"]);
+    assert!(
+        run.stdout.starts_with("SIGNED card.json\n"),
+        "{}",
+        run.stdout
+    );
+    let run = verify_trusted(d, &t, &["--quiet", "--allow-unchecked", "card.json"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        run.stdout,
+        "1 input: 0 valid, 1 signed (payload not checked), 0 invalid, 0 unreadable\n"
+    );
+    let run = verify_trusted(d, &t, &["--format", "markdown", "card.json"]);
+    assert!(
+        run.stdout.contains("— 🔏 signed, payload not checked"),
+        "{}",
+        run.stdout
+    );
+    // A key limited to other kinds: "an agent_card.v1", not "a agent_card.v1".
+    let narrow = trust(
+        d,
+        "narrow",
+        &public_key(d, "a.pem"),
+        Some("verification.packet.v1"),
+    );
+    let run = verify_trusted(d, &narrow, &["card.json"]);
+    assert!(
+        run.stdout
+            .contains("error trust: key narrow signed an agent_card.v1, which the trust file does not let it sign"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// DSSE allows standard and URL-safe base64, padded or not; Treeship 0.25.1
+/// reads only URL-safe without padding. chit accepts all four and warns
+/// (rule base64url) for the three Treeship refuses, payload and signature.
+#[test]
+fn base64_treeship_refuses_is_a_warning() {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chit_in(d, &["keygen", "--out", "a.pem"], None);
+    let t = trust(d, "a", &public_key(d, "a.pem"), None);
+    // A statement around a run receipt whose base64 holds a character
+    // standard and URL-safe spell apart ("???" is "Pz8/" or "Pz8_" wherever
+    // it falls among six) and needs padding (leading spaces, still the same
+    // JSON): every engine then writes it differently.
+    let mut statement = format!(
+        "{{\"type\":\"treeship/receipt/v1\",\"timestamp\":\"2026-11-30T09:00:00Z\",\"system\":\"s://x\",\
+         \"kind\":\"run-receipt\",\"meta\":{{\"note\":\"??????\"}},\"payload\":{}}}",
+        example_text("agreed-verified.json")
+    )
+    .into_bytes();
+    while statement.len() % 3 == 0 {
+        statement.insert(0, b' ');
+    }
+    assert_ne!(STANDARD.encode(&statement), URL_SAFE.encode(&statement));
+    let env: Value = serde_json::from_str(&envelope_over(
+        d,
+        "a.pem",
+        chit_core::envelope::TREESHIP_RECEIPT,
+        &statement,
+    ))
+    .unwrap();
+    let payload = statement;
+    let sig = URL_SAFE_NO_PAD
+        .decode(env["signatures"][0]["sig"].as_str().unwrap())
+        .unwrap();
+    for (name, engine) in [
+        ("url-unpadded", &URL_SAFE_NO_PAD),
+        ("url-padded", &URL_SAFE),
+        ("std-padded", &STANDARD),
+        ("std-unpadded", &STANDARD_NO_PAD),
+    ] {
+        let mut e = env.clone();
+        e["payload"] = engine.encode(&payload).into();
+        e["signatures"][0]["sig"] = engine.encode(&sig).into();
+        let file = format!("{name}.json");
+        std::fs::write(d.join(&file), e.to_string()).unwrap();
+        let run = verify_trusted(d, &t, &["--json", &file]);
+        assert_eq!(run.code, 0, "{name}: {}", run.stdout);
+        let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        let warned: Vec<&str> = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["rule"] == "base64url")
+            .map(|w| w["path"].as_str().unwrap())
+            .collect();
+        // Whatever Treeship's own form would not spell the same is warned.
+        let mut want = Vec::new();
+        if engine.encode(&payload) != URL_SAFE_NO_PAD.encode(&payload) {
+            want.push("/payload");
+        }
+        if engine.encode(&sig) != URL_SAFE_NO_PAD.encode(&sig) {
+            want.push("/signatures/0/sig");
+        }
+        assert_eq!(warned, want, "{name}");
+        assert_eq!(want.is_empty(), name == "url-unpadded", "{name}");
+    }
 }
 
 #[test]

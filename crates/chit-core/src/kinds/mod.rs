@@ -7,6 +7,7 @@ pub mod packet;
 pub mod reason;
 pub mod recompute;
 pub mod run_receipt;
+pub mod session;
 
 use crate::doc::{Doc, Val};
 use crate::report::Report;

@@ -8,6 +8,7 @@ use crate::output::{Output, Palette};
 use crate::render::{self, Outcome, Status};
 use chit_core::across::{Across, Facts, Origin};
 use chit_core::envelope::Envelope;
+use chit_core::treeship::ArtifactFacts;
 use chit_core::trust::Trust;
 use chit_core::{Context, Doc, Report, Val};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
@@ -21,12 +22,16 @@ struct Settings<'a> {
     ctx: Context<'a>,
     format: Format,
     quiet: bool,
+    /// `--allow-unchecked`: a signed input whose payload chit could not
+    /// check passes (and --quiet hides it).
+    allow_unchecked: bool,
     palette: Palette,
 }
 
 #[derive(Default)]
 struct Tally {
     valid: usize,
+    signed: usize,
     invalid: usize,
     unreadable: usize,
 }
@@ -112,6 +117,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         ctx,
         format,
         quiet: args.quiet,
+        allow_unchecked: args.allow_unchecked,
         palette: out.palette,
     };
     let mut notes = Vec::new();
@@ -126,19 +132,24 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         Some(sources.len())
     });
     let labels: Vec<Arc<str>> = sources.iter().map(|s| Arc::from(s.label())).collect();
-    let mut across = Across::new(args.expect_count);
+    let mut across = Across::new(args.expect_count).trusted(settings.ctx.trust.is_some());
     let mut emit = |status: Status,
                     rendered: &str,
                     f: Option<(Origin, Facts)>,
+                    a: Option<(Origin, ArtifactFacts)>,
                     out: &mut Output|
      -> std::io::Result<()> {
         match status {
             Status::Valid => tally.valid += 1,
+            Status::Signed => tally.signed += 1,
             Status::Invalid => tally.invalid += 1,
             Status::Unreadable => tally.unreadable += 1,
         }
         if let Some((origin, f)) = f {
             across.add(origin, f);
+        }
+        if let Some((origin, a)) = a {
+            across.add_artifact(origin, a);
         }
         out.write_all(rendered.as_bytes())
     };
@@ -149,7 +160,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                 Ok(r) => r,
                 Err(why) => {
                     let (status, s) = finish(&unreadable(label, None, why), None, &settings);
-                    emit(status, &s, None, out)?;
+                    emit(status, &s, None, None, out)?;
                     continue;
                 }
             };
@@ -180,8 +191,13 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
             let done: Vec<Done> = batch
                 .par_iter()
                 .map(|&(source, label)| {
-                    let bytes = inputs::read(source, limits.max_size);
-                    let r = check(label, None, bytes.as_deref(), &settings);
+                    let r = match source {
+                        Source::Package(dir) => check_package(label, dir, &settings),
+                        _ => {
+                            let bytes = inputs::read(source, limits.max_size);
+                            check(label, None, bytes.as_deref(), &settings)
+                        }
+                    };
                     progress.inc(1);
                     r
                 })
@@ -194,6 +210,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
 
     let totals = render::Totals {
         valid: tally.valid,
+        signed: tally.signed,
         invalid: tally.invalid,
         unreadable: tally.unreadable,
         across_valid: valid_across,
@@ -217,7 +234,8 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     out.flush()?;
     Ok(if tally.unreadable > 0 {
         Exit::Error
-    } else if tally.invalid > 0 || failed_across > 0 {
+    } else if tally.invalid > 0 || failed_across > 0 || (tally.signed > 0 && !args.allow_unchecked)
+    {
         Exit::Invalid
     } else {
         Exit::Ok
@@ -232,12 +250,18 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
 fn write_batch(
     progress: &ProgressBar,
     done: Vec<Done>,
-    emit: &mut impl FnMut(Status, &str, Option<(Origin, Facts)>, &mut Output) -> std::io::Result<()>,
+    emit: &mut impl FnMut(
+        Status,
+        &str,
+        Option<(Origin, Facts)>,
+        Option<(Origin, ArtifactFacts)>,
+        &mut Output,
+    ) -> std::io::Result<()>,
     out: &mut Output,
 ) -> std::io::Result<()> {
     progress.suspend(|| {
-        for (status, s, f) in done {
-            emit(status, &s, f, out)?;
+        for (status, s, f, a) in done {
+            emit(status, &s, f, a, out)?;
         }
         out.flush()
     })
@@ -246,7 +270,8 @@ fn write_batch(
 /// The outcome's status and its rendering (empty where --quiet hides it).
 fn finish(o: &Outcome, receipt: Option<Val>, settings: &Settings) -> (Status, String) {
     let status = o.status();
-    let shown = if settings.quiet && status == Status::Valid {
+    let passes = status == Status::Valid || (status == Status::Signed && settings.allow_unchecked);
+    let shown = if settings.quiet && passes {
         String::new()
     } else {
         render::render(o, receipt, settings.format, &settings.palette)
@@ -314,17 +339,69 @@ fn check(
                 artifact_id: checked.artifact_id,
             };
             let (status, shown) = finish(&o, receipt, settings);
-            let facts = checked.facts.map(|f| (Origin::new(file.clone(), line), f));
-            (status, shown, facts)
+            let origin = Origin::new(file.clone(), line);
+            let artifact = checked.artifact.map(|a| (origin.clone(), a));
+            let facts = checked.facts.map(|f| (origin, f));
+            (status, shown, facts, artifact)
+        }
+    }
+}
+
+/// Checks and renders a Treeship session package: its files read here,
+/// checked as one input.
+fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) -> Done {
+    let max = settings.ctx.limits.max_size;
+    let files = inputs::read_package(dir, max);
+    let receipt = match &files.receipt {
+        Ok(b) => b,
+        Err(why) => {
+            let why = format!("receipt.json: {why}");
+            return no_facts(finish(&unreadable(file, None, why), None, settings));
+        }
+    };
+    fn borrow(f: &Option<Result<Vec<u8>, String>>) -> Option<Result<&[u8], String>> {
+        f.as_ref().map(|r| r.as_deref().map_err(Clone::clone))
+    }
+    let package = chit_core::kinds::session::Package {
+        receipt,
+        merkle: borrow(&files.merkle),
+        render: borrow(&files.render),
+        proofs: files
+            .proofs
+            .iter()
+            .map(|(n, r)| (n.clone(), r.as_deref().map_err(Clone::clone)))
+            .collect(),
+        unchecked: files.others.clone(),
+    };
+    match chit_core::check::check_package(&package, &settings.ctx) {
+        Err(e) => {
+            let why = format!("receipt.json: {e}");
+            no_facts(finish(&unreadable(file, None, why), None, settings))
+        }
+        Ok(checked) => {
+            let o = Outcome {
+                file,
+                line: None,
+                result: Ok(checked.report),
+                artifact_id: None,
+            };
+            let (status, shown) = finish(&o, None, settings);
+            let facts = checked.facts.map(|f| (Origin::new(file.clone(), None), f));
+            (status, shown, facts, None)
         }
     }
 }
 
 /// One input's status, rendering and cross-document facts.
-type Done = (Status, String, Option<(Origin, Facts)>);
+type Done = (
+    Status,
+    String,
+    Option<(Origin, Facts)>,
+    Option<(Origin, ArtifactFacts)>,
+);
 
 fn no_facts((status, shown): (Status, String)) -> Done {
-    (status, shown, None)
+    (status, shown, None, None)
 }
 
 /// The checks across documents: each packet stream (P1-P8), each rebind
