@@ -321,7 +321,9 @@ pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> (Report, Option<Pub
 /// and under `require_authorized`, its status, which counts only once the
 /// certificate was held to its request (A7-A9): a status alone proves
 /// nothing. Without the request, the certificate's portable rules still
-/// run, and a warning says what could not be checked.
+/// run, a warning says what could not be checked, and the report is
+/// partial ([`crate::report::Status::Unchecked`]): not valid unless the
+/// user lets unchecked inputs pass.
 fn reason_report(v: Val, ctx: &Context) -> Report {
     let mut r = reason::check_with(v, *ctx);
     let recomputable = reason::recomputable(v, ctx);
@@ -341,6 +343,7 @@ fn reason_report(v: Val, ctx: &Context) -> Report {
             ),
         }
     } else if !recomputable {
+        r.partial = true;
         r.warning(
             reason::rule::A7,
             "",

@@ -66,7 +66,10 @@ pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
 /// not. A signed document whose payload chit could not check (another
 /// payload type, a kind chit does not know) is `unchecked`: its signature
 /// and art id may be good, but nobody read what it says, so it is not valid
-/// either ([`Status::Signed`]).
+/// either ([`Status::Signed`]). A document whose evidence chit could not
+/// check without something not given (a Reason certificate without its
+/// request) is `partial`: its own rules hold, but what it claims was not
+/// recomputed, so it is not valid either ([`Status::Unchecked`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     /// The kind the document was checked as (empty when none could be told).
@@ -76,6 +79,10 @@ pub struct Report {
     /// The payload was not checked: only the envelope, signature, art id and
     /// statement were. A warning says why.
     pub unchecked: bool,
+    /// What the document claims was not recomputed, for want of something
+    /// not given: only its own rules were checked. A warning says what to
+    /// give.
+    pub partial: bool,
 }
 
 /// The verdict a report comes to.
@@ -85,6 +92,9 @@ pub enum Status {
     Valid,
     /// No error, but the payload was not checked: signature and art id only.
     Signed,
+    /// No error, but what the document claims could not be recomputed
+    /// (a Reason certificate without its request): its own rules only.
+    Unchecked,
     /// Some error.
     Invalid,
 }
@@ -95,6 +105,7 @@ impl Status {
         match self {
             Status::Valid => "valid",
             Status::Signed => "signed",
+            Status::Unchecked => "unchecked",
             Status::Invalid => "invalid",
         }
     }
@@ -110,7 +121,7 @@ impl Report {
 
     /// No error, and the payload was checked: [`Status::Valid`].
     pub fn valid(&self) -> bool {
-        self.errors.is_empty() && !self.unchecked
+        self.errors.is_empty() && !self.unchecked && !self.partial
     }
 
     /// Valid, signed with the payload unchecked, or invalid.
@@ -119,6 +130,8 @@ impl Report {
             Status::Invalid
         } else if self.unchecked {
             Status::Signed
+        } else if self.partial {
+            Status::Unchecked
         } else {
             Status::Valid
         }
@@ -152,6 +165,7 @@ impl Report {
         self.errors.extend(other.errors.into_iter().map(moved));
         self.warnings.extend(other.warnings.into_iter().map(moved));
         self.unchecked |= other.unchecked;
+        self.partial |= other.partial;
     }
 
     /// Whether any error carries `rule`.

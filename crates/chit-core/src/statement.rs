@@ -356,6 +356,15 @@ pub enum SignError {
         kind: String,
         declared: &'static str,
     },
+    /// A whole number RFC 8785 would write as another (exit 1): the
+    /// statement is canonical JSON, whose numbers are doubles, so signing
+    /// would change it.
+    #[error("the number {literal} at {path} would be written as {written} in the statement's canonical JSON (RFC 8785 numbers are doubles), so signing would change the payload: write it as a string")]
+    Inexact {
+        path: String,
+        literal: String,
+        written: String,
+    },
     /// The statement did not read back (exit 2).
     #[error("internal error: the statement does not read back: {0}")]
     Internal(String),
@@ -365,7 +374,10 @@ impl SignError {
     /// Whether the payload breaks a rule (exit 1) rather than the request
     /// being wrong (exit 2).
     pub fn is_invalid(&self) -> bool {
-        matches!(self, SignError::NotAnObject | SignError::Breaks { .. })
+        matches!(
+            self,
+            SignError::NotAnObject | SignError::Breaks { .. } | SignError::Inexact { .. }
+        )
     }
 }
 
@@ -412,7 +424,47 @@ pub fn sign_checked(
             });
         }
     }
+    if let Some((path, literal, written)) = inexact_in_canonical(payload) {
+        return Err(SignError::Inexact {
+            path,
+            literal,
+            written,
+        });
+    }
     sign(key, claim, payload.to_value())
+}
+
+/// The first whole number in `v` that RFC 8785 would write as another
+/// (past 2^53, where doubles skip integers): its JSON Pointer, its literal
+/// and what canonical JSON would write.
+fn inexact_in_canonical(v: crate::Val) -> Option<(String, String, String)> {
+    use crate::doc::{JsonType, Number};
+    match v.json_type() {
+        JsonType::Number => {
+            let exact = match v.as_number()? {
+                Number::PosInt(n) => (n as f64) as u64 == n && n != u64::MAX,
+                Number::NegInt(n) => (n as f64) as i64 == n && n != i64::MIN,
+                Number::Float(_) => true,
+            };
+            (!exact).then(|| {
+                let written = crate::canon::to_vec(v, crate::canon::Profile::Jcs);
+                (
+                    String::new(),
+                    v.number_text().unwrap_or_default().to_owned(),
+                    String::from_utf8_lossy(&written).into_owned(),
+                )
+            })
+        }
+        JsonType::Array => v
+            .items()
+            .enumerate()
+            .find_map(|(i, x)| inexact_in_canonical(x).map(|(p, l, w)| (format!("/{i}{p}"), l, w))),
+        JsonType::Object => v.members().find_map(|(k, x)| {
+            inexact_in_canonical(x)
+                .map(|(p, l, w)| (format!("/{}{p}", crate::report::pointer_token(k)), l, w))
+        }),
+        _ => None,
+    }
 }
 
 /// Signs a Treeship receipt statement around `payload`. The statement is

@@ -107,12 +107,15 @@ fn require_authorized_holds_inside_an_envelope() {
     assert_eq!(rules(&signed), vec!["authorized"]);
     // The signature itself is good: only the status fails.
     assert!(!signed.breaks("signature") && !signed.breaks("trust"));
-    // Without the gate both are valid.
+    // Without the gate no rule fails, but a certificate without its
+    // request is not recomputed: unchecked, so not valid.
     let open = Context {
         require_authorized: false,
         ..ctx
     };
-    assert!(report(&envelope(&s, reason::KIND, denied()), &open).valid());
+    let r = report(&envelope(&s, reason::KIND, denied()), &open);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.status(), chit_core::report::Status::Unchecked);
 }
 
 #[test]

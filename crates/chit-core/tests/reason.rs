@@ -517,8 +517,11 @@ fn a6_accepts_the_call_in_any_key_order_and_refuses_another() {
 fn without_the_request_require_authorized_fails_closed() {
     let cert = certify(&request());
     let text = cert.to_string();
+    // No rule fails, but nothing was recomputed: unchecked, not valid.
     let plain = chit_core::check(text.as_bytes(), &Context::default()).unwrap();
-    assert!(plain.report.valid());
+    assert!(plain.report.errors.is_empty());
+    assert!(!plain.report.valid());
+    assert_eq!(plain.report.status(), chit_core::report::Status::Unchecked);
     assert_eq!(plain.report.warnings[0].rule, "A7");
     let gated = chit_core::check(
         text.as_bytes(),
@@ -669,4 +672,41 @@ fn schema_failures_stop_the_rules() {
     c.as_object_mut().unwrap().remove("reasoning");
     let r = run(&c, Some(&request()), None);
     assert_eq!(rules(&r), vec!["schema"]);
+}
+
+/// A signed statement is RFC 8785 canonical JSON, whose numbers are
+/// doubles: chit refuses to sign a certificate whose whole number past 2^53
+/// it would change (9007199254740993 would become ...992), naming it.
+#[test]
+fn signing_refuses_a_whole_number_canonical_json_would_change() {
+    use chit_core::statement::{sign_checked, Claim, SignError};
+    let key = chit_core::keys::SecretKey::from_seed(&[7; 32]);
+    let claim = |kind| Claim {
+        kind,
+        system: "chit-test",
+        subject: None,
+        at_unix_secs: 1_700_000_000,
+    };
+    let cert = certify(&request()).to_string();
+    let doc = json::parse(cert.as_bytes(), &Default::default()).unwrap();
+    match sign_checked(&key, claim(KIND), doc.root()) {
+        Err(SignError::Inexact {
+            path,
+            literal,
+            written,
+        }) => {
+            assert_eq!(path, "/action/arguments/ticket");
+            assert_eq!(
+                (literal.as_str(), written.as_str()),
+                ("9007199254740993", "9007199254740992")
+            );
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    // Without it the certificate signs.
+    let mut req = request();
+    req["action"]["arguments"]["ticket"] = json!(12);
+    let cert = certify(&req).to_string();
+    let doc = json::parse(cert.as_bytes(), &Default::default()).unwrap();
+    assert!(sign_checked(&key, claim(KIND), doc.root()).is_ok());
 }

@@ -39,11 +39,14 @@ byte-compatible with Treeship. 'chit verify --trust FILE' checks the
 signature, the art id, the statement and then the payload under its kind.
 An envelope whose payload chit cannot check (another payload type, a kind
 it does not know) is reported SIGNED: signature and art id good, payload
-not read. That is not valid unless --allow-unchecked is given.
+not read. A Reason certificate given without its request is UNCHECKED: its
+own rules hold, but its digests, reasoning and proofs were not recomputed.
+Neither is valid unless --allow-unchecked is given.
 
 Exit status:
-  0  every input is valid (warnings allowed; SIGNED too with --allow-unchecked)
-  1  some input is not valid, or SIGNED without --allow-unchecked
+  0  every input is valid (warnings allowed; SIGNED and UNCHECKED too with
+     --allow-unchecked)
+  1  some input is not valid, or SIGNED or UNCHECKED without --allow-unchecked
   2  some input could not be read, or the command line is wrong
   141  standard output was closed by its reader (chit ... | head): chit stops quietly";
 
@@ -253,12 +256,15 @@ Artifacts that name a parent need it among the inputs (a broken chain is named).
 SIGNED means the signature and the art id are good but chit did not check \
 the payload (another payload type, or a kind chit does not know). It is not \
 valid: exit status 1, unless --allow-unchecked lets it pass; either way it \
-is shown as SIGNED and counted apart in the summary.
+is shown as SIGNED and counted apart in the summary. UNCHECKED, the same \
+way, means the document's own rules hold but chit could not recompute what \
+it claims for want of an input: a Reason certificate without its request \
+(give --request, or a bundle).
 
 With --json, one JSON object per input, one per line (JSON Lines):
   {\"file\": PATH, \"line\": N (with --lines only), \"artifact_id\": ART (signed
    inputs only), \"kind\": KIND or null, \"valid\": BOOL,
-   \"status\": \"valid\" | \"signed\" | \"invalid\" | \"unreadable\",
+   \"status\": \"valid\" | \"signed\" | \"unchecked\" | \"invalid\" | \"unreadable\",
    \"errors\": [FINDING...], \"warnings\": [FINDING...]}
   FINDING = {\"rule\": ID, \"message\": TEXT, \"path\": JSON-POINTER}
 Rule ids are the specification's (S1, G1, D1, ...), plus \"schema\" for a schema \
@@ -348,7 +354,8 @@ pub struct VerifyArgs {
     /// decisions, ...) or of a receipt kind chit does not know. Their
     /// signature, art id and statement are checked, and they are still
     /// reported as SIGNED and counted apart in the summary; without this
-    /// option they make the exit status 1.
+    /// option they make the exit status 1. The same for UNCHECKED inputs: a
+    /// Reason certificate given without its request.
     #[arg(long)]
     pub allow_unchecked: bool,
 

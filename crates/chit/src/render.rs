@@ -29,6 +29,7 @@ impl Outcome<'_> {
             Ok(r) => match r.status() {
                 chit_core::report::Status::Valid => Status::Valid,
                 chit_core::report::Status::Signed => Status::Signed,
+                chit_core::report::Status::Unchecked => Status::Unchecked,
                 chit_core::report::Status::Invalid => Status::Invalid,
             },
         }
@@ -42,6 +43,10 @@ pub enum Status {
     /// Signature and art id good, payload not checked: not valid unless
     /// `--allow-unchecked`.
     Signed,
+    /// Its own rules hold, but what it claims was not recomputed (a Reason
+    /// certificate without its request): not valid unless
+    /// `--allow-unchecked`.
+    Unchecked,
     Invalid,
     Unreadable,
 }
@@ -90,6 +95,10 @@ fn human(o: &Outcome, p: &Palette) -> String {
                 chit_core::report::Status::Signed => {
                     let warn = p.warn;
                     let _ = writeln!(s, "{warn}SIGNED{warn:#} {name}");
+                }
+                chit_core::report::Status::Unchecked => {
+                    let warn = p.warn;
+                    let _ = writeln!(s, "{warn}UNCHECKED{warn:#} {name}");
                 }
                 chit_core::report::Status::Invalid => {
                     let _ = writeln!(s, "{bad}INVALID{bad:#} {name}");
@@ -183,6 +192,8 @@ pub struct Totals {
     pub valid: usize,
     /// Signed, payload not checked.
     pub signed: usize,
+    /// Own rules only: what it claims was not recomputed.
+    pub unchecked: usize,
     pub invalid: usize,
     pub unreadable: usize,
     /// Checks across inputs (streams, rebinds, recompute results).
@@ -192,7 +203,7 @@ pub struct Totals {
 
 impl Totals {
     pub fn inputs(&self) -> usize {
-        self.valid + self.signed + self.invalid + self.unreadable
+        self.valid + self.signed + self.unchecked + self.invalid + self.unreadable
     }
 }
 
@@ -218,6 +229,13 @@ pub fn summary(t: &Totals, p: &Palette) -> String {
             s,
             ", {warn}{} signed (payload not checked){warn:#}",
             t.signed
+        );
+    }
+    if t.unchecked > 0 {
+        let _ = write!(
+            s,
+            ", {warn}{} unchecked (not recomputed){warn:#}",
+            t.unchecked
         );
     }
     s.push_str(&part(t.invalid, "invalid"));
@@ -311,6 +329,7 @@ fn markdown(o: &Outcome, receipt: Option<Val>) -> String {
     let verdict = match report.status() {
         chit_core::report::Status::Valid => "✅ valid",
         chit_core::report::Status::Signed => "🔏 signed, payload not checked",
+        chit_core::report::Status::Unchecked => "⚠️ not recomputed (give the request)",
         chit_core::report::Status::Invalid => "❌ invalid",
     };
     let rc = receipt

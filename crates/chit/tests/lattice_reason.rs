@@ -196,11 +196,30 @@ fn reason_certificates_requests_calls_and_require_authorized() {
         r#"{"tool": "deploy_release", "arguments": {"ticket": 9007199254740992, "environment": "production", "replicas": 3, "commit": "9f2c1e7"}}"#,
     );
 
-    // Alone: the portable rules hold, with a warning that nothing was
-    // recomputed.
+    // Alone: the portable rules hold, but nothing was recomputed, so it is
+    // UNCHECKED: not valid unless --allow-unchecked.
     let run = chit_in(p, &["verify", "ok.json", "denied.json"], None);
-    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("UNCHECKED ok.json"), "{}", run.stdout);
     assert!(run.stdout.contains("warning A7:"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("2 unchecked (not recomputed)"),
+        "{}",
+        run.stdout
+    );
+    let run = chit_in(
+        p,
+        &["verify", "--allow-unchecked", "ok.json", "denied.json"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let run = chit_in(p, &["verify", "--json", "ok.json"], None);
+    assert!(
+        run.stdout
+            .contains("\"valid\":false,\"status\":\"unchecked\""),
+        "{}",
+        run.stdout
+    );
     let run = chit_in(
         p,
         &[

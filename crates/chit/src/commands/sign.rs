@@ -33,6 +33,7 @@ pub fn run(a: &SignArgs, out: &mut Output) -> CmdResult {
             "refusing to sign {label}: {e} (run 'chit verify --kind {kind} {label}' for the details)"
         )),
         SignError::KindDiffers { .. } => Failure::error(format!("refusing to sign {label}: {e}")),
+        SignError::Inexact { .. } => Failure::invalid(format!("refusing to sign {label}: {e}")),
         e => Failure::error(e.to_string()),
     })?;
     if chit_core::Kind::from_name(&a.kind).is_none() {

@@ -32,6 +32,7 @@ struct Settings<'a> {
 struct Tally {
     valid: usize,
     signed: usize,
+    unchecked: usize,
     invalid: usize,
     unreadable: usize,
 }
@@ -142,6 +143,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         match status {
             Status::Valid => tally.valid += 1,
             Status::Signed => tally.signed += 1,
+            Status::Unchecked => tally.unchecked += 1,
             Status::Invalid => tally.invalid += 1,
             Status::Unreadable => tally.unreadable += 1,
         }
@@ -211,6 +213,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     let totals = render::Totals {
         valid: tally.valid,
         signed: tally.signed,
+        unchecked: tally.unchecked,
         invalid: tally.invalid,
         unreadable: tally.unreadable,
         across_valid: valid_across,
@@ -234,7 +237,9 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     out.flush()?;
     Ok(if tally.unreadable > 0 {
         Exit::Error
-    } else if tally.invalid > 0 || failed_across > 0 || (tally.signed > 0 && !args.allow_unchecked)
+    } else if tally.invalid > 0
+        || failed_across > 0
+        || (tally.signed + tally.unchecked > 0 && !args.allow_unchecked)
     {
         Exit::Invalid
     } else {
@@ -270,7 +275,8 @@ fn write_batch(
 /// The outcome's status and its rendering (empty where --quiet hides it).
 fn finish(o: &Outcome, receipt: Option<Val>, settings: &Settings) -> (Status, String) {
     let status = o.status();
-    let passes = status == Status::Valid || (status == Status::Signed && settings.allow_unchecked);
+    let passes = status == Status::Valid
+        || (matches!(status, Status::Signed | Status::Unchecked) && settings.allow_unchecked);
     let shown = if settings.quiet && passes {
         String::new()
     } else {
