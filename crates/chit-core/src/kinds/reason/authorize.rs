@@ -549,48 +549,35 @@ pub fn verify(request: &Request, cert: &Certificate) -> Outcome {
 /// A5 and A7 on the bound mission and action.
 fn bound(request: &Request, cert: &Certificate, c: &mut Vec<Failure>) {
     let (mission, action) = (&request.mission, &request.action);
-    if cert.mission.id != mission.id {
-        c.push(failure(
-            rule::A5,
-            "/mission/id",
-            format!(
-                "mission id is {:?}, but the request's is {:?}",
-                cert.mission.id, mission.id
-            ),
-        ));
-    }
-    let mission_digest = digest(mission);
-    if cert.mission.digest != mission_digest {
-        c.push(failure(
-            rule::A7,
-            "/mission/digest",
-            format!(
-                "the request's mission digests to {mission_digest}, not {}",
-                cert.mission.digest
-            ),
-        ));
-    }
-    if cert.action.id != action.id {
-        c.push(failure(
-            rule::A5,
-            "/action/id",
-            format!(
-                "action id is {:?}, but the request's is {:?}",
-                cert.action.id, action.id
-            ),
-        ));
-    }
-    let action_digest = digest(action);
-    if cert.action.digest != action_digest {
-        c.push(failure(
-            rule::A7,
-            "/action/digest",
-            format!(
-                "the request's action digests to {action_digest}, not {}",
-                cert.action.digest
-            ),
-        ));
-    }
+    let same_id = |c: &mut Vec<Failure>, path: &str, what: &str, got: &str, want: &str| {
+        if got != want {
+            let message = format!("{what} id is {got:?}, but the request's is {want:?}");
+            c.push(failure(rule::A5, path, message));
+        }
+    };
+    let same_digest = |c: &mut Vec<Failure>, path: &str, what: &str, got: &str, want: String| {
+        if got != want {
+            let message = format!("the request's {what} digests to {want}, not {got}");
+            c.push(failure(rule::A7, path, message));
+        }
+    };
+    // Reason's order: the mission, then the action.
+    same_id(c, "/mission/id", "mission", &cert.mission.id, &mission.id);
+    same_digest(
+        c,
+        "/mission/digest",
+        "mission",
+        &cert.mission.digest,
+        digest(mission),
+    );
+    same_id(c, "/action/id", "action", &cert.action.id, &action.id);
+    same_digest(
+        c,
+        "/action/digest",
+        "action",
+        &cert.action.digest,
+        digest(action),
+    );
     if cert.action.tool != action.tool {
         c.push(failure(
             rule::A5,

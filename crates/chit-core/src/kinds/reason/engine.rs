@@ -82,44 +82,18 @@ pub fn variable(value: &Value) -> Option<&str> {
 }
 
 /// A timestamp Reason accepts: UTC RFC 3339 to the second, written the one
-/// way it formats it (`2026-08-14T12:00:00Z`).
+/// way it formats it (`2026-08-14T12:00:00Z`), a real date, and (as its
+/// date library reads them) a leap second `:60` at the end of any minute.
 pub fn canonical_timestamp(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() != 20 || b[19] != b'Z' || b[10] != b'T' {
+    if b.len() != 20 {
         return false;
     }
-    let shape = [4, 7, 13, 16];
-    let seps = [b'-', b'-', b':', b':'];
-    if shape.iter().zip(seps).any(|(&i, c)| b[i] != c) {
-        return false;
+    if b.get(17..19) == Some(b"60".as_slice()) {
+        // Bytes 17 and 18 are ASCII, so 17 is a character boundary.
+        return crate::time::is_real_utc_timestamp(&format!("{}59Z", &s[..17]));
     }
-    let num = |r: std::ops::Range<usize>| -> Option<u32> {
-        b[r.clone()]
-            .iter()
-            .all(u8::is_ascii_digit)
-            .then(|| s[r].parse().ok())
-            .flatten()
-    };
-    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(sec)) = (
-        num(0..4),
-        num(5..7),
-        num(8..10),
-        num(11..13),
-        num(14..16),
-        num(17..19),
-    ) else {
-        return false;
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match mo {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    // A leap second (:60) reads and formats back as itself.
-    (1..=days).contains(&d) && h < 24 && mi < 60 && sec <= 60
+    crate::time::is_real_utc_timestamp(s)
 }
 
 fn admitted<'p>(policy: &'p AuthorityPolicy, predicate: &str) -> &'p BTreeSet<String> {
@@ -897,4 +871,36 @@ fn collect(
     };
     nodes.insert(id.clone(), node);
     id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical_timestamp;
+
+    /// As Reason's date library (chrono) reads and writes them back.
+    #[test]
+    fn timestamps_as_reason_accepts_them() {
+        for ok in [
+            "2026-08-14T12:00:00Z",
+            "2026-11-30T23:59:60Z",
+            "2026-11-30T12:00:60Z",
+            "0000-01-01T00:00:00Z",
+            "2024-02-29T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+        ] {
+            assert!(canonical_timestamp(ok), "{ok}");
+        }
+        for bad in [
+            "2026-02-29T00:00:00Z",
+            "2026-11-30t12:00:00z",
+            "2026-11-30T12:00:00.0Z",
+            "2026-11-30 12:00:00Z",
+            "2026-11-30T12:00:00+00:00",
+            "2026-11-30T24:00:00Z",
+            "2026-11-30T12:00:61Z",
+            "2026-11-30T12:00:0é",
+        ] {
+            assert!(!canonical_timestamp(bad), "{bad}");
+        }
+    }
 }

@@ -152,6 +152,18 @@ struct Frame {
     bindings: Bindings,
 }
 
+/// A walk from the root: what it consults, and where it stands.
+struct Walk<'w> {
+    proof: &'w Proof,
+    at: &'w str,
+    p: &'w Replay<'w>,
+    /// The node ids are the re-run's own (see [`replay`]).
+    ids_known: bool,
+    visiting: BTreeSet<usize>,
+    verified: BTreeSet<usize>,
+    stack: Vec<Frame>,
+}
+
 fn walk(
     root: usize,
     proof: &Proof,
@@ -160,192 +172,172 @@ fn walk(
     p: &Replay,
     ids_known: bool,
 ) -> Result<BTreeSet<usize>, Failure> {
-    let mut verified = BTreeSet::new();
-    let mut visiting = BTreeSet::new();
-    let mut stack = Vec::new();
-    enter(
-        root,
+    let mut w = Walk {
         proof,
         at,
         p,
         ids_known,
-        &mut visiting,
-        &mut verified,
-        &mut stack,
-    )?;
-    while let Some(frame) = stack.last_mut() {
-        let node = &proof.nodes[frame.node];
-        let here = format!("{at}/nodes/{}", frame.node);
+        visiting: BTreeSet::new(),
+        verified: BTreeSet::new(),
+        stack: Vec::new(),
+    };
+    w.enter(root)?;
+    while let Some(frame) = w.stack.last() {
+        let (i, next) = (frame.node, frame.next);
+        let node = &proof.nodes[i];
+        let here = || format!("{at}/nodes/{i}");
+        // `enter` pushes only derivations whose rule exists.
         let Some(rule) = node.source_id.as_deref().and_then(|r| p.rules.get(r)) else {
-            unreachable_rule()?;
-            continue;
+            return fail(
+                rule::A9,
+                here(),
+                "internal: a derivation lost its rule".into(),
+            );
         };
-        if frame.next < node.premises.len() {
-            let premise = &node.premises[frame.next];
+        if next < node.premises.len() {
+            let premise = &node.premises[next];
+            let at_premise = || format!("{}/premises/{next}", here());
             let Some(&child) = index.get(premise.as_str()) else {
                 return fail(
                     rule::A9,
-                    format!("{here}/premises/{}", frame.next),
+                    at_premise(),
                     format!("premise {premise} of node {} is not in the proof", node.id),
                 );
             };
-            if !verified.contains(&child) {
-                if visiting.contains(&child) {
+            if !w.verified.contains(&child) {
+                if w.visiting.contains(&child) {
                     return fail(
                         rule::A9,
-                        format!("{here}/premises/{}", frame.next),
+                        at_premise(),
                         format!(
                             "node {} is its own premise through {premise}: a derivation cycle",
                             node.id
                         ),
                     );
                 }
-                enter(
-                    child,
-                    proof,
-                    at,
-                    p,
-                    ids_known,
-                    &mut visiting,
-                    &mut verified,
-                    &mut stack,
-                )?;
+                w.enter(child)?;
                 continue;
             }
-            let pattern = &rule.when[frame.next];
-            match engine::unify(pattern, &proof.nodes[child].atom, &frame.bindings) {
-                Some(b) => {
-                    frame.bindings = b;
-                    frame.next += 1;
-                }
-                None => {
-                    return fail(
-                        rule::A9,
-                        format!("{here}/premises/{}", frame.next),
-                        format!(
-                            "premise {} of node {} does not satisfy rule {}'s condition {}",
-                            frame.next,
-                            node.id,
-                            rule.id,
-                            pattern.key()
-                        ),
-                    )
-                }
-            }
+            let pattern = &rule.when[next];
+            let frame = w.stack.last_mut().expect("the frame just read");
+            let Some(b) = engine::unify(pattern, &proof.nodes[child].atom, &frame.bindings) else {
+                return fail(
+                    rule::A9,
+                    at_premise(),
+                    format!(
+                        "premise {next} of node {} does not satisfy rule {}'s condition {}",
+                        node.id,
+                        rule.id,
+                        pattern.key()
+                    ),
+                );
+            };
+            frame.bindings = b;
+            frame.next += 1;
             continue;
         }
-        if engine::instantiate(&rule.then, &frame.bindings) != node.atom {
+        let concluded = engine::instantiate(&rule.then, &frame.bindings);
+        if concluded != node.atom {
             return fail(
                 rule::A9,
-                format!("{here}/atom"),
+                format!("{}/atom", here()),
                 format!(
                     "node {} does not follow from rule {}: its premises give {}",
                     node.id,
                     rule.id,
-                    engine::instantiate(&rule.then, &frame.bindings).key()
+                    concluded.key()
                 ),
             );
         }
-        let done = frame.node;
-        visiting.remove(&done);
-        verified.insert(done);
-        stack.pop();
+        w.visiting.remove(&i);
+        w.verified.insert(i);
+        w.stack.pop();
     }
-    Ok(verified)
+    Ok(w.verified)
 }
 
-fn unreachable_rule() -> Result<(), Failure> {
-    // `enter` pushes only derivations whose rule exists.
-    fail(
-        rule::A9,
-        String::new(),
-        "internal: a derivation lost its rule".into(),
-    )
+impl Walk<'_> {
+    /// The checks on node `i` itself: a fact node is finished here; a
+    /// derivation is pushed for its premises.
+    fn enter(&mut self, i: usize) -> Result<(), Failure> {
+        let node: &ProofNode = &self.proof.nodes[i];
+        let here = format!("{}/nodes/{i}", self.at);
+        if !self.ids_known && node.id != node.atom.node_id() {
+            let want = node.atom.node_id();
+            return fail(
+                rule::A9,
+                format!("{here}/id"),
+                format!(
+                    "node {} is not the digest of its atom {}: that is {want}",
+                    node.id,
+                    node.atom.key()
+                ),
+            );
+        }
+        self.visiting.insert(i);
+        match node.kind {
+            NodeKind::Fact => {
+                fact_node(node, &here, self.p)?;
+                self.visiting.remove(&i);
+                self.verified.insert(i);
+            }
+            NodeKind::Derivation => {
+                derivation_node(node, &here, self.p)?;
+                self.stack.push(Frame {
+                    node: i,
+                    next: 0,
+                    bindings: Bindings::new(),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
-/// The checks on a node itself: a fact node is finished here; a derivation
-/// is pushed for its premises.
-#[allow(clippy::too_many_arguments)]
-fn enter(
-    i: usize,
-    proof: &Proof,
-    at: &str,
-    p: &Replay,
-    ids_known: bool,
-    visiting: &mut BTreeSet<usize>,
-    verified: &mut BTreeSet<usize>,
-    stack: &mut Vec<Frame>,
-) -> Result<(), Failure> {
-    let node: &ProofNode = &proof.nodes[i];
-    let here = format!("{at}/nodes/{i}");
-    if !ids_known && node.id != node.atom.node_id() {
-        let want = node.atom.node_id();
+/// A derivation node: no fact's authority or time evidence, a rule of the
+/// program, one premise per condition of it.
+fn derivation_node(node: &ProofNode, here: &str, p: &Replay) -> Result<(), Failure> {
+    let bad = |what: &str| {
+        fail(
+            rule::A9,
+            format!("{here}/{what}"),
+            format!("derived node {} declares a fact's {what}", node.id),
+        )
+    };
+    if node.temporal.is_some() {
+        return bad("temporal");
+    }
+    if node.authority.is_some() {
+        return bad("authority");
+    }
+    let Some(source) = node.source_id.as_deref() else {
         return fail(
             rule::A9,
-            format!("{here}/id"),
+            format!("{here}/source_id"),
+            format!("derived node {} names no rule", node.id),
+        );
+    };
+    let Some(rule) = p.rules.get(source) else {
+        return fail(
+            rule::A9,
+            format!("{here}/source_id"),
             format!(
-                "node {} is not the digest of its atom {}: that is {want}",
-                node.id,
-                node.atom.key()
+                "derived node {} cites rule {source:?}, which the program does not have",
+                node.id
             ),
         );
-    }
-    visiting.insert(i);
-    match node.kind {
-        NodeKind::Fact => {
-            fact_node(node, &here, p)?;
-            visiting.remove(&i);
-            verified.insert(i);
-        }
-        NodeKind::Derivation => {
-            let bad = |what: &str| {
-                fail(
-                    rule::A9,
-                    format!("{here}/{what}"),
-                    format!("derived node {} declares a fact's {what}", node.id),
-                )
-            };
-            if node.temporal.is_some() {
-                return bad("temporal");
-            }
-            if node.authority.is_some() {
-                return bad("authority");
-            }
-            let Some(source) = node.source_id.as_deref() else {
-                return fail(
-                    rule::A9,
-                    format!("{here}/source_id"),
-                    format!("derived node {} names no rule", node.id),
-                );
-            };
-            let Some(rule) = p.rules.get(source) else {
-                return fail(
-                    rule::A9,
-                    format!("{here}/source_id"),
-                    format!(
-                        "derived node {} cites rule {source:?}, which the program does not have",
-                        node.id
-                    ),
-                );
-            };
-            if node.premises.len() != rule.when.len() {
-                return fail(
-                    rule::A9,
-                    format!("{here}/premises"),
-                    format!(
-                        "rule {source:?} has {} conditions, but node {} gives {} premises",
-                        rule.when.len(),
-                        node.id,
-                        node.premises.len()
-                    ),
-                );
-            }
-            stack.push(Frame {
-                node: i,
-                next: 0,
-                bindings: Bindings::new(),
-            });
-        }
+    };
+    if node.premises.len() != rule.when.len() {
+        return fail(
+            rule::A9,
+            format!("{here}/premises"),
+            format!(
+                "rule {source:?} has {} conditions, but node {} gives {} premises",
+                rule.when.len(),
+                node.id,
+                node.premises.len()
+            ),
+        );
     }
     Ok(())
 }
