@@ -157,7 +157,8 @@ Output with --format json:
   verified: {\"schema\": \"zerker.reason.authorization-verification.v1\", \"status\": \"verified\",
              \"authorization_status\": STATUS, \"request_digest\": D, \"reasoning_result_digest\": D}
   error:    {\"error\": TEXT, \"schema\": \"zerker.reason.error.v1\", \"status\": \"error\"}
-The error text starts with the rule chit found broken (A5, A7, A8, A9, schema).
+The error text starts with the rule chit found broken (A5, A7, A8, A9, schema), or \
+with 'cannot read' for input that is not JSON.
 
 Exit status (Reason's, in this command only; elsewhere chit's own apply):
   0  verified (whatever the status), or with --require-authorized: authorized
