@@ -83,6 +83,9 @@ impl Checkpoint {
     /// decimal size, a canonical base64 32-byte root, non-empty lines.
     pub fn parse(text: &str) -> Result<Checkpoint, CheckpointError> {
         note::check_text(text)?;
+        if text.starts_with('\n') || text.contains("\n\n") {
+            return Err(CheckpointError::Malformed("an empty line"));
+        }
         let mut lines = text[..text.len() - 1].split('\n');
         let (Some(origin), Some(size), Some(root)) = (lines.next(), lines.next(), lines.next())
         else {
@@ -172,8 +175,14 @@ pub fn open_checkpoint(
     })
 }
 
-fn cosignature_time(bytes: &[u8]) -> Option<u64> {
-    (bytes.len() == 72).then(|| u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")))
+/// The timestamp of a cosignature's bytes (after the key id): 8 bytes
+/// big-endian, at most 2^63 - 1, followed by a 64-byte signature.
+pub fn cosignature_time(bytes: &[u8]) -> Option<u64> {
+    if bytes.len() != 72 {
+        return None;
+    }
+    let t = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
+    (t <= i64::MAX as u64).then_some(t)
 }
 
 /// The message a cosignature signs.

@@ -16,14 +16,19 @@
 //! [`crate::checkpoint`]). A verifier key is written
 //! `<name>+<8 hex digits of the id>+<base64(type ‖ public key)>`.
 //!
-//! [`open`] is strict: the whole note must be valid UTF-8 with no control
-//! character but the line feed, at most [`MAX_NOTE_BYTES`] long, with no
-//! blank line in the text, exactly one blank line before the signatures,
-//! at most [`MAX_SIGNATURES`] signature lines each well formed (canonical
-//! padded base64), no two by the same name and key id, and the last line
-//! ending in a line feed. A signature by a known key that does not verify
-//! fails the whole note; signatures by unknown keys are kept, counted and
-//! otherwise ignored. A note with no signature by a known key is refused.
+//! [`open`] is strict: the whole note must be valid UTF-8 with no ASCII
+//! control character but the line feed, at most [`MAX_NOTE_BYTES`] long;
+//! the text (which may hold empty lines, as C2SP allows) is separated from
+//! the signatures by the last empty line; there must be one to
+//! [`MAX_SIGNATURES`] signature lines, each well formed (a valid key name,
+//! canonical padded base64 of at least 5 bytes) and ending in a line feed.
+//! A signature by a known key that does not verify fails the whole note, as
+//! do two signatures by one known key; signatures by unknown keys are kept,
+//! counted and otherwise ignored, as C2SP requires. A note with no
+//! signature by a known key is refused.
+//!
+//! Formats built on notes (a checkpoint) forbid empty lines in their text
+//! themselves.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -313,19 +318,20 @@ pub fn sign(text: &str, signers: &[&NoteSigner]) -> Result<Vec<u8>, NoteError> {
     Ok(note.to_bytes())
 }
 
-/// Checks what a note's text must be: non-empty lines, each ending in a
-/// line feed, valid UTF-8 with no other control character.
+/// Checks what a note's text must be: non-empty, ending in a line feed,
+/// with no ASCII control character but the line feed.
 pub fn check_text(text: &str) -> Result<(), NoteError> {
     if text.is_empty() || !text.ends_with('\n') {
         return Err(NoteError::Malformed("the text must end in a line feed"));
     }
-    if text.starts_with('\n') || text.contains("\n\n") {
-        return Err(NoteError::Malformed("the text has a blank line"));
-    }
-    if text.chars().any(|c| c != '\n' && c.is_control()) {
+    if has_control(text) {
         return Err(NoteError::Malformed("a control character"));
     }
     Ok(())
+}
+
+fn has_control(s: &str) -> bool {
+    s.bytes().any(|b| b < 0x20 && b != b'\n')
 }
 
 /// Splits a note into text and signature lines, checking its form but no
@@ -335,8 +341,11 @@ pub fn parse(msg: &[u8]) -> Result<Note, NoteError> {
         return Err(NoteError::TooLarge);
     }
     let msg = std::str::from_utf8(msg).map_err(|_| NoteError::Malformed("not UTF-8"))?;
+    if has_control(msg) {
+        return Err(NoteError::Malformed("a control character"));
+    }
     let split = msg
-        .find("\n\n")
+        .rfind("\n\n")
         .ok_or(NoteError::Malformed("no blank line before the signatures"))?;
     let (text, sigs) = (&msg[..split + 1], &msg[split + 2..]);
     check_text(text)?;
@@ -362,20 +371,11 @@ pub fn parse(msg: &[u8]) -> Result<Note, NoteError> {
         if !is_valid_name(name) {
             return Err(NoteError::Malformed("a signature's key name is invalid"));
         }
-        if b64.chars().any(|c| c.is_control()) {
-            return Err(NoteError::Malformed("a control character"));
-        }
         let raw = decode_b64(b64).ok_or(NoteError::Malformed("a signature is not base64"))?;
         if raw.len() < 5 {
             return Err(NoteError::Malformed("a signature is too short"));
         }
         let key_id = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
-        if signatures
-            .iter()
-            .any(|s| s.name == name && s.key_id == key_id)
-        {
-            return Err(NoteError::Malformed("two signatures by one key"));
-        }
         signatures.push(Signature {
             name: name.to_string(),
             key_id,
@@ -419,6 +419,9 @@ pub fn open(msg: &[u8], verifiers: &[&dyn Verifier]) -> Result<Opened, NoteError
                 name: sig.name,
                 key_id: sig.key_id,
             });
+        }
+        if verified.iter().any(|(j, _)| *j == i) {
+            return Err(NoteError::Malformed("two signatures by one known key"));
         }
         if !v.verify(note.text.as_bytes(), &sig.bytes) {
             return Err(NoteError::InvalidSignature {
