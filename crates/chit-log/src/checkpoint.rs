@@ -233,6 +233,9 @@ impl Cosigner {
         timestamp: u64,
     ) -> Result<Signature, CheckpointError> {
         Checkpoint::parse(checkpoint_text)?;
+        if timestamp > i64::MAX as u64 {
+            return Err(CheckpointError::Malformed("a timestamp above 2^63 - 1"));
+        }
         let sig = self
             .signer
             .sign_raw(&cosigned_message(timestamp, checkpoint_text));
