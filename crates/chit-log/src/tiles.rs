@@ -96,8 +96,8 @@ impl Tile {
     }
 
     /// Reads a tile path; only the one canonical spelling of each tile is
-    /// accepted (no leading zeros beyond the groups, no `x000` groups in
-    /// front, a partial width of 1 to 255).
+    /// accepted (a level of 0 to 63 without leading zeros, no `x000` groups
+    /// in front, a partial width of 1 to 255 without leading zeros).
     pub fn parse_path(path: &str) -> Option<Tile> {
         let rest = path.strip_prefix("tile/")?;
         let (kind, rest) = rest.split_once('/')?;
@@ -107,7 +107,11 @@ impl Tile {
             if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            TileKind::Hashes(kind.parse().ok()?)
+            let level: u8 = kind.parse().ok()?;
+            if level > 63 {
+                return None;
+            }
+            TileKind::Hashes(level)
         };
         let (index, width) = match rest.split_once(".p/") {
             Some((idx, w)) => {
