@@ -276,7 +276,7 @@ fn checkpoints_sign_open_and_are_cosigned() {
     assert!(o.cosignatures.is_empty());
 
     let cs = w2.cosign(&c.text(), 1_700_000_000).unwrap();
-    let cosigned = add_signatures(&signed, &[cs.clone()]).unwrap();
+    let cosigned = add_signatures(&signed, std::slice::from_ref(&cs)).unwrap();
     let o = open_checkpoint(&cosigned, "chit.example/log", &log.verifier(), &ws).unwrap();
     assert_eq!(o.cosignatures, [(1, 1_700_000_000)]);
     // Unknown to a verifier that lists no witnesses: counted, ignored.
