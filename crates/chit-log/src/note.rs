@@ -197,6 +197,15 @@ impl NoteSigner {
         Self::new(name, SigningKey::from_bytes(seed))
     }
 
+    /// The signer for a PKCS#8 PEM Ed25519 private key, the form `chit
+    /// keygen` writes (and `chit_core::keys::SecretKey::from_pem` reads).
+    pub fn from_pkcs8_pem(name: &str, pem: &str) -> Result<Self, NoteError> {
+        use ed25519_dalek::pkcs8::DecodePrivateKey;
+        let key = SigningKey::from_pkcs8_pem(pem)
+            .map_err(|_| NoteError::BadKey("not an Ed25519 PKCS#8 PEM private key"))?;
+        Self::new(name, key)
+    }
+
     /// Reads Go's private key form
     /// `PRIVATE+KEY+<name>+<hex id>+<base64(0x01 ‖ seed)>`.
     pub fn from_go_private_key(skey: &str) -> Result<Self, NoteError> {

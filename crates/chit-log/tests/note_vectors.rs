@@ -355,3 +355,25 @@ fn malformed_checkpoints_are_refused() {
     assert_eq!((c.size, c.extensions.len()), (u64::MAX, 2));
     assert!(Checkpoint::parse(&format!("origin\n0\n{root}\n")).is_ok());
 }
+
+#[test]
+fn a_pkcs8_pem_key_as_chit_keygen_writes_signs_notes() {
+    // RFC 8410 §10.3's example private key (the seed d4ee72db…), as
+    // OpenSSL and `chit keygen` write PKCS#8 v1.
+    let pem = "-----BEGIN PRIVATE KEY-----\n\
+               MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n\
+               -----END PRIVATE KEY-----\n";
+    let s = NoteSigner::from_pkcs8_pem("log.example", pem).unwrap();
+    // RFC 8410 §10.1's public key for it.
+    let want_pub = "19bf44096984cdfe8541bac167dc3b96c85086aa30b6b6cb0c5c38ad703166e1";
+    let got: String = s
+        .verifying_key()
+        .as_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(got, want_pub);
+    let msg = note::sign("hello\n", &[&s]).unwrap();
+    assert!(open(&msg, &[&s.verifier()]).is_ok());
+    assert!(NoteSigner::from_pkcs8_pem("log.example", "not a key").is_err());
+}
