@@ -10,13 +10,16 @@
 //!   node `SHA-256(0x01 ‖ left ‖ right)`), the root of any number of
 //!   leaves, and inclusion and consistency proofs, made from any
 //!   [`tree::HashSource`] and verified exactly by RFC 9162 §2.1.3.2 and
-//!   §2.1.4.2.
+//!   §2.1.4.2. [`tree::append_subtrees`] gives the subtree hashes a batch
+//!   of appends completes, for a store to write with the batch.
 //! - [`note`]: C2SP `signed-note` with Ed25519 keys: strict parsing,
 //!   signing, key ids and verifier keys as Go's `sumdb/note` writes them.
 //! - [`checkpoint`]: C2SP `tlog-checkpoint` (origin, size, root, extension
 //!   lines) and C2SP `tlog-cosignature` (a witness's timestamped
 //!   cosignature), made and checked.
-//! - [`tiles`]: C2SP `tlog-tiles` paths, hash tiles and entry bundles.
+//! - [`tiles`]: C2SP `tlog-tiles` paths, hash tiles and entry bundles, and
+//!   [`tiles::TileSource`], a tree read from its tiles (a static folder or
+//!   a URL), so proofs and roots can be recomputed from what a log serves.
 //!
 //! # What is proven
 //!

@@ -21,7 +21,7 @@
 //! needs from tiles and checks it against the checkpoint's root: tiles need
 //! no signature.
 
-use crate::tree::{Hash, HashSource, ProofError};
+use crate::tree::{node_hash, Hash, HashSource, ProofError};
 
 /// Tile height: each tile spans 8 levels of the tree.
 pub const TILE_HEIGHT: u32 = 8;
@@ -262,4 +262,89 @@ pub fn parse_entry_bundle(data: &[u8], width: u16) -> Result<Vec<&[u8]>, TileErr
         return Err(TileError::Malformed("fewer entries than the tile's width"));
     }
     Ok(out)
+}
+
+/// A tree read from its hash tiles: any complete subtree of a tree of
+/// `size` leaves, from the one tile that holds its level's nodes (a
+/// subtree of level `8L + r` is the root of `2^r` consecutive hashes of a
+/// level-`L` tile). `fetch` returns a tile's bytes; tiles are not trusted:
+/// a proof made from them verifies only if they agree with a checkpoint.
+pub struct TileSource<F> {
+    size: u64,
+    fetch: F,
+}
+
+impl<F, E> TileSource<F>
+where
+    F: Fn(&Tile) -> Result<Vec<u8>, E>,
+    E: std::fmt::Display,
+{
+    /// A source for the tree of `size` leaves, reading tiles with `fetch`.
+    pub fn new(size: u64, fetch: F) -> Self {
+        TileSource { size, fetch }
+    }
+
+    /// The width of hash tile `index` at tile level `level` in this tree.
+    fn width(&self, level: u8, index: u64) -> u16 {
+        let count = self.size >> (u32::from(level) * TILE_HEIGHT);
+        let full = count / u64::from(TILE_WIDTH);
+        if index < full {
+            TILE_WIDTH
+        } else {
+            (count % u64::from(TILE_WIDTH)) as u16
+        }
+    }
+}
+
+impl<F, E> HashSource for TileSource<F>
+where
+    F: Fn(&Tile) -> Result<Vec<u8>, E>,
+    E: std::fmt::Display,
+{
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
+        if level >= 64 {
+            return Err(ProofError::Source("no such level".into()));
+        }
+        index
+            .checked_add(1)
+            .and_then(|x| x.checked_mul(1u64 << level))
+            .filter(|&e| e <= self.size)
+            .ok_or(ProofError::TreeTooSmall {
+                have: self.size,
+                want: index.saturating_add(1).saturating_mul(1u64 << level),
+            })?;
+        let tile_level = (u32::from(level) / TILE_HEIGHT) as u8;
+        let r = u32::from(level) % TILE_HEIGHT;
+        let first = index << r; // the first node at tree level 8L
+        let tile_index = first / u64::from(TILE_WIDTH);
+        let at = (first % u64::from(TILE_WIDTH)) as usize;
+        let width = self.width(tile_level, tile_index);
+        let tile = Tile {
+            kind: TileKind::Hashes(tile_level),
+            index: tile_index,
+            width,
+        };
+        let data =
+            (self.fetch)(&tile).map_err(|e| ProofError::Source(format!("{}: {e}", tile.path())))?;
+        let hashes = parse_hash_tile(&data, width)
+            .map_err(|e| ProofError::Source(format!("{}: {e}", tile.path())))?;
+        let mut nodes: Vec<Hash> = hashes
+            .get(at..at + (1usize << r))
+            .ok_or(ProofError::Source(format!(
+                "{}: too few hashes",
+                tile.path()
+            )))?
+            .to_vec();
+        while nodes.len() > 1 {
+            nodes = nodes
+                .chunks_exact(2)
+                .map(|p| node_hash(&p[0], &p[1]))
+                .collect();
+        }
+        Ok(nodes[0])
+    }
 }

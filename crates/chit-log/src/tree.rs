@@ -427,6 +427,44 @@ pub fn verify_consistency(
     Ok(())
 }
 
+/// The complete subtrees that appending `leaves` to a tree of `src.size()`
+/// leaves completes, as `(level, index, hash)`: what a store writes, in
+/// one batch, to serve every later proof. Hashes of the existing tree are
+/// read from `src` (only the right edge, `O(log n)` of them).
+pub fn append_subtrees<S: HashSource + ?Sized>(
+    src: &S,
+    leaves: &[Hash],
+) -> Result<Vec<(u8, u64, Hash)>, ProofError> {
+    let start = src.size();
+    let mut new: std::collections::HashMap<(u8, u64), Hash> = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(leaves.len() * 2);
+    let get =
+        |new: &std::collections::HashMap<(u8, u64), Hash>, l: u8, i: u64| match new.get(&(l, i)) {
+            Some(h) => Ok(*h),
+            None => src.subtree_hash(l, i),
+        };
+    for (k, leaf) in leaves.iter().enumerate() {
+        let i = start
+            .checked_add(k as u64)
+            .filter(|&i| i < u64::MAX)
+            .ok_or(ProofError::Source("the tree is full".into()))?;
+        new.insert((0, i), *leaf);
+        out.push((0, i, *leaf));
+        let mut level = 1u8;
+        while level < 64 && (i + 1) % (1u64 << level) == 0 {
+            let j = ((i + 1) >> level) - 1;
+            let h = node_hash(
+                &get(&new, level - 1, 2 * j)?,
+                &get(&new, level - 1, 2 * j + 1)?,
+            );
+            new.insert((level, j), h);
+            out.push((level, j, h));
+            level += 1;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,6 +476,27 @@ mod tests {
         }
         assert_eq!(split(u64::MAX), 1 << 63);
         assert_eq!(split((1 << 63) + 1), 1 << 63);
+    }
+
+    #[test]
+    fn appended_subtrees_are_the_memory_tree_s() {
+        let leaves: Vec<Hash> = (0u32..300).map(|i| leaf_hash(&i.to_be_bytes())).collect();
+        let full = MemoryTree::from_leaf_hashes(&leaves);
+        for cut in [0usize, 1, 2, 3, 7, 8, 100, 255, 256, 299] {
+            let first = MemoryTree::from_leaf_hashes(&leaves[..cut]);
+            let added = append_subtrees(&first, &leaves[cut..]).unwrap();
+            let mut want = 0;
+            for level in 0..10u8 {
+                let before = (cut as u64) >> level;
+                let after = 300u64 >> level;
+                want += after - before;
+                for j in before..after {
+                    let h = full.subtree_hash(level, j).unwrap();
+                    assert!(added.contains(&(level, j, h)), "cut {cut}: ({level}, {j})");
+                }
+            }
+            assert_eq!(added.len() as u64, want, "cut {cut}");
+        }
     }
 
     #[test]

@@ -151,3 +151,62 @@ fn entry_bundles() {
     assert!(parse_entry_bundle(&extra, 3).is_err());
     assert!(parse_entry_bundle(&b, 0).is_err());
 }
+
+#[test]
+fn proofs_made_from_tiles_are_the_tree_s() {
+    use chit_log::tiles::TileSource;
+    use chit_log::tree::{consistency_proof, inclusion_proof, root};
+    use std::collections::HashMap;
+
+    let mut tree = MemoryTree::new();
+    let size = 256 * 256 + 2 * 256 + 77;
+    for i in 0u32..size {
+        tree.push(&i.to_be_bytes());
+    }
+    let size = u64::from(size);
+    // Export every tile of this size, as a static folder would hold them.
+    let mut files: HashMap<String, Vec<u8>> = HashMap::new();
+    for tile in tiles_for_size(size) {
+        if let TileKind::Hashes(l) = tile.kind {
+            files.insert(
+                tile.path(),
+                hash_tile(&tree, l, tile.index, tile.width).unwrap(),
+            );
+        }
+    }
+    let src = TileSource::new(size, |t: &Tile| {
+        files
+            .get(&t.path())
+            .cloned()
+            .ok_or(format!("no {}", t.path()))
+    });
+    assert_eq!(root(&src, size).unwrap(), tree.root(size).unwrap());
+    for index in [0, 1, 255, 256, 65_535, 65_536, size - 1] {
+        assert_eq!(
+            inclusion_proof(&src, index, size).unwrap(),
+            inclusion_proof(&tree, index, size).unwrap()
+        );
+    }
+    for old in [1, 255, 256, 257, 65_536, 65_537, size - 1] {
+        assert_eq!(
+            consistency_proof(&src, old, size).unwrap(),
+            consistency_proof(&tree, old, size).unwrap()
+        );
+    }
+    // A smaller tree reads the same full tiles and its own partial ones:
+    // 65,536 needs only tiles this folder has (tile/2/000.p/1 among them);
+    // 1,000 needs tile/1/000.p/3, which it does not have.
+    let fetch = |t: &Tile| {
+        files
+            .get(&t.path())
+            .cloned()
+            .ok_or(format!("no {}", t.path()))
+    };
+    let at_65536 = TileSource::new(65_536, fetch);
+    assert_eq!(root(&at_65536, 65_536).unwrap(), tree.root(65_536).unwrap());
+    let at_1000 = TileSource::new(1000, fetch);
+    let err = root(&at_1000, 1000).unwrap_err().to_string();
+    assert!(err.contains("tile/1/000.p/3"), "{err}");
+    // Past the tree.
+    assert!(src.subtree_hash(0, size).is_err());
+}
