@@ -76,11 +76,15 @@ impl HashSource for [Hash] {
         self.len() as u64
     }
     fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
-        let start = index
-            .checked_shl(level as u32)
-            .filter(|_| level < 64)
-            .ok_or(ProofError::Source("subtree out of range".into()))?;
+        if level >= 64 {
+            return Err(ProofError::Source("no such level".into()));
+        }
         let width = 1u64 << level;
+        // A multiplication, not a shift: a shift drops the high bits of a
+        // huge index and would name a subtree inside the tree.
+        let start = index
+            .checked_mul(width)
+            .ok_or(ProofError::Source("subtree out of range".into()))?;
         let end = start
             .checked_add(width)
             .filter(|&e| e <= self.len() as u64)
@@ -497,6 +501,17 @@ mod tests {
             }
             assert_eq!(added.len() as u64, want, "cut {cut}");
         }
+    }
+
+    #[test]
+    fn a_huge_index_is_not_wrapped_into_the_tree() {
+        let leaves: Vec<Hash> = (0u32..4).map(|i| leaf_hash(&i.to_be_bytes())).collect();
+        assert!(leaves[..].subtree_hash(1, 1 << 63).is_err());
+        assert!(leaves[..].subtree_hash(2, 1 << 62).is_err());
+        assert!(leaves[..].subtree_hash(64, 0).is_err());
+        let t = MemoryTree::from_leaf_hashes(&leaves);
+        assert!(t.subtree_hash(1, 1 << 63).is_err());
+        assert!(t.subtree_hash(200, 0).is_err());
     }
 
     #[test]
