@@ -1,0 +1,322 @@
+//! C2SP `tlog-checkpoint` and `tlog-cosignature`.
+//!
+//! A checkpoint is the text of a signed note:
+//!
+//! ```text
+//! <origin>
+//! <tree size, decimal, no leading zero>
+//! <root hash, standard padded base64 of 32 bytes>
+//! [extension lines…]
+//! ```
+//!
+//! A signed checkpoint proves that the holder of the log's key stated this
+//! root for this size under this origin; nothing more. It carries no time.
+//!
+//! A witness cosignature (C2SP `tlog-cosignature`, signature type `0x04`)
+//! is a note signature line whose bytes are `timestamp (8 bytes,
+//! big-endian, seconds since the Unix epoch) ‖ Ed25519 signature` over
+//!
+//! ```text
+//! cosignature/v1
+//! time <timestamp>
+//! <the checkpoint text>
+//! ```
+//!
+//! It proves that the witness saw this checkpoint no later than that time
+//! (by the witness's clock) and, by the witness's promise, had checked it
+//! consistent with every checkpoint of this origin it cosigned before.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use ed25519_dalek::{SigningKey, VerifyingKey};
+
+use crate::note::{
+    self, decode_b64, key_id, NoteError, NoteSigner, Signature, Verifier, ALG_COSIGNATURE_V1,
+};
+use crate::tree::Hash;
+
+/// What is wrong with a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("malformed checkpoint: {0}")]
+    Malformed(&'static str),
+    #[error(transparent)]
+    Note(#[from] NoteError),
+}
+
+/// A checkpoint's text, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub origin: String,
+    pub size: u64,
+    pub root: Hash,
+    /// Extension lines, without their line feeds.
+    pub extensions: Vec<String>,
+}
+
+impl Checkpoint {
+    pub fn new(origin: &str, size: u64, root: Hash) -> Self {
+        Checkpoint {
+            origin: origin.to_string(),
+            size,
+            root,
+            extensions: Vec::new(),
+        }
+    }
+
+    /// The checkpoint as a note text.
+    pub fn text(&self) -> String {
+        let mut t = format!(
+            "{}\n{}\n{}\n",
+            self.origin,
+            self.size,
+            STANDARD.encode(self.root)
+        );
+        for e in &self.extensions {
+            t.push_str(e);
+            t.push('\n');
+        }
+        t
+    }
+
+    /// Parses a checkpoint text strictly: three lines at least, a canonical
+    /// decimal size, a canonical base64 32-byte root, non-empty lines.
+    pub fn parse(text: &str) -> Result<Checkpoint, CheckpointError> {
+        note::check_text(text)?;
+        if text.starts_with('\n') || text.contains("\n\n") {
+            return Err(CheckpointError::Malformed("an empty line"));
+        }
+        let mut lines = text[..text.len() - 1].split('\n');
+        let (Some(origin), Some(size), Some(root)) = (lines.next(), lines.next(), lines.next())
+        else {
+            return Err(CheckpointError::Malformed("fewer than three lines"));
+        };
+        if origin.is_empty() {
+            return Err(CheckpointError::Malformed("empty origin"));
+        }
+        let canonical = size == "0" || (!size.starts_with('0') && !size.is_empty());
+        if !canonical || !size.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(CheckpointError::Malformed(
+                "the size is not a decimal number",
+            ));
+        }
+        let size: u64 = size
+            .parse()
+            .map_err(|_| CheckpointError::Malformed("the size is too large"))?;
+        let root: Hash =
+            decode_b64(root)
+                .and_then(|r| r.try_into().ok())
+                .ok_or(CheckpointError::Malformed(
+                    "the root is not base64 of 32 bytes",
+                ))?;
+        Ok(Checkpoint {
+            origin: origin.to_string(),
+            size,
+            root,
+            extensions: lines.map(str::to_string).collect(),
+        })
+    }
+
+    /// Signs the checkpoint with the log's key: the signed note's bytes.
+    pub fn sign(&self, signer: &NoteSigner) -> Result<Vec<u8>, CheckpointError> {
+        Ok(note::sign(&self.text(), &[signer])?)
+    }
+}
+
+/// A checkpoint opened with the log's key and any witnesses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedCheckpoint {
+    pub checkpoint: Checkpoint,
+    /// The exact note text that was signed.
+    pub text: String,
+    /// Witness cosignatures that verified: (index into the witness list,
+    /// timestamp).
+    pub cosignatures: Vec<(usize, u64)>,
+    /// Signatures by keys neither the log's nor a listed witness's.
+    pub unknown: usize,
+}
+
+/// Opens a signed checkpoint: the log's signature must verify, every
+/// signature by a listed witness must verify, others are counted. The
+/// origin must be `origin` (C2SP tlog-checkpoint: a client checks the
+/// origin it expects; chit names the log's key after it).
+pub fn open_checkpoint(
+    msg: &[u8],
+    origin: &str,
+    log: &note::NoteVerifier,
+    witnesses: &[CosignatureVerifier],
+) -> Result<SignedCheckpoint, CheckpointError> {
+    let mut vs: Vec<&dyn Verifier> = vec![log];
+    vs.extend(witnesses.iter().map(|w| w as &dyn Verifier));
+    let opened = note::open(msg, &vs)?;
+    if !opened.verified.iter().any(|(i, _)| *i == 0) {
+        return Err(NoteError::NoKnownSignature {
+            unknown: opened.unknown.len(),
+        }
+        .into());
+    }
+    let checkpoint = Checkpoint::parse(&opened.text)?;
+    if checkpoint.origin != origin {
+        return Err(CheckpointError::Malformed(
+            "the origin is not the expected one",
+        ));
+    }
+    let cosignatures = opened
+        .verified
+        .iter()
+        .filter(|(i, _)| *i > 0)
+        .map(|(i, s)| (i - 1, cosignature_time(&s.bytes).expect("verified")))
+        .collect();
+    Ok(SignedCheckpoint {
+        checkpoint,
+        text: opened.text,
+        cosignatures,
+        unknown: opened.unknown.len(),
+    })
+}
+
+/// The timestamp of a cosignature's bytes (after the key id): 8 bytes
+/// big-endian, at most 2^63 - 1, followed by a 64-byte signature.
+pub fn cosignature_time(bytes: &[u8]) -> Option<u64> {
+    if bytes.len() != 72 {
+        return None;
+    }
+    let t = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
+    (t <= i64::MAX as u64).then_some(t)
+}
+
+/// The message a cosignature signs.
+pub fn cosigned_message(timestamp: u64, checkpoint_text: &str) -> Vec<u8> {
+    format!("cosignature/v1\ntime {timestamp}\n{checkpoint_text}").into_bytes()
+}
+
+/// A witness's key, making cosignatures (type `0x04`).
+pub struct Cosigner {
+    signer: NoteSigner,
+    key_id: u32,
+}
+
+impl Cosigner {
+    pub fn new(name: &str, key: SigningKey) -> Result<Self, NoteError> {
+        let key_id = key_id(name, ALG_COSIGNATURE_V1, key.verifying_key().as_bytes());
+        Ok(Cosigner {
+            signer: NoteSigner::new(name, key)?,
+            key_id,
+        })
+    }
+
+    pub fn from_seed(name: &str, seed: &[u8; 32]) -> Result<Self, NoteError> {
+        Self::new(name, SigningKey::from_bytes(seed))
+    }
+
+    pub fn verifier(&self) -> CosignatureVerifier {
+        CosignatureVerifier {
+            name: self.signer.name().to_string(),
+            key_id: self.key_id,
+            key: self.signer.verifying_key(),
+        }
+    }
+
+    pub fn verifier_key(&self) -> String {
+        note::encode_verifier_key(
+            self.signer.name(),
+            ALG_COSIGNATURE_V1,
+            self.signer.verifying_key().as_bytes(),
+        )
+    }
+
+    /// The cosignature line over a checkpoint text at `timestamp`. The text
+    /// must parse as a checkpoint: a witness cosigns nothing else.
+    pub fn cosign(
+        &self,
+        checkpoint_text: &str,
+        timestamp: u64,
+    ) -> Result<Signature, CheckpointError> {
+        Checkpoint::parse(checkpoint_text)?;
+        if timestamp > i64::MAX as u64 {
+            return Err(CheckpointError::Malformed("a timestamp above 2^63 - 1"));
+        }
+        let sig = self
+            .signer
+            .sign_raw(&cosigned_message(timestamp, checkpoint_text));
+        let mut bytes = timestamp.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&sig);
+        Ok(Signature {
+            name: self.signer.name().to_string(),
+            key_id: self.key_id,
+            bytes,
+        })
+    }
+}
+
+/// Checks a witness's cosignatures (type `0x04`).
+#[derive(Debug, Clone)]
+pub struct CosignatureVerifier {
+    name: String,
+    key_id: u32,
+    key: VerifyingKey,
+}
+
+impl CosignatureVerifier {
+    pub fn new(name: &str, public: &[u8; 32]) -> Result<Self, NoteError> {
+        if !note::is_valid_name(name) {
+            return Err(NoteError::BadName);
+        }
+        let key = VerifyingKey::from_bytes(public)
+            .map_err(|_| NoteError::BadKey("not an Ed25519 point"))?;
+        Ok(CosignatureVerifier {
+            name: name.to_string(),
+            key_id: key_id(name, ALG_COSIGNATURE_V1, public),
+            key,
+        })
+    }
+
+    /// Reads a verifier key string of type `0x04`.
+    pub fn from_verifier_key(vkey: &str) -> Result<Self, NoteError> {
+        let (name, alg, public) = note::decode_verifier_key(vkey)?;
+        if alg != ALG_COSIGNATURE_V1 {
+            return Err(NoteError::BadKey("not a cosignature/v1 key"));
+        }
+        Self::new(&name, &public)
+    }
+}
+
+impl Verifier for CosignatureVerifier {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn key_id(&self) -> u32 {
+        self.key_id
+    }
+    fn verify(&self, text: &[u8], sig: &[u8]) -> bool {
+        let Some(ts) = cosignature_time(sig) else {
+            return false;
+        };
+        let Ok(text) = std::str::from_utf8(text) else {
+            return false;
+        };
+        if Checkpoint::parse(text).is_err() {
+            return false;
+        }
+        let s: [u8; 64] = sig[8..].try_into().expect("64 bytes");
+        self.key
+            .verify_strict(
+                &cosigned_message(ts, text),
+                &ed25519_dalek::Signature::from_bytes(&s),
+            )
+            .is_ok()
+    }
+}
+
+/// Adds signature lines to a signed note (a witness adding its
+/// cosignature), replacing any earlier line by the same key.
+pub fn add_signatures(msg: &[u8], new: &[Signature]) -> Result<Vec<u8>, NoteError> {
+    let mut n = note::parse(msg)?;
+    n.signatures
+        .retain(|s| !new.iter().any(|x| x.name == s.name && x.key_id == s.key_id));
+    n.signatures.extend_from_slice(new);
+    if n.signatures.len() > note::MAX_SIGNATURES {
+        return Err(NoteError::Malformed("too many signatures"));
+    }
+    Ok(n.to_bytes())
+}
