@@ -347,14 +347,7 @@ fn chit_reason_speaks_reasons_cli() {
         let cert: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(cert["status"], status);
         let bytes = std::fs::read(p.join(&bundle)).unwrap();
-        let args = [
-            "reason",
-            "--format",
-            "json",
-            "verify-authorization-bundle",
-            "-",
-            "--require-authorized",
-        ];
+        let args = common::REASON_BUNDLE_GATE;
         let run = common::chit_raw(p, &args, Some(&bytes));
         assert_eq!(run.code, code, "{name}");
         let out: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
@@ -380,14 +373,7 @@ fn chit_reason_speaks_reasons_cli() {
         ("forged", forged.to_string()),
         ("truncated", "{\"schema\"".to_string()),
     ] {
-        let args = [
-            "reason",
-            "--format",
-            "json",
-            "verify-authorization-bundle",
-            "-",
-            "--require-authorized",
-        ];
+        let args = common::REASON_BUNDLE_GATE;
         let run = common::chit_raw(p, &args, Some(text.as_bytes()));
         assert_eq!(run.code, 1, "{name}");
         let out: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();

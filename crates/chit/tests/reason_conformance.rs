@@ -171,15 +171,7 @@ fn reasons_conformance_suite_every_outcome_and_digest() {
         );
 
         // Reason's own command, swapped for chit's.
-        let args = [
-            "reason",
-            "--format",
-            "json",
-            "verify-authorization-bundle",
-            "-",
-            "--require-authorized",
-        ];
-        let run = chit_raw(&repo(), &args, Some(&bytes));
+        let run = chit_raw(&repo(), &common::REASON_BUNDLE_GATE, Some(&bytes));
         let stdout = String::from_utf8(run.stdout.clone()).unwrap();
         assert_eq!(run.code, v.exit, "{}: exit status; {stdout}", v.id);
         let out: Value =

@@ -119,3 +119,15 @@ pub fn example(name: &str) -> PathBuf {
 pub fn example_text(name: &str) -> String {
     std::fs::read_to_string(example(name)).unwrap()
 }
+
+/// Reason's own command line, swapped for chit's: `reason --format json
+/// verify-authorization-bundle - --require-authorized`. Drop the last
+/// argument for the form without the gate.
+pub const REASON_BUNDLE_GATE: [&str; 6] = [
+    "reason",
+    "--format",
+    "json",
+    "verify-authorization-bundle",
+    "-",
+    "--require-authorized",
+];
