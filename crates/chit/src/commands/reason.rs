@@ -21,7 +21,7 @@ pub fn run(a: &ReasonArgs, out: &mut Output) -> CmdResult {
         ReasonCommand::VerifyAuthorizationBundle {
             input,
             require_authorized,
-        } => with_doc(input, reason::verify_bundle).and_then(|v| {
+        } => with_doc(input, |v| reason::verify_bundle(v).map_err(Why::Reason)).and_then(|v| {
             verified(&v, format, out)?;
             Ok(if *require_authorized {
                 status_exit(v.authorization_status)
@@ -88,29 +88,23 @@ impl From<Failure> for Why {
 /// anything unreadable is Reason's error, as Reason reports it.
 fn with_doc<T>(
     path: &Path,
-    f: impl FnOnce(chit_core::doc::Val) -> Result<T, String>,
+    f: impl FnOnce(chit_core::doc::Val) -> Result<T, Why>,
 ) -> Result<T, Why> {
     let limits = Limits::default();
     let bytes = read_input(path, limits.max_size).map_err(|e| Why::Reason(e.message))?;
     let doc = json::parse(&bytes, &limits)
         .map_err(|e| Why::Reason(format!("cannot read {}: {e}", path.display())))?;
-    f(doc.root()).map_err(Why::Reason)
+    f(doc.root())
 }
 
 /// Reads a request and a certificate, then verifies the one against the
 /// other.
 fn both(request: &Path, certificate: &Path) -> Result<Verification, Why> {
-    let limits = Limits::default();
-    let read = |path: &Path| -> Result<Vec<u8>, Why> {
-        read_input(path, limits.max_size).map_err(|e| Why::Reason(e.message))
-    };
-    let (req, cert) = (read(request)?, read(certificate)?);
-    let parse = |bytes, path: &Path| {
-        json::parse(bytes, &limits)
-            .map_err(|e| Why::Reason(format!("cannot read {}: {e}", path.display())))
-    };
-    let (req_doc, cert_doc) = (parse(&req, request)?, parse(&cert, certificate)?);
-    reason::verify_pair(req_doc.root(), cert_doc.root()).map_err(Why::Reason)
+    with_doc(request, |req| {
+        with_doc(certificate, |cert| {
+            reason::verify_pair(req, cert).map_err(Why::Reason)
+        })
+    })
 }
 
 /// Reason's exit status for a verified status under --require-authorized.
@@ -162,7 +156,8 @@ fn authorize(
     for path in [certificate_out, bundle_out].into_iter().flatten() {
         files::check(path, replace)?;
     }
-    let (request, certificate) = with_doc(input, reason::authorize_request)?;
+    let (request, certificate) =
+        with_doc(input, |v| reason::authorize_request(v).map_err(Why::Reason))?;
     let cert_bytes = pretty(&certificate);
     let status = certificate.status;
     if let Some(path) = bundle_out {

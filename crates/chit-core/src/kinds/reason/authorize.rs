@@ -237,10 +237,6 @@ fn binding_id(key: &str, value: &Value) -> String {
     full.trim_start_matches("sha256:").to_owned()
 }
 
-fn strings(values: &[&str]) -> Vec<Value> {
-    values.iter().map(|s| Value::String((*s).into())).collect()
-}
-
 /// The program Reason reasons over: the policy, the reserved predicates
 /// (all strings) admitted only from `system-bound`, the authorization
 /// query, and one `system-bound` fact per binding of the mission and the
@@ -262,73 +258,78 @@ pub fn rebuild(request: &Request) -> Program {
     }
     let (mission, action) = (&request.mission, &request.action);
     program.query = query(&action.id);
-    let fact = |suffix: String,
-                predicate: &str,
-                arguments: Vec<Value>,
+    // One `system-bound` fact per binding, named after its predicate
+    // (`mission_active` is `zerker.action.binding.mission.active`), with a
+    // qualifier where a predicate binds several.
+    let fact = |predicate: &str,
+                qualifier: Option<String>,
+                arguments: &[&str],
                 at: &str,
-                until: Option<&String>| Fact {
-        id: format!("{SYSTEM_FACT_PREFIX}{suffix}"),
-        predicate: predicate.into(),
-        arguments,
-        negated: false,
-        authority: SYSTEM_AUTHORITY.into(),
-        observed_at: Some(at.into()),
-        valid_from: None,
-        valid_until: until.cloned(),
-        supersedes: Vec::new(),
+                until: Option<&String>| {
+        let name = predicate.replace('_', ".");
+        Fact {
+            id: match qualifier {
+                Some(q) => format!("{SYSTEM_FACT_PREFIX}{name}.{q}"),
+                None => format!("{SYSTEM_FACT_PREFIX}{name}"),
+            },
+            predicate: predicate.into(),
+            arguments: arguments
+                .iter()
+                .map(|s| Value::String((*s).into()))
+                .collect(),
+            negated: false,
+            authority: SYSTEM_AUTHORITY.into(),
+            observed_at: Some(at.into()),
+            valid_from: None,
+            valid_until: until.cloned(),
+            supersedes: Vec::new(),
+        }
     };
+    let (m, a) = (&mission.id, &action.id);
     let until = mission.valid_until.as_ref();
+    let issued = &mission.issued_at;
     let facts = &mut program.facts;
+    facts.push(fact("mission_active", None, &[m], issued, until));
     facts.push(fact(
-        "mission.active".into(),
-        "mission_active",
-        strings(&[&mission.id]),
-        &mission.issued_at,
-        until,
-    ));
-    facts.push(fact(
-        "mission.action".into(),
         "mission_action",
-        strings(&[&mission.id, &action.id]),
+        None,
+        &[m, a],
         &action.proposed_at,
         until,
     ));
     facts.push(fact(
-        "mission.principal".into(),
         "mission_principal",
-        strings(&[&mission.id, &mission.principal]),
-        &mission.issued_at,
+        None,
+        &[m, &mission.principal],
+        issued,
         until,
     ));
     facts.push(fact(
-        "mission.instruction".into(),
         "mission_instruction",
-        strings(&[&mission.id, &mission.instruction_digest]),
-        &mission.issued_at,
+        None,
+        &[m, &mission.instruction_digest],
+        issued,
         until,
     ));
     for (key, value) in &mission.constraints {
+        let id = Some(binding_id(key, value));
         facts.push(fact(
-            format!("mission.constraint.{}", binding_id(key, value)),
             "mission_constraint",
-            strings(&[&mission.id, key, &bound_value(value)]),
-            &mission.issued_at,
+            id,
+            &[m, key, &bound_value(value)],
+            issued,
             until,
         ));
     }
-    facts.push(fact(
-        "action.tool".into(),
-        "action_tool",
-        strings(&[&action.id, &action.tool]),
-        &action.proposed_at,
-        None,
-    ));
+    let at = &action.proposed_at;
+    facts.push(fact("action_tool", None, &[a, &action.tool], at, None));
     for (key, value) in &action.arguments {
+        let id = Some(binding_id(key, value));
         facts.push(fact(
-            format!("action.argument.{}", binding_id(key, value)),
             "action_argument",
-            strings(&[&action.id, key, &bound_value(value)]),
-            &action.proposed_at,
+            id,
+            &[a, key, &bound_value(value)],
+            at,
             None,
         ));
     }
@@ -337,11 +338,12 @@ pub fn rebuild(request: &Request) -> Program {
             .value
             .as_ref()
             .map_or_else(|| "none:".to_owned(), bound_value);
+        let parts = [a.as_str(), &effect.kind, &effect.resource, &value];
         facts.push(fact(
-            format!("action.effect.{i:04}"),
             "action_effect",
-            strings(&[&action.id, &effect.kind, &effect.resource, &value]),
-            &action.proposed_at,
+            Some(format!("{i:04}")),
+            &parts,
+            at,
             None,
         ));
     }
