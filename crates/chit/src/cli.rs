@@ -144,6 +144,242 @@ on a terminal a newline is added for readability."
     /// Zerker Reason's own commands, as a drop-in: Reason's output and exit statuses.
     #[command(long_about = REASON_LONG, after_help = REASON_AFTER)]
     Reason(ReasonArgs),
+    /// Keep receipts in an append-only, provable log (SQLite or PostgreSQL).
+    #[command(subcommand, long_about = LOG_LONG)]
+    Log(LogCommand),
+}
+
+const LOG_LONG: &str = "\
+An append-only Merkle log of receipts that speaks the transparency-log formats: RFC 9162 \
+trees and proofs, C2SP signed checkpoints (tlog-checkpoint in a signed-note, Ed25519), \
+witness cosignatures (tlog-cosignature) and static tiles (tlog-tiles). An entry is a \
+receipt's exact bytes (at most 65,535), accepted only when 'chit verify' under the log's \
+policy (fixed at init) calls it valid; a packet that would break its stream (P1, P2, P4) \
+is refused, a gap (P3) is allowed and reported by audit.
+
+STORE is a SQLite file (created by init; nothing to set up) or a PostgreSQL URL, \
+postgres://USER@HOST:PORT/DATABASE?schema=NAME, for a log several processes share (one \
+sequences at a time). Every append is durable before chit prints its index.";
+
+const LOG_AFTER: &str = "\
+Examples:
+  chit keygen --out log.pem
+  chit log init --store receipts.db --key log.pem --origin example.com/receipts
+  chit log append --store receipts.db --key log.pem receipts/
+  chit log bundle --store receipts.db 0 > r0.bundle.json
+  chit verify --log-key 'example.com/receipts+1a2b3c4d+AW...' r0.bundle.json
+  chit log audit receipts.db --log-key log.vkey";
+
+#[derive(Subcommand, Debug)]
+pub enum LogCommand {
+    /// Create a log: its store, key, origin and policy.
+    #[command(
+        long_about = "Create a log in STORE (a new SQLite file, or an empty PostgreSQL schema), \
+signed by the Ed25519 key in --key (chit keygen) under the name --origin, and fix its policy: \
+what 'chit log append' accepts. Prints the log's public key in the verifier-key form \
+(ORIGIN+KEYID+BASE64) that --log-key takes. An existing log or file is never replaced.",
+        after_help = LOG_AFTER
+    )]
+    Init(LogInitArgs),
+    /// Verify receipts and append the valid ones.
+    #[command(
+        long_about = "Check each INPUT as 'chit verify' does under the log's policy; refuse the \
+invalid ones with their findings and append the rest, in batches, each one durable before its \
+indexes are printed. A receipt already in the log is answered with its existing index. \
+Exit 0 when every input is in the log, 1 when some were refused, 2 when some were unreadable."
+    )]
+    Append(LogAppendArgs),
+    /// Print an entry's exact bytes (by index or sha256:HEX).
+    Get(LogGetArgs),
+    /// Print the latest signed checkpoint, exactly as signed.
+    Checkpoint(LogStoreArg),
+    /// Print the log's origin, public key, size and policy.
+    Info(LogStoreArg),
+    /// Print an inclusion proof (JSON).
+    Prove(LogProveArgs),
+    /// Print a consistency proof between two sizes (JSON).
+    Consistency(LogConsistencyArgs),
+    /// Print a log bundle: an entry, its inclusion proof and the signed checkpoint.
+    #[command(
+        long_about = "Print a log bundle for each INDEX (one: an object; several: a JSON list): \
+the entry's exact bytes (base64), its inclusion proof and the latest signed checkpoint with \
+its cosignatures. 'chit verify --log-key KEY BUNDLE' then proves offline that the receipt is \
+valid and was logged."
+    )]
+    Bundle(LogBundleArgs),
+    /// Write the log as static tlog-tiles files any web server can serve.
+    ExportTiles(LogExportArgs),
+    /// Recompute a log from its entries and prove it consistent with what was seen before.
+    #[command(long_about = AUDIT_LONG)]
+    Audit(LogAuditArgs),
+    /// Cosign the latest checkpoint as a witness, after proving it consistent.
+    #[command(
+        long_about = "Act as a witness: open the log's latest checkpoint with --log-key, prove it \
+consistent with the last checkpoint this witness cosigned (kept in --state), and add a C2SP \
+tlog-cosignature (the time, and an Ed25519 signature by --key under --name) to the log's \
+checkpoint, so bundles carry it. Prints the witness's verifier key, for --witness."
+    )]
+    Witness(LogWitnessArgs),
+}
+
+const AUDIT_LONG: &str = "\
+Audit SOURCE (a log's store, or a folder 'chit log export-tiles' wrote): open its latest \
+checkpoint with the log's key, read and hash every entry, recompute every hash tile and the \
+root, check every checkpoint the store keeps, and prove the checkpoint seen last time (kept in \
+--state) a prefix of this one. An entry changed, deleted or inserted behind the log's back is \
+named by its index; a rewritten history or a split view is reported with both signed \
+checkpoints as evidence. Packet stream gaps (P3) still open are listed. With --reverify every \
+entry is also checked again under the log's policy.
+
+Without --log-key, the key is the one the state file saw before, else the store's own (trust \
+on first use: give --log-key to pin it). Exit 0: consistent; 1: a problem found; 2: unreadable.";
+
+#[derive(Args, Debug)]
+pub struct LogStoreArg {
+    /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME.
+    #[arg(long, value_name = "STORE")]
+    pub store: String,
+}
+
+#[derive(Args, Debug)]
+pub struct LogInitArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    /// The log's Ed25519 private key (PKCS#8 PEM, from chit keygen).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// The log's name: its checkpoints' origin and its key's name (a schema-less URL, e.g. example.com/receipts).
+    #[arg(long, value_name = "NAME")]
+    pub origin: String,
+    /// Accept only receipts signed by the keys this trust file lists (see chit verify --trust).
+    #[arg(long, value_name = "FILE")]
+    pub trust: Option<PathBuf>,
+    /// Distinct trusted keys each receipt needs.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threshold: u32,
+    /// With --trust, also accept documents no key signed, checked by their own rules.
+    #[arg(long, requires = "trust")]
+    pub accept_unsigned: bool,
+    /// Accept signed receipts whose payload chit cannot check (SIGNED) and UNCHECKED ones.
+    #[arg(long)]
+    pub allow_unchecked: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LogAppendArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    /// The log's private key (default: the file named at init).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// Read JSON Lines: every non-empty line is one receipt (its bytes without the line feed).
+    #[arg(long)]
+    pub lines: bool,
+    /// One JSON object per input: {"input", "status", "index", "sha256", "findings"}.
+    #[arg(long)]
+    pub json: bool,
+    /// Files, folders, or '-' for standard input.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LogGetArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    /// An index, or sha256:HEX (the entry's content address).
+    #[arg(value_name = "INDEX|sha256:HEX")]
+    pub which: String,
+    /// Print {"index", "sha256", "integrated_at", "entry" (base64)} instead of the bytes.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LogProveArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    #[arg(value_name = "INDEX")]
+    pub index: u64,
+    /// The tree size to prove against (default: the latest checkpoint's).
+    #[arg(long, value_name = "N")]
+    pub size: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct LogConsistencyArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    #[arg(value_name = "OLD")]
+    pub old: u64,
+    #[arg(value_name = "NEW")]
+    pub new: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct LogBundleArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    #[arg(value_name = "INDEX", required = true)]
+    pub indexes: Vec<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct LogExportArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    /// A new or empty folder, or one this log was exported to before (updated).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WitnessArgs {
+    /// A witness's verifier key (NAME+KEYID+BASE64) or a file holding it; repeatable.
+    #[arg(long = "witness", value_name = "KEY")]
+    pub witnesses: Vec<String>,
+    /// Cosignatures required from the witnesses given.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub min_witnesses: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct LogAuditArgs {
+    /// A log's store (SQLite file or postgres:// URL) or a folder of tiles.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    /// The log's verifier key (ORIGIN+KEYID+BASE64) or a file holding it.
+    #[arg(long, value_name = "KEY")]
+    pub log_key: Option<String>,
+    /// Where the last checkpoint seen is kept (default: in chit's state folder, by origin).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    #[command(flatten)]
+    pub witness: WitnessArgs,
+    /// Check every entry again under the log's policy (a store only).
+    #[arg(long)]
+    pub reverify: bool,
+    /// One JSON object: the checkpoint, figures and problems.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LogWitnessArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    /// The witness's Ed25519 private key (PKCS#8 PEM, from chit keygen).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// The witness's name (its verifier key's name), e.g. witness.example.org.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// The log's verifier key (ORIGIN+KEYID+BASE64) or a file holding it.
+    #[arg(long, value_name = "KEY")]
+    pub log_key: String,
+    /// Where the last checkpoint cosigned is kept.
+    #[arg(long, value_name = "FILE")]
+    pub state: PathBuf,
 }
 
 const REASON_LONG: &str = "\
@@ -363,6 +599,17 @@ pub struct VerifyArgs {
     /// Packets each stream must hold: fewer means its tail was cut off (P8).
     #[arg(long, value_name = "N")]
     pub expect_count: Option<usize>,
+
+    /// Every input is a log bundle (chit log bundle): prove it was logged by
+    /// the log with this verifier key (ORIGIN+KEYID+BASE64, or a file
+    /// holding it), then check its entry. An input that is not a bundle
+    /// fails. A file of several bundles (a lineage bound and its receipt)
+    /// also proves their order.
+    #[arg(long, value_name = "KEY")]
+    pub log_key: Option<String>,
+
+    #[command(flatten)]
+    pub witness: WitnessArgs,
 
     #[command(flatten)]
     pub limits: LimitArgs,

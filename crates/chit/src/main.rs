@@ -76,5 +76,6 @@ fn dispatch(command: &Command, out: &mut Output) -> exit::CmdResult {
         Command::Lineage(LineageCommand::Measure(a)) => lineage::measure(a, out),
         Command::Lineage(LineageCommand::Open(a)) => lineage::open(a, out),
         Command::Reason(a) => reason::run(a, out),
+        Command::Log(c) => log::run(c, out),
     }
 }

@@ -5,6 +5,7 @@ pub mod canon;
 pub mod digest;
 pub mod key;
 pub mod lineage;
+pub mod log;
 pub mod reason;
 pub mod recompute;
 pub mod seal;

@@ -26,6 +26,15 @@ struct Settings<'a> {
     /// check passes (and --quiet hides it).
     allow_unchecked: bool,
     palette: Palette,
+    /// `--log-key`: every input is a log bundle of this log.
+    log: Option<LogKeys>,
+}
+
+/// The keys a log bundle is proven with.
+struct LogKeys {
+    log: chit_log::note::NoteVerifier,
+    witnesses: Vec<chit_log::CosignatureVerifier>,
+    min_witnesses: usize,
 }
 
 #[derive(Default)]
@@ -79,7 +88,20 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         call: call.as_ref().map(Doc::root),
         require_authorized: args.require_authorized,
     };
-    run_with(args, ctx, out).map_err(Failure::write)
+    let log = match &args.log_key {
+        Some(k) => Some(LogKeys {
+            log: super::log::log_verifier(k)?,
+            witnesses: super::log::witness_verifiers(&args.witness)?,
+            min_witnesses: args.witness.min_witnesses,
+        }),
+        None if !args.witness.witnesses.is_empty() || args.witness.min_witnesses > 0 => {
+            return Err(Failure::error(
+                "--witness and --min-witnesses check log bundles: give the log's key with --log-key",
+            ))
+        }
+        None => None,
+    };
+    run_with(args, ctx, log, out).map_err(Failure::write)
 }
 
 fn parse_extra<'a>(
@@ -107,7 +129,12 @@ pub fn read_trust(path: &std::path::Path, max: usize) -> Result<Trust, Failure> 
     Trust::parse(&text).map_err(|e| Failure::error(format!("trust file {}: {e}", path.display())))
 }
 
-fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Result<Exit> {
+fn run_with(
+    args: &VerifyArgs,
+    ctx: Context,
+    log: Option<LogKeys>,
+    out: &mut Output,
+) -> std::io::Result<Exit> {
     let format = if args.json {
         Format::Json
     } else {
@@ -120,6 +147,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         quiet: args.quiet,
         allow_unchecked: args.allow_unchecked,
         palette: out.palette,
+        log,
     };
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
@@ -314,6 +342,9 @@ fn check(
         },
         ..settings.ctx
     };
+    if let Some(keys) = &settings.log {
+        return check_bundles(file, line, bytes, keys, &ctx, settings);
+    }
     match chit_core::check(bytes, &ctx) {
         Err(e) => {
             let why = e.starting_at_line(line.unwrap_or(1)).to_string();
@@ -351,6 +382,62 @@ fn check(
             (status, shown, facts, artifact)
         }
     }
+}
+
+/// Checks a file of log bundles (`--log-key`): each bundle proven logged
+/// (see `chit_logstore::bundle`), then its entry checked as any input is.
+/// Several bundles in one file are one verdict, their entries' findings
+/// under `/N`.
+fn check_bundles(
+    file: &Arc<str>,
+    line: Option<usize>,
+    bytes: &[u8],
+    keys: &LogKeys,
+    ctx: &Context,
+    settings: &Settings,
+) -> Done {
+    if let Err(e) = chit_core::json::parse(bytes, &ctx.limits) {
+        let why = e.starting_at_line(line.unwrap_or(1)).to_string();
+        return no_facts(finish(&unreadable(file, line, why), None, settings));
+    }
+    let mut report = Report::new("log bundle");
+    match chit_logstore::bundle::read_bundles(bytes) {
+        Err(e) => report.error(
+            e.step(),
+            "",
+            format!("{e}; with --log-key every input is a log bundle (chit log bundle INDEX)"),
+        ),
+        Ok(bundles) => {
+            let many = bundles.len() > 1;
+            for (i, b) in bundles.iter().enumerate() {
+                let at = if many { format!("/{i}") } else { String::new() };
+                if let Err(e) = b.verify(&keys.log, &keys.witnesses, keys.min_witnesses) {
+                    report.error(e.step(), at, e.to_string());
+                    continue;
+                }
+                match chit_core::check(&b.entry, ctx) {
+                    Err(e) => report.error(
+                        chit_core::rule::READ,
+                        format!("{at}/entry"),
+                        format!("log entry {}: {e}", b.index),
+                    ),
+                    Ok(checked) => {
+                        if !many {
+                            report.kind = checked.report.kind;
+                        }
+                        report.absorb(checked.report, &format!("{at}/entry"));
+                    }
+                }
+            }
+        }
+    }
+    let o = Outcome {
+        file,
+        line,
+        result: Ok(report),
+        artifact_id: None,
+    };
+    no_facts(finish(&o, None, settings))
 }
 
 /// Checks and renders a Treeship session package: its files read here,

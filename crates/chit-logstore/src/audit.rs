@@ -1,0 +1,792 @@
+//! `chit log audit`: holding a log to what it signed.
+//!
+//! The steps, over a store or a folder of tiles:
+//!
+//! 1. `checkpoint`: the latest signed checkpoint opens with the log's key
+//!    (and the witnesses asked for);
+//! 2. `entries`: every entry up to its size is read and hashed: a missing
+//!    index, an entry whose bytes are not those the tree holds, or a row
+//!    the checkpoint does not cover is named by its index;
+//! 3. `tiles`: every stored hash tile is recomputed from the entries;
+//! 4. `root`: the recomputed root must be the signed one;
+//! 5. `history`: every checkpoint the source keeps must be signed by the
+//!    log and have the root the entries give at its size;
+//! 6. `consistency`: the last checkpoint this auditor saw (its state file)
+//!    must be a prefix of the new one: the recomputed root at its size is
+//!    its root, and the consistency proof from the tiles verifies. A
+//!    rewritten history or a split view is reported with both signed
+//!    checkpoints as evidence;
+//! 7. `streams`: the packet streams' gaps (P3) that remain (stores);
+//! 8. `reverify` (optional): every entry is checked again under the log's
+//!    policy.
+//!
+//! Memory stays bounded: entries are streamed, and the tree is recomputed
+//! with its right edge only (`O(log n)` hashes) plus one tile per level.
+
+use crate::policy::{Compiled, Verdict};
+use crate::store::{PacketRow, Store};
+use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
+use chit_log::note::NoteVerifier;
+use chit_log::tiles::{self, Tile, TileKind, TILE_WIDTH};
+use chit_log::tree::{self, leaf_hash, node_hash, Hash};
+use chit_log::CosignatureVerifier;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What an audit reads: a store, or a folder of tiles.
+pub trait Source {
+    fn describe(&self) -> String;
+    /// The latest signed checkpoint.
+    fn head(&mut self) -> Result<Vec<u8>, String>;
+    /// Every other signed checkpoint it keeps, as `(size, note)`.
+    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String>;
+    /// Every entry it holds from index 0 in order, with the content
+    /// address it stores beside it (if any); `size` is the checkpoint's.
+    fn scan(
+        &mut self,
+        size: u64,
+        each: &mut dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String>,
+    ) -> Result<(), String>;
+    /// A stored hash tile (at least `width` hashes), if it has one.
+    fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, String>;
+    /// The logged packets by stream and sequence, where it keeps them.
+    fn packets(&mut self) -> Result<Option<Vec<PacketRow>>, String>;
+    /// The size the source holds now (it may have grown during the audit).
+    fn size_now(&mut self) -> Result<u64, String>;
+}
+
+impl Source for Box<dyn Store> {
+    fn describe(&self) -> String {
+        self.location()
+    }
+    fn head(&mut self) -> Result<Vec<u8>, String> {
+        Store::head(&mut **self)
+            .map(|(_, n)| n)
+            .map_err(|e| e.to_string())
+    }
+    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
+        self.checkpoints().map_err(|e| e.to_string())
+    }
+    fn scan(
+        &mut self,
+        _size: u64,
+        each: &mut dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let mut failure = None;
+        let r = Store::scan(&mut **self, 0, u64::MAX, &mut |e| {
+            each(e.index, &e.data, Some(e.sha256)).map_err(|why| {
+                failure = Some(why.clone());
+                crate::StoreError::Read(why)
+            })
+        });
+        match (r, failure) {
+            (_, Some(why)) => Err(why),
+            (Err(e), None) => Err(e.to_string()),
+            (Ok(()), None) => Ok(()),
+        }
+    }
+    fn tile(&mut self, level: u8, index: u64, _width: u16) -> Result<Option<Vec<u8>>, String> {
+        Store::tile(&mut **self, level, index).map_err(|e| e.to_string())
+    }
+    fn packets(&mut self) -> Result<Option<Vec<PacketRow>>, String> {
+        let mut out = Vec::new();
+        Store::packets(&mut **self, &mut |p| {
+            out.push(p);
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(Some(out))
+    }
+    fn size_now(&mut self) -> Result<u64, String> {
+        Store::head(&mut **self)
+            .map(|(s, _)| s)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A folder of tiles, as `chit log export-tiles` writes it (or any
+/// tlog-tiles log mirrored to disk).
+pub struct TilesDir {
+    pub root: PathBuf,
+}
+
+impl TilesDir {
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+        match std::fs::read(self.root.join(rel)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", self.root.join(rel).display())),
+        }
+    }
+}
+
+impl Source for TilesDir {
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+    fn head(&mut self) -> Result<Vec<u8>, String> {
+        self.read("checkpoint")?
+            .ok_or_else(|| format!("{} has no checkpoint file", self.root.display()))
+    }
+    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
+        Ok(Vec::new())
+    }
+    fn scan(
+        &mut self,
+        size: u64,
+        each: &mut dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let w = u64::from(TILE_WIDTH);
+        let mut index = 0u64;
+        for n in 0..size.div_ceil(w) {
+            let width = (size - n * w).min(w) as u16;
+            let tile = Tile {
+                kind: TileKind::Entries,
+                index: n,
+                width,
+            };
+            let data = match self.read(&tile.path())? {
+                Some(d) => d,
+                None => {
+                    // Missing entries: the caller names each index.
+                    index += u64::from(width);
+                    continue;
+                }
+            };
+            let entries = tiles::parse_entry_bundle(&data, width)
+                .map_err(|e| format!("{}: {e}", tile.path()))?;
+            for e in entries {
+                each(index, e, None)?;
+                index += 1;
+            }
+        }
+        Ok(())
+    }
+    fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, String> {
+        let t = Tile {
+            kind: TileKind::Hashes(level),
+            index,
+            width,
+        };
+        self.read(&t.path())
+    }
+    fn packets(&mut self) -> Result<Option<Vec<PacketRow>>, String> {
+        Ok(None)
+    }
+    fn size_now(&mut self) -> Result<u64, String> {
+        let note = self.head()?;
+        let text = String::from_utf8_lossy(&note);
+        let body = text.split("\n\n").next().unwrap_or("");
+        Checkpoint::parse(&format!("{body}\n"))
+            .map(|c| c.size)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// One thing an audit found wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The step that found it (see the module documentation).
+    pub step: &'static str,
+    /// The entry it is about, if one.
+    pub index: Option<u64>,
+    pub message: String,
+    /// Signed checkpoints that prove it (a rewritten history, a split view).
+    pub evidence: Vec<Vec<u8>>,
+}
+
+/// What an audit found.
+#[derive(Debug)]
+pub struct Report {
+    pub source: String,
+    pub size: u64,
+    pub root: Hash,
+    /// The latest checkpoint, as signed.
+    pub checkpoint: Vec<u8>,
+    pub opened: Option<SignedCheckpoint>,
+    pub problems: Vec<Problem>,
+    /// Packet stream gaps that remain (P3), one line per stream.
+    pub gaps: Vec<String>,
+    /// The size of the earlier checkpoint proven a prefix of this one.
+    pub consistent_from: Option<u64>,
+    /// With `reverify`: (valid, refused) entries.
+    pub reverified: Option<(u64, u64)>,
+    pub entries_hashed: u64,
+    pub bytes_hashed: u64,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// What the auditor brings.
+pub struct Options<'a> {
+    pub verifier: &'a NoteVerifier,
+    pub witnesses: &'a [CosignatureVerifier],
+    pub min_witnesses: usize,
+    /// The last checkpoint this auditor saw of this log.
+    pub previous: Option<&'a [u8]>,
+    /// Check every entry again under this policy.
+    pub reverify: Option<&'a Compiled>,
+    /// Called with the number of entries read so far.
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// The tree's right edge: enough to give the root of every prefix.
+struct Edge {
+    stack: Vec<(u32, Hash)>,
+    count: u64,
+}
+
+impl Edge {
+    fn push(&mut self, leaf: Hash) {
+        let mut h = leaf;
+        let mut height = 0u32;
+        while let Some(&(top_h, top)) = self.stack.last() {
+            if top_h != height {
+                break;
+            }
+            self.stack.pop();
+            h = node_hash(&top, &h);
+            height += 1;
+        }
+        self.stack.push((height, h));
+        self.count += 1;
+    }
+    fn root(&self) -> Hash {
+        let mut it = self.stack.iter().rev();
+        let Some(&(_, mut h)) = it.next() else {
+            return tree::EMPTY_ROOT;
+        };
+        for (_, left) in it {
+            h = node_hash(left, &h);
+        }
+        h
+    }
+}
+
+/// Recomputes every hash tile from the leaves and compares it with the
+/// stored one.
+struct TileCheck {
+    bufs: Vec<Vec<u8>>,
+    next: Vec<u64>,
+}
+
+impl TileCheck {
+    fn push(
+        &mut self,
+        src: &mut dyn Source,
+        level: usize,
+        h: Hash,
+        problems: &mut Vec<Problem>,
+    ) -> Result<(), String> {
+        if self.bufs.len() <= level {
+            self.bufs.resize(level + 1, Vec::new());
+            self.next.resize(level + 1, 0);
+        }
+        self.bufs[level].extend_from_slice(&h);
+        if self.bufs[level].len() == usize::from(TILE_WIDTH) * 32 {
+            let full = std::mem::take(&mut self.bufs[level]);
+            let index = self.next[level];
+            self.next[level] += 1;
+            compare_tile(src, level as u8, index, &full, problems)?;
+            self.push(src, level + 1, crate::log::tile_root(&full), problems)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, src: &mut dyn Source, problems: &mut Vec<Problem>) -> Result<(), String> {
+        for level in 0..self.bufs.len() {
+            if !self.bufs[level].is_empty() {
+                let buf = std::mem::take(&mut self.bufs[level]);
+                compare_tile(src, level as u8, self.next[level], &buf, problems)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn compare_tile(
+    src: &mut dyn Source,
+    level: u8,
+    index: u64,
+    want: &[u8],
+    problems: &mut Vec<Problem>,
+) -> Result<(), String> {
+    let width = (want.len() / 32) as u16;
+    let path = Tile {
+        kind: TileKind::Hashes(level),
+        index,
+        width,
+    }
+    .path();
+    match src.tile(level, index, width)? {
+        None => problems.push(Problem {
+            step: "tiles",
+            index: None,
+            message: format!("hash tile {path} is missing"),
+            evidence: vec![],
+        }),
+        Some(have) if have.len() < want.len() || have[..want.len()] != *want => {
+            // Name the first node that differs; at level 0, the entry.
+            let at = (0..usize::from(width))
+                .find(|&i| have.get(i * 32..i * 32 + 32) != Some(&want[i * 32..i * 32 + 32]))
+                .unwrap_or(0);
+            let index_named = (level == 0).then(|| index * u64::from(TILE_WIDTH) + at as u64);
+            problems.push(Problem {
+                step: "tiles",
+                index: index_named,
+                message: match index_named {
+                    Some(i) => format!(
+                        "entry {i}: its bytes are not those the log's tree holds (hash tile {path}, position {at})"
+                    ),
+                    None => format!("hash tile {path} does not match the entries (position {at})"),
+                },
+                evidence: vec![],
+            });
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+fn short(h: &Hash) -> String {
+    B64.encode(h)
+}
+
+/// Runs the audit (see the module documentation).
+pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
+    let origin = chit_log::note::Verifier::name(opts.verifier).to_string();
+    let note = src.head()?;
+    let mut report = Report {
+        source: src.describe(),
+        size: 0,
+        root: tree::EMPTY_ROOT,
+        checkpoint: note.clone(),
+        opened: None,
+        problems: Vec::new(),
+        gaps: Vec::new(),
+        consistent_from: None,
+        reverified: None,
+        entries_hashed: 0,
+        bytes_hashed: 0,
+    };
+    // 1. checkpoint
+    let opened = open_checkpoint(&note, &origin, opts.verifier, opts.witnesses)
+        .map_err(|e| format!("the latest checkpoint of {}: {e}", report.source))?;
+    let size = opened.checkpoint.size;
+    report.size = size;
+    report.root = opened.checkpoint.root;
+    let mut cosigners: Vec<usize> = opened.cosignatures.iter().map(|(i, _)| *i).collect();
+    cosigners.sort_unstable();
+    cosigners.dedup();
+    if cosigners.len() < opts.min_witnesses {
+        report.problems.push(Problem {
+            step: "witnesses",
+            index: None,
+            message: format!(
+                "{} of the given witnesses cosigned the checkpoint of size {size}; {} required",
+                cosigners.len(),
+                opts.min_witnesses
+            ),
+            evidence: vec![note.clone()],
+        });
+    }
+    report.opened = Some(opened.clone());
+
+    // Which earlier sizes need their recomputed root.
+    let history = src.history()?;
+    let previous = match opts.previous {
+        Some(p) => Some(
+            open_checkpoint(p, &origin, opts.verifier, &[])
+                .map_err(|e| format!("the saved checkpoint: {e}"))?,
+        ),
+        None => None,
+    };
+    let mut wanted: BTreeMap<u64, Option<Hash>> = BTreeMap::new();
+    for (s, _) in &history {
+        wanted.insert(*s, None);
+    }
+    if let Some(p) = &previous {
+        wanted.insert(p.checkpoint.size, None);
+    }
+    wanted.insert(0, Some(tree::EMPTY_ROOT));
+
+    // 2. entries: hashed as they stream by; the leaf hashes are kept (32
+    // bytes each) for the tiles, which need the source again.
+    let mut edge = Edge {
+        stack: Vec::new(),
+        count: 0,
+    };
+    let mut leaves: Vec<Hash> = Vec::with_capacity(size.min(1 << 24) as usize);
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut pending: Vec<(u64, Vec<u8>)> = Vec::new();
+    let (mut refused, mut checked, mut bytes) = (0u64, 0u64, 0u64);
+    let mut expected = 0u64;
+    let mut beyond: Vec<u64> = Vec::new();
+    let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), String> {
+        if i >= size {
+            beyond.push(i);
+            return Ok(());
+        }
+        if i < expected {
+            return Err(format!("the source gave entry {i} twice or out of order"));
+        }
+        while expected < i {
+            // A missing entry: the tree cannot be recomputed past it, so
+            // its place takes a hash no entry has.
+            problems.push(Problem {
+                step: "entries",
+                index: Some(expected),
+                message: format!("entry {expected} is missing (a row deleted?)"),
+                evidence: vec![],
+            });
+            take_leaf(&mut edge, &mut leaves, &mut wanted, [0u8; 32]);
+            expected += 1;
+        }
+        let leaf = leaf_hash(data);
+        if let Some(sha) = sha {
+            let actual: Hash = sha2::Digest::finalize(sha2::Digest::chain_update(
+                <sha2::Sha256 as sha2::Digest>::new(),
+                data,
+            ))
+            .into();
+            if actual != sha {
+                problems.push(Problem {
+                    step: "entries",
+                    index: Some(i),
+                    message: format!(
+                        "entry {i}: its bytes do not match the content address stored beside them"
+                    ),
+                    evidence: vec![],
+                });
+            }
+        }
+        take_leaf(&mut edge, &mut leaves, &mut wanted, leaf);
+        bytes += data.len() as u64;
+        expected += 1;
+        if opts.reverify.is_some() {
+            pending.push((i, data.to_vec()));
+            if pending.len() >= 4096 {
+                reverify(opts, &mut pending, &mut problems, &mut refused, &mut checked);
+            }
+        }
+        if expected % 65_536 == 0 {
+            (opts.progress)(expected);
+        }
+        Ok(())
+    };
+    src.scan(size, &mut walk)?;
+    drop(walk);
+    reverify(opts, &mut pending, &mut problems, &mut refused, &mut checked);
+    while expected < size {
+        problems.push(Problem {
+            step: "entries",
+            index: Some(expected),
+            message: format!("entry {expected} is missing (a row deleted?)"),
+            evidence: vec![],
+        });
+        take_leaf(&mut edge, &mut leaves, &mut wanted, [0u8; 32]);
+        expected += 1;
+    }
+    (opts.progress)(expected);
+    report.entries_hashed = expected;
+    report.bytes_hashed = bytes;
+    if opts.reverify.is_some() {
+        report.reverified = Some((checked - refused, refused));
+    }
+    if !beyond.is_empty() {
+        // Rows past the checkpoint: new appends, unless the source did not
+        // grow to hold them.
+        let now = src.size_now()?;
+        for i in beyond.into_iter().filter(|&i| i >= now) {
+            problems.push(Problem {
+                step: "entries",
+                index: Some(i),
+                message: format!(
+                    "entry {i} is in the store but under no checkpoint (the log's size is {now}): a row inserted?"
+                ),
+                evidence: vec![],
+            });
+        }
+    }
+
+    // 3. tiles
+    let mut tiles = TileCheck {
+        bufs: Vec::new(),
+        next: Vec::new(),
+    };
+    for h in &leaves {
+        tiles.push(src, 0, *h, &mut problems)?;
+    }
+    tiles.finish(src, &mut problems)?;
+    drop(leaves);
+
+    // 4. root
+    let root = edge.root();
+    if root != report.root {
+        problems.push(Problem {
+            step: "root",
+            index: problems.iter().find_map(|p| p.index),
+            message: format!(
+                "the entries give root {} for size {size}, but the checkpoint signs {}",
+                short(&root),
+                short(&report.root)
+            ),
+            evidence: vec![note.clone()],
+        });
+    }
+
+    // 5. history
+    for (s, old) in &history {
+        if *s > size {
+            problems.push(Problem {
+                step: "history",
+                index: None,
+                message: format!("the store keeps a checkpoint of size {s}, beyond its latest ({size})"),
+                evidence: vec![old.clone(), note.clone()],
+            });
+            continue;
+        }
+        match open_checkpoint(old, &origin, opts.verifier, &[]) {
+            Err(e) => problems.push(Problem {
+                step: "history",
+                index: None,
+                message: format!("the stored checkpoint of size {s} does not open with the log's key: {e}"),
+                evidence: vec![old.clone()],
+            }),
+            Ok(o) if o.checkpoint.size != *s => problems.push(Problem {
+                step: "history",
+                index: None,
+                message: format!("the checkpoint stored for size {s} is of size {}", o.checkpoint.size),
+                evidence: vec![old.clone()],
+            }),
+            Ok(o) => {
+                if wanted.get(s).copied().flatten() != Some(o.checkpoint.root) {
+                    problems.push(Problem {
+                        step: "history",
+                        index: None,
+                        message: format!(
+                            "the log signed a different tree of size {s} than its entries give: history rewritten"
+                        ),
+                        evidence: vec![old.clone(), note.clone()],
+                    });
+                }
+            }
+        }
+    }
+
+    // 6. consistency with what this auditor saw before
+    if let (Some(prev), Some(prev_note)) = (&previous, opts.previous) {
+        let (m, r) = (prev.checkpoint.size, prev.checkpoint.root);
+        if m > size {
+            problems.push(Problem {
+                step: "consistency",
+                index: None,
+                message: format!(
+                    "the log showed size {m} before and shows {size} now: it shrank (history rewritten)"
+                ),
+                evidence: vec![prev_note.to_vec(), note.clone()],
+            });
+        } else if m == size && r != report.root {
+            problems.push(Problem {
+                step: "consistency",
+                index: None,
+                message: format!(
+                    "two checkpoints of size {size} with different roots: a split view"
+                ),
+                evidence: vec![prev_note.to_vec(), note.clone()],
+            });
+        } else if wanted.get(&m).copied().flatten() != Some(r) {
+            problems.push(Problem {
+                step: "consistency",
+                index: None,
+                message: format!(
+                    "the checkpoint of size {m} seen before is not a prefix of the one of size {size}: history rewritten"
+                ),
+                evidence: vec![prev_note.to_vec(), note.clone()],
+            });
+        } else if m < size {
+            let cell = std::cell::RefCell::new(&mut *src);
+            let tiles = chit_log::tiles::TileSource::new(size, |t: &Tile| {
+                let TileKind::Hashes(l) = t.kind else {
+                    return Err("not a hash tile".to_string());
+                };
+                let mut data = cell
+                    .borrow_mut()
+                    .tile(l, t.index, t.width)?
+                    .ok_or_else(|| format!("tile {} is missing", t.path()))?;
+                data.truncate(usize::from(t.width) * 32);
+                Ok(data)
+            });
+            match tree::consistency_proof(&tiles, m, size)
+                .and_then(|p| tree::verify_consistency(m, size, &r, &report.root, &p))
+            {
+                Ok(()) => report.consistent_from = Some(m),
+                Err(e) => problems.push(Problem {
+                    step: "consistency",
+                    index: None,
+                    message: format!(
+                        "the consistency proof from size {m} to {size}, made from the log's tiles, fails: {e}"
+                    ),
+                    evidence: vec![prev_note.to_vec(), note.clone()],
+                }),
+            }
+        } else {
+            report.consistent_from = Some(m);
+        }
+    }
+
+    // 7. streams
+    if let Some(packets) = src.packets()? {
+        report.gaps = gaps(&packets);
+    }
+    report.problems.extend(problems);
+    Ok(report)
+}
+
+fn take_leaf(
+    edge: &mut Edge,
+    leaves: &mut Vec<Hash>,
+    wanted: &mut BTreeMap<u64, Option<Hash>>,
+    leaf: Hash,
+) {
+    edge.push(leaf);
+    leaves.push(leaf);
+    if let Some(slot) = wanted.get_mut(&edge.count) {
+        *slot = Some(edge.root());
+    }
+}
+
+fn reverify(
+    opts: &Options,
+    pending: &mut Vec<(u64, Vec<u8>)>,
+    problems: &mut Vec<Problem>,
+    refused: &mut u64,
+    checked: &mut u64,
+) {
+    let Some(policy) = opts.reverify else {
+        pending.clear();
+        return;
+    };
+    let bad: Vec<(u64, String)> = pending
+        .par_iter()
+        .filter_map(|(i, data)| match policy.decide(data) {
+            Verdict::Accept { .. } => None,
+            Verdict::Refuse(r) => Some((
+                *i,
+                r.errors
+                    .first()
+                    .map(|f| format!("{}: {}", f.rule, f.message))
+                    .unwrap_or_else(|| r.status().name().to_string()),
+            )),
+            Verdict::Unreadable(why) => Some((*i, why)),
+        })
+        .collect();
+    *checked += pending.len() as u64;
+    *refused += bad.len() as u64;
+    for (i, why) in bad {
+        problems.push(Problem {
+            step: "reverify",
+            index: Some(i),
+            message: format!("entry {i} is not valid under the log's policy: {why}"),
+            evidence: vec![],
+        });
+    }
+    pending.clear();
+}
+
+/// The gaps (P3) in each stream: sequences missing from 0 to its highest.
+pub fn gaps(packets: &[PacketRow]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < packets.len() {
+        let stream = &packets[i].stream_id;
+        let mut j = i;
+        let mut missing = Vec::new();
+        let mut count = 0i64;
+        let mut next = 0i64;
+        while j < packets.len() && packets[j].stream_id == *stream {
+            let s = packets[j].sequence;
+            if s > next {
+                count += s - next;
+                if missing.len() < 5 {
+                    missing.push(if s == next + 1 {
+                        next.to_string()
+                    } else {
+                        format!("{}-{}", next, s - 1)
+                    });
+                }
+            }
+            next = next.max(s.saturating_add(1));
+            j += 1;
+        }
+        if count > 0 {
+            out.push(format!(
+                "stream {stream}: {count} packet(s) missing (P3): sequence {}{}",
+                missing.join(", "),
+                if missing.len() == 5 { ", …" } else { "" }
+            ));
+        }
+        i = j;
+    }
+    out
+}
+
+/// What an auditor keeps of a log between runs: the last checkpoint it
+/// saw, with the key it opened it with.
+pub fn load_state(path: &Path, verifier_key: &str) -> Result<Option<Vec<u8>>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read the audit state {}: {e}", path.display())),
+    };
+    let v: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("the audit state {} is not chit's: {e}", path.display()))?;
+    let key = v.get("verifier_key").and_then(|k| k.as_str());
+    if key != Some(verifier_key) {
+        return Err(format!(
+            "the audit state {} is for log key {}, not {verifier_key}; use another --state",
+            path.display(),
+            key.unwrap_or("(none)")
+        ));
+    }
+    let note = v
+        .get("checkpoint")
+        .and_then(|c| c.as_str())
+        .ok_or_else(|| format!("the audit state {} has no checkpoint", path.display()))?;
+    Ok(Some(note.as_bytes().to_vec()))
+}
+
+/// Saves the last checkpoint seen, atomically (a new file renamed over the
+/// state file this command wrote before).
+pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), String> {
+    let text = serde_json::json!({
+        "type": "chit.log.audit-state.v1",
+        "verifier_key": verifier_key,
+        "checkpoint": String::from_utf8_lossy(note),
+    })
+    .to_string();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.is_file() {
+            return Err(format!(
+                "{} is not a regular file; chit replaces only the state file it wrote",
+                path.display()
+            ));
+        }
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text.as_bytes())
+        .and_then(|_| std::fs::File::open(&tmp).and_then(|f| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write the audit state {}: {e}", path.display()))
+}

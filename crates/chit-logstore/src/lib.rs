@@ -1,0 +1,53 @@
+//! chit's receipt log: what it accepts ([`policy`]), how it appends
+//! ([`Log`], the one sequencer), where it keeps entries ([`store`]: SQLite
+//! by default, PostgreSQL to share), what it hands out ([`bundle`]) and
+//! how anyone holds it to its word ([`audit`]).
+//!
+//! The formats (RFC 9162 trees, C2SP checkpoints, notes, cosignatures and
+//! tiles) are [`chit_log`]'s; verdicts on receipts are
+//! [`chit_core::check`]'s. This crate only stores and sequences around
+//! them, and has no command line.
+
+pub mod audit;
+pub mod bundle;
+pub mod log;
+pub mod policy;
+pub mod postgres;
+pub mod sqlite;
+pub mod store;
+pub mod streams;
+
+pub use bundle::Bundle;
+pub use log::{Log, LogError, Outcome, Submission};
+pub use policy::{Policy, Verdict};
+pub use store::{open, Store, StoreError};
+
+/// The store layout's version, recorded at `chit log init`.
+pub const FORMAT: &str = "chit-log/1";
+
+/// A [`store::Meta`] from a store's key/value rows.
+pub(crate) fn meta_from_rows(
+    location: &str,
+    rows: Vec<(String, String)>,
+) -> Result<store::Meta, StoreError> {
+    let mut map: std::collections::HashMap<String, String> = rows.into_iter().collect();
+    match map.get("format").map(String::as_str) {
+        Some(FORMAT) => {}
+        Some(other) => {
+            return Err(StoreError::Read(format!(
+                "{location} is a log of format {other}; this chit reads {FORMAT}"
+            )))
+        }
+        None => return Err(StoreError::NotALog(location.to_string())),
+    }
+    let mut take = |k: &str| {
+        map.remove(k)
+            .ok_or_else(|| StoreError::Read(format!("{location}: the log's {k} is missing")))
+    };
+    Ok(store::Meta {
+        origin: take("origin")?,
+        verifier_key: take("verifier_key")?,
+        policy: take("policy")?,
+        key_file: map.remove("key_file"),
+    })
+}

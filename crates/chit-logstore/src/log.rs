@@ -1,0 +1,501 @@
+//! The sequencer: a log over any [`Store`], its policy and its key.
+//!
+//! Submitting a batch, step by step:
+//!
+//! 1. `check`: every submission gets the policy's verdict, on all cores;
+//! 2. `dedup`: a submission the log holds (by SHA-256 of its bytes), or one
+//!    given twice, is answered with its existing index;
+//! 3. `streams`: packets are held to P1, P2 and P4 across the log;
+//! 4. `tree`: the new leaves' hash tiles and the new root;
+//! 5. `sign`: a checkpoint of the new size, signed with the log's key;
+//! 6. `commit`: entries, tiles, packets and checkpoint in one durable
+//!    transaction, only at the size computed for (else back to 2).
+//!
+//! Nothing is acknowledged before step 6 returns.
+
+use crate::policy::{Compiled, Policy, Verdict};
+use crate::store::{now_millis, Batch, Entry, Meta, Store, StoreError};
+use crate::streams::StreamCheck;
+use chit_core::report::Status;
+use chit_core::Report;
+use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
+use chit_log::note::{NoteSigner, NoteVerifier};
+use chit_log::tiles::{Tile, TileKind, TILE_HEIGHT, TILE_WIDTH};
+use chit_log::tree::{self, leaf_hash, node_hash, Hash, ProofError};
+use chit_log::tiles::TileSource;
+use chit_log::CosignatureVerifier;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// Why a log operation failed (never a verdict on a submission: those are
+/// [`Outcome`]s).
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Key(String),
+    #[error("{0}")]
+    Policy(String),
+    #[error("{0}")]
+    Proof(#[from] ProofError),
+    #[error("{0}")]
+    Checkpoint(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What became of one submission.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Appended at `index`.
+    Appended {
+        index: u64,
+        sha256: Hash,
+        status: Status,
+    },
+    /// Already in the log at `index` (the same bytes).
+    Duplicate { index: u64, sha256: Hash },
+    /// Refused: not valid under the log's policy, or breaking its stream.
+    Refused(Report),
+    /// Not readable (not JSON, mis-encoded, too large for an entry).
+    Unreadable(String),
+}
+
+impl Outcome {
+    pub fn index(&self) -> Option<u64> {
+        match self {
+            Outcome::Appended { index, .. } | Outcome::Duplicate { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+}
+
+/// The answer to a batch: each submission's outcome, and the signed
+/// checkpoint that covers every entry appended (or found).
+#[derive(Debug)]
+pub struct Submission {
+    pub outcomes: Vec<Outcome>,
+    pub size: u64,
+    pub checkpoint: Vec<u8>,
+}
+
+/// A log: its store, description, policy and (to append) its key.
+pub struct Log {
+    store: Box<dyn Store>,
+    meta: Meta,
+    policy: Compiled,
+    verifier: NoteVerifier,
+    signer: Option<NoteSigner>,
+}
+
+/// How many times a batch is recomputed when another sequencer commits first.
+const RETRIES: usize = 16;
+
+impl Log {
+    /// Creates a log in an empty store: its description, policy and the
+    /// signed checkpoint of the empty tree.
+    pub fn init(
+        mut store: Box<dyn Store>,
+        signer: NoteSigner,
+        policy: &Policy,
+        key_file: Option<String>,
+    ) -> Result<Log, LogError> {
+        let compiled = policy.compile().map_err(LogError::Policy)?;
+        let origin = signer.name().to_string();
+        let meta = Meta {
+            origin: origin.clone(),
+            verifier_key: signer.verifier_key(),
+            policy: policy.to_json(),
+            key_file,
+        };
+        let first = Checkpoint::new(&origin, 0, tree::EMPTY_ROOT)
+            .sign(&signer)
+            .map_err(|e| LogError::Checkpoint(e.to_string()))?;
+        store.create(&meta, &first)?;
+        Ok(Log {
+            store,
+            meta,
+            policy: compiled,
+            verifier: signer.verifier(),
+            signer: Some(signer),
+        })
+    }
+
+    /// Opens the log a store holds (to read; [`Log::with_signer`] to append).
+    pub fn open(mut store: Box<dyn Store>) -> Result<Log, LogError> {
+        let meta = store.meta()?;
+        let policy = Policy::from_json(&meta.policy)
+            .and_then(|p| p.compile())
+            .map_err(LogError::Policy)?;
+        let verifier = NoteVerifier::from_verifier_key(&meta.verifier_key)
+            .map_err(|e| LogError::Key(format!("the stored log key: {e}")))?;
+        Ok(Log {
+            store,
+            meta,
+            policy,
+            verifier,
+            signer: None,
+        })
+    }
+
+    /// Adds the log's private key; it must be the key the log was made with.
+    pub fn with_signer(mut self, pem: &str) -> Result<Log, LogError> {
+        let signer = NoteSigner::from_pkcs8_pem(&self.meta.origin, pem)
+            .map_err(|e| LogError::Key(e.to_string()))?;
+        if signer.verifier_key() != self.meta.verifier_key {
+            return Err(LogError::Key(format!(
+                "this key is not the log's: {} is signed by {}",
+                self.meta.origin, self.meta.verifier_key
+            )));
+        }
+        self.signer = Some(signer);
+        Ok(self)
+    }
+
+    /// Becomes the log's one sequencer (see [`Store::lease`]).
+    pub fn lease(&mut self, wait: std::time::Duration) -> Result<(), LogError> {
+        Ok(self.store.lease(wait)?)
+    }
+
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy.policy
+    }
+
+    pub fn verifier(&self) -> &NoteVerifier {
+        &self.verifier
+    }
+
+    pub fn store(&mut self) -> &mut dyn Store {
+        &mut *self.store
+    }
+
+    /// The size and signed checkpoint, with the checkpoint's signature and
+    /// origin checked and its size held to the store's.
+    pub fn head(&mut self) -> Result<(u64, Vec<u8>), LogError> {
+        let (size, note) = self.store.head()?;
+        let opened = self.open_checkpoint(&note, &[])?;
+        if opened.checkpoint.size != size {
+            return Err(LogError::Checkpoint(format!(
+                "the store's latest checkpoint is for size {}, but it holds {size} entries",
+                opened.checkpoint.size
+            )));
+        }
+        Ok((size, note))
+    }
+
+    /// Opens a signed checkpoint of this log.
+    pub fn open_checkpoint(
+        &self,
+        note: &[u8],
+        witnesses: &[CosignatureVerifier],
+    ) -> Result<SignedCheckpoint, LogError> {
+        open_checkpoint(note, &self.meta.origin, &self.verifier, witnesses)
+            .map_err(|e| LogError::Checkpoint(format!("the log's checkpoint: {e}")))
+    }
+
+    /// The policy's verdict on one submission, without appending it.
+    pub fn decide(&self, bytes: &[u8]) -> Verdict {
+        self.policy.decide(bytes)
+    }
+
+    /// Checks and appends a batch of submissions: see the module
+    /// documentation for the steps. Returns once the batch is durable.
+    pub fn submit<B: AsRef<[u8]> + Sync>(&mut self, inputs: &[B]) -> Result<Submission, LogError> {
+        let signer = self.signer.as_ref().ok_or_else(|| {
+            LogError::Key("appending needs the log's private key (--key)".into())
+        })?;
+        // 1. check
+        let policy = &self.policy;
+        let verdicts: Vec<(Verdict, Hash)> = inputs
+            .par_iter()
+            .map(|b| {
+                let b = b.as_ref();
+                (policy.decide(b), Sha256::digest(b).into())
+            })
+            .collect();
+        let mut last_conflict = None;
+        for _ in 0..RETRIES {
+            let (size, note) = self.store.head()?;
+            let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(inputs.len());
+            // 2. dedup
+            let accepted: Vec<Hash> = verdicts
+                .iter()
+                .filter(|(v, _)| matches!(v, Verdict::Accept { .. }))
+                .map(|(_, h)| *h)
+                .collect();
+            let found = self.store.find(&accepted)?;
+            let mut known: HashMap<Hash, u64> = accepted
+                .iter()
+                .zip(found)
+                .filter_map(|(h, i)| i.map(|i| (*h, i)))
+                .collect();
+            // 3. streams
+            let packets: Vec<_> = verdicts
+                .iter()
+                .filter_map(|(v, _)| match v {
+                    Verdict::Accept {
+                        packet: Some(p), ..
+                    } => Some(&**p),
+                    _ => None,
+                })
+                .collect();
+            let mut streams = StreamCheck::load(&mut *self.store, &packets)?;
+            let mut batch = Batch {
+                old_size: size,
+                ..Batch::default()
+            };
+            let at = now_millis();
+            for ((verdict, sha), input) in verdicts.iter().zip(inputs) {
+                let outcome = match verdict {
+                    Verdict::Unreadable(why) => Outcome::Unreadable(why.clone()),
+                    Verdict::Refuse(r) => Outcome::Refused(r.clone()),
+                    Verdict::Accept { status, packet } => {
+                        if let Some(&index) = known.get(sha) {
+                            Outcome::Duplicate {
+                                index,
+                                sha256: *sha,
+                            }
+                        } else {
+                            let index = size + batch.entries.len() as u64;
+                            let admitted = match packet {
+                                Some(p) => streams.admit(p, index).map(Some),
+                                None => Ok(None),
+                            };
+                            match admitted {
+                                Err(r) => Outcome::Refused(r),
+                                Ok(row) => {
+                                    batch.packets.extend(row);
+                                    known.insert(*sha, index);
+                                    batch.entries.push(Entry {
+                                        index,
+                                        sha256: *sha,
+                                        data: input.as_ref().to_vec(),
+                                        integrated_at: at,
+                                    });
+                                    Outcome::Appended {
+                                        index,
+                                        sha256: *sha,
+                                        status: *status,
+                                    }
+                                }
+                            }
+                        }
+                    }
+                };
+                outcomes.push(Some(outcome));
+            }
+            let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
+            if batch.entries.is_empty() {
+                return Ok(Submission {
+                    outcomes,
+                    size,
+                    checkpoint: note,
+                });
+            }
+            // 4. tree
+            let leaves: Vec<Hash> = batch.entries.iter().map(|e| leaf_hash(&e.data)).collect();
+            batch.tiles = grow(&mut *self.store, size, &leaves)?;
+            let new_size = batch.new_size();
+            let root = {
+                let overlay: HashMap<(u8, u64), &[u8]> = batch
+                    .tiles
+                    .iter()
+                    .map(|(l, i, d)| ((*l, *i), &d[..]))
+                    .collect();
+                let store = RefCell::new(&mut *self.store);
+                let src = TileSource::new(new_size, |t: &Tile| {
+                    read_tile(&mut **store.borrow_mut(), t, Some(&overlay))
+                });
+                tree::root(&src, new_size)?
+            };
+            // 5. sign
+            batch.checkpoint = Checkpoint::new(&self.meta.origin, new_size, root)
+                .sign(signer)
+                .map_err(|e| LogError::Checkpoint(e.to_string()))?;
+            // 6. commit
+            match self.store.commit(&batch) {
+                Ok(()) => {
+                    return Ok(Submission {
+                        outcomes,
+                        size: new_size,
+                        checkpoint: batch.checkpoint,
+                    })
+                }
+                Err(StoreError::Conflict { expected, found }) => {
+                    last_conflict = Some(StoreError::Conflict { expected, found });
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(last_conflict
+            .map(LogError::Store)
+            .unwrap_or_else(|| LogError::Io("the batch could not be committed".into())))
+    }
+
+    /// A source of the tree of `size` leaves, read from the stored tiles.
+    pub fn hash_source(&mut self, size: u64) -> StoreTiles<'_> {
+        StoreTiles {
+            store: RefCell::new(&mut *self.store),
+            size,
+        }
+    }
+
+    /// The inclusion proof of `index` in the tree of `size` leaves.
+    pub fn inclusion_proof(&mut self, index: u64, size: u64) -> Result<Vec<Hash>, LogError> {
+        let src = self.hash_source(size);
+        Ok(tree::inclusion_proof(&src, index, size)?)
+    }
+
+    /// The consistency proof between two sizes.
+    pub fn consistency_proof(&mut self, old: u64, new: u64) -> Result<Vec<Hash>, LogError> {
+        let src = self.hash_source(new);
+        Ok(tree::consistency_proof(&src, old, new)?)
+    }
+
+    /// The root of the tree of `size` leaves, from the stored tiles.
+    pub fn root(&mut self, size: u64) -> Result<Hash, LogError> {
+        let src = self.hash_source(size);
+        Ok(tree::root(&src, size)?)
+    }
+
+    /// A log bundle of one entry: its bytes, its inclusion proof and the
+    /// latest signed checkpoint.
+    pub fn bundle(&mut self, index: u64) -> Result<crate::bundle::Bundle, LogError> {
+        let (size, note) = self.head()?;
+        if index >= size {
+            return Err(LogError::Proof(ProofError::IndexOutOfRange { index, size }));
+        }
+        let entry = self.store.entry(index)?.ok_or_else(|| {
+            StoreError::Read(format!(
+                "entry {index} is missing from the store (run chit log audit)"
+            ))
+        })?;
+        let proof = self.inclusion_proof(index, size)?;
+        let bundle = crate::bundle::Bundle {
+            origin: self.meta.origin.clone(),
+            index,
+            entry: entry.data,
+            inclusion_proof: proof,
+            checkpoint: note,
+        };
+        // Never hand out what does not verify.
+        bundle
+            .verify(&self.verifier, &[], 0)
+            .map_err(|e| LogError::Checkpoint(format!("entry {index}: {e} (run chit log audit)")))?;
+        Ok(bundle)
+    }
+}
+
+/// Reads one tile from a store (or a batch's overlay), cut to its width.
+fn read_tile(
+    store: &mut dyn Store,
+    t: &Tile,
+    overlay: Option<&HashMap<(u8, u64), &[u8]>>,
+) -> Result<Vec<u8>, String> {
+    let TileKind::Hashes(level) = t.kind else {
+        return Err("not a hash tile".into());
+    };
+    let want = usize::from(t.width) * 32;
+    let data = match overlay.and_then(|o| o.get(&(level, t.index))) {
+        Some(d) => d.to_vec(),
+        None => store
+            .tile(level, t.index)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("tile {} is missing from the store", t.path()))?,
+    };
+    if data.len() < want {
+        return Err(format!(
+            "tile {} holds {} hashes, fewer than {}",
+            t.path(),
+            data.len() / 32,
+            t.width
+        ));
+    }
+    Ok(data[..want].to_vec())
+}
+
+/// The tree of one size, read from a store's hash tiles.
+pub struct StoreTiles<'a> {
+    store: RefCell<&'a mut dyn Store>,
+    size: u64,
+}
+
+impl tree::HashSource for StoreTiles<'_> {
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
+        let src = TileSource::new(self.size, |t: &Tile| {
+            read_tile(&mut **self.store.borrow_mut(), t, None)
+        });
+        src.subtree_hash(level, index)
+    }
+}
+
+/// The root of a full tile's 256 hashes: the subtree hash one tile level up.
+pub fn tile_root(hashes: &[u8]) -> Hash {
+    let mut nodes: Vec<Hash> = hashes
+        .chunks_exact(32)
+        .map(|c| c.try_into().expect("32 bytes"))
+        .collect();
+    while nodes.len() > 1 {
+        nodes = nodes
+            .chunks_exact(2)
+            .map(|p| node_hash(&p[0], &p[1]))
+            .collect();
+    }
+    nodes[0]
+}
+
+/// The hash tiles appending `leaves` to a tree of `old_size` leaves
+/// touches, with their new contents: at each tile level, the partial tile
+/// at the edge grows, and each tile it fills adds its root one level up.
+pub fn grow(
+    store: &mut dyn Store,
+    old_size: u64,
+    leaves: &[Hash],
+) -> Result<Vec<(u8, u64, Vec<u8>)>, LogError> {
+    let width = u64::from(TILE_WIDTH);
+    let full = usize::from(TILE_WIDTH) * 32;
+    let mut out = Vec::new();
+    let mut new: Vec<Hash> = leaves.to_vec();
+    let mut level = 0u8;
+    while !new.is_empty() {
+        let before = old_size >> (u32::from(level) * TILE_HEIGHT);
+        let mut index = before / width;
+        let have = (before % width) as usize;
+        let mut cur = if have > 0 {
+            let t = Tile {
+                kind: TileKind::Hashes(level),
+                index,
+                width: have as u16,
+            };
+            read_tile(store, &t, None).map_err(|e| LogError::Store(StoreError::Read(e)))?
+        } else {
+            Vec::with_capacity(full)
+        };
+        let mut up = Vec::with_capacity(new.len() / usize::from(TILE_WIDTH) + 1);
+        for h in &new {
+            cur.extend_from_slice(h);
+            if cur.len() == full {
+                up.push(tile_root(&cur));
+                out.push((level, index, std::mem::replace(&mut cur, Vec::with_capacity(full))));
+                index += 1;
+            }
+        }
+        if !cur.is_empty() {
+            out.push((level, index, cur));
+        }
+        new = up;
+        level += 1;
+    }
+    Ok(out)
+}

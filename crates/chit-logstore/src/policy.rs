@@ -1,0 +1,161 @@
+//! What a log accepts, fixed at `chit log init` and stored with it: an entry
+//! is accepted exactly when `chit verify` under these settings would call it
+//! valid (the core's one [`chit_core::check`]), with one exception for
+//! packet streams: P3 (a gap) is allowed at append, since packets arrive
+//! out of order; P1, P2 and P4 are held against the whole log
+//! ([`crate::streams`]).
+
+use chit_core::across::Facts;
+use chit_core::kinds::packet::stream::PacketFacts;
+use chit_core::report::Status;
+use chit_core::trust::Trust;
+use chit_core::{check, Context, Report};
+use serde_json::{json, Value};
+
+/// The settings, as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// A trust file's text (`--trust`): who may sign, which kinds.
+    pub trust: Option<String>,
+    /// Distinct trusted signers an envelope needs (`--threshold`), at least 1.
+    pub threshold: usize,
+    /// With a trust file, whether documents no trusted key signed are still
+    /// accepted, checked by their own rules (`--accept-unsigned`). Without
+    /// a trust file every document is checked by its own rules.
+    pub accept_unsigned: bool,
+    /// Whether inputs chit could check only in part (SIGNED: a payload of a
+    /// kind chit does not know; UNCHECKED) are accepted (`--allow-unchecked`).
+    pub allow_unchecked: bool,
+}
+
+/// What the policy says of one submission.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Accepted: its status (VALID, or SIGNED/UNCHECKED where allowed) and,
+    /// for a packet, what the stream rules need.
+    Accept {
+        status: Status,
+        packet: Option<Box<PacketFacts>>,
+    },
+    /// Refused, with the findings `chit verify` gives.
+    Refuse(Report),
+    /// Not readable at all (not JSON, mis-encoded, too deep, too large).
+    Unreadable(String),
+}
+
+impl Policy {
+    pub fn to_json(&self) -> String {
+        json!({
+            "trust": self.trust,
+            "threshold": self.threshold.max(1),
+            "accept_unsigned": self.accept_unsigned,
+            "allow_unchecked": self.allow_unchecked,
+        })
+        .to_string()
+    }
+
+    pub fn from_json(text: &str) -> Result<Policy, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("the stored policy: {e}"))?;
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+        Ok(Policy {
+            trust: v.get("trust").and_then(Value::as_str).map(str::to_string),
+            threshold: v.get("threshold").and_then(Value::as_u64).unwrap_or(1).max(1) as usize,
+            accept_unsigned: flag("accept_unsigned"),
+            allow_unchecked: flag("allow_unchecked"),
+        })
+    }
+
+    /// Reads the trust file once, for every check.
+    pub fn compile(&self) -> Result<Compiled, String> {
+        let trust = match &self.trust {
+            None => None,
+            Some(t) => Some(Trust::parse(t).map_err(|e| format!("the stored trust file: {e}"))?),
+        };
+        Ok(Compiled {
+            policy: self.clone(),
+            trust,
+        })
+    }
+
+    /// One line for people: what the log accepts.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match &self.trust {
+            None => parts.push("any valid receipt (no trust file)".to_string()),
+            Some(_) if self.accept_unsigned => parts.push(format!(
+                "receipts signed by {} trusted key(s), and unsigned ones valid by their own rules",
+                self.threshold.max(1)
+            )),
+            Some(_) => parts.push(format!(
+                "only receipts signed by {} trusted key(s)",
+                self.threshold.max(1)
+            )),
+        }
+        if self.allow_unchecked {
+            parts.push("payloads chit cannot check are accepted".into());
+        }
+        parts.join("; ")
+    }
+}
+
+/// A policy ready to check with.
+pub struct Compiled {
+    pub policy: Policy,
+    trust: Option<Trust>,
+}
+
+impl Compiled {
+    fn context(&self, trusted: bool) -> Context<'_> {
+        Context {
+            trust: if trusted { self.trust.as_ref() } else { None },
+            threshold: self.policy.threshold.max(1),
+            ..Context::default()
+        }
+    }
+
+    /// The verdict on one submission's bytes.
+    pub fn decide(&self, bytes: &[u8]) -> Verdict {
+        if bytes.len() > chit_log::tiles::MAX_ENTRY_BYTES {
+            return Verdict::Unreadable(format!(
+                "{} bytes: a log entry is at most {} bytes (the length prefix of tlog-tiles entry bundles); \
+                 log a smaller receipt, or its digest inside one",
+                bytes.len(),
+                chit_log::tiles::MAX_ENTRY_BYTES
+            ));
+        }
+        let checked = match check(bytes, &self.context(true)) {
+            Ok(c) => c,
+            Err(e) => return Verdict::Unreadable(e.to_string()),
+        };
+        let mut checked = checked;
+        if self.trust.is_some()
+            && self.policy.accept_unsigned
+            && checked.artifact_id.is_none()
+            && checked.report.breaks(chit_core::rule::THRESHOLD)
+            && !checked.report.breaks(chit_core::rule::TRUST)
+            && !checked.report.breaks(chit_core::rule::SIGNATURE)
+        {
+            // Signed by no key at all: held to its own rules alone.
+            match check(bytes, &self.context(false)) {
+                Ok(c) => checked = c,
+                Err(e) => return Verdict::Unreadable(e.to_string()),
+            }
+        }
+        let status = checked.report.status();
+        let pass = match status {
+            Status::Valid => true,
+            Status::Signed | Status::Unchecked => self.policy.allow_unchecked,
+            Status::Invalid => false,
+        };
+        if !pass {
+            // SIGNED or UNCHECKED under a policy without --allow-unchecked
+            // keeps its status: the report says what was not checked.
+            return Verdict::Refuse(checked.report);
+        }
+        let packet = match checked.facts {
+            Some(Facts::Packet(p)) => Some(Box::new(p)),
+            _ => None,
+        };
+        Verdict::Accept { status, packet }
+    }
+}

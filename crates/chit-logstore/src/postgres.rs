@@ -1,0 +1,491 @@
+//! The shared store: PostgreSQL, for a deployment where several processes
+//! (on several machines) read one log and one sequences it.
+//!
+//! `postgres://user@host:port/database?schema=NAME`: the log's tables live
+//! in schema `NAME` (default `public`), so one database can hold several
+//! logs. A commit locks the head row (`SELECT … FOR UPDATE`) and checks the
+//! tree size, so no two batches interleave; [`Store::lease`] is a
+//! session-level advisory lock, released by PostgreSQL when its holder's
+//! connection ends, however it ends: the lease passes on when a sequencer
+//! dies.
+
+use crate::store::{Batch, Entry, Meta, PacketRow, Store, StoreError};
+use chit_log::Hash;
+use postgres::{Client, NoTls};
+use std::collections::HashMap;
+
+const SCHEMA: &str = "
+CREATE TABLE chit_log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE chit_log_head (id INTEGER PRIMARY KEY CHECK (id = 0), size BIGINT NOT NULL);
+CREATE TABLE chit_log_checkpoints (size BIGINT PRIMARY KEY, note BYTEA NOT NULL);
+CREATE TABLE chit_log_entries (
+  idx BIGINT PRIMARY KEY,
+  sha256 BYTEA NOT NULL UNIQUE,
+  data BYTEA NOT NULL,
+  integrated_at BIGINT NOT NULL
+);
+CREATE TABLE chit_log_tiles (
+  level SMALLINT NOT NULL,
+  idx BIGINT NOT NULL,
+  data BYTEA NOT NULL,
+  PRIMARY KEY (level, idx)
+);
+CREATE TABLE chit_log_packets (
+  stream_id TEXT NOT NULL,
+  sequence BIGINT NOT NULL,
+  packet_id TEXT NOT NULL,
+  prev_packet_id TEXT,
+  idx BIGINT NOT NULL,
+  PRIMARY KEY (stream_id, sequence)
+);
+CREATE UNIQUE INDEX chit_log_packet_ids ON chit_log_packets (stream_id, packet_id);
+";
+
+/// A log in a PostgreSQL schema.
+pub struct PgStore {
+    client: Client,
+    location: String,
+    schema: String,
+}
+
+/// Splits chit's `schema=NAME` out of a connection URL: the URL PostgreSQL
+/// is given, the schema, and the URL without its password (for messages).
+pub fn parse_location(url: &str) -> Result<(String, String, String), StoreError> {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, q),
+        None => (url, ""),
+    };
+    let mut schema = "public".to_string();
+    let mut rest = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.strip_prefix("schema=") {
+            Some(s) => schema = s.to_string(),
+            None => rest.push(pair),
+        }
+    }
+    let valid = !schema.is_empty()
+        && schema.len() <= 63
+        && schema
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !schema.as_bytes()[0].is_ascii_digit();
+    if !valid {
+        return Err(StoreError::Read(format!(
+            "schema={schema}: a schema name is lower-case letters, digits and _, not starting with a digit"
+        )));
+    }
+    let pg = if rest.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    // user:password@host → user@host
+    let shown = match (base.find("://"), base.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &base[s + 3..at];
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{}{user}@{}", &base[..s + 3], &base[at + 1..])
+        }
+        _ => base.to_string(),
+    };
+    Ok((pg, schema.clone(), format!("{shown} (schema {schema})")))
+}
+
+fn read_err(e: postgres::Error) -> StoreError {
+    StoreError::Read(format!("PostgreSQL: {e}"))
+}
+
+impl PgStore {
+    /// Connects; the schema need not hold a log yet (`create` makes one).
+    pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let (pg, schema, location) = parse_location(url)?;
+        let mut client = Client::connect(&pg, NoTls)
+            .map_err(|e| StoreError::Read(format!("cannot connect to {location}: {e}")))?;
+        client
+            .batch_execute(&format!("SET search_path TO {schema}"))
+            .map_err(read_err)?;
+        Ok(PgStore {
+            client,
+            location,
+            schema,
+        })
+    }
+
+    fn write_err(&self, e: postgres::Error) -> StoreError {
+        StoreError::Write(format!(
+            "cannot write {}: {e}; nothing of this batch was acknowledged",
+            self.location
+        ))
+    }
+
+    fn is_log(&mut self) -> Result<bool, StoreError> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{}.chit_log_meta", self.schema)],
+            )
+            .map_err(read_err)?;
+        Ok(row.get(0))
+    }
+
+    fn require_log(&mut self) -> Result<(), StoreError> {
+        if self.is_log()? {
+            Ok(())
+        } else {
+            Err(StoreError::NotALog(self.location.clone()))
+        }
+    }
+}
+
+fn hash_of(v: Vec<u8>, what: &str) -> Result<Hash, StoreError> {
+    v.try_into()
+        .map_err(|_| StoreError::Read(format!("a stored {what} is not 32 bytes")))
+}
+
+fn to_entry(r: &postgres::Row) -> Result<Entry, StoreError> {
+    Ok(Entry {
+        index: r.get::<_, i64>(0) as u64,
+        sha256: hash_of(r.get(1), "content address")?,
+        data: r.get(2),
+        integrated_at: r.get(3),
+    })
+}
+
+fn to_packet(r: &postgres::Row) -> PacketRow {
+    PacketRow {
+        stream_id: r.get(0),
+        sequence: r.get(1),
+        packet_id: r.get(2),
+        prev_packet_id: r.get(3),
+        index: r.get::<_, i64>(4) as u64,
+    }
+}
+
+impl Store for PgStore {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        let schema = self.schema.clone();
+        let mut tx = self.client.transaction().map_err(read_err)?;
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+            .map_err(|e| StoreError::Write(format!("cannot create schema {schema}: {e}")))?;
+        let exists: bool = tx
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{schema}.chit_log_meta")],
+            )
+            .map_err(read_err)?
+            .get(0);
+        if exists {
+            return Err(StoreError::Exists(self.location.clone()));
+        }
+        let location = self.location.clone();
+        let w = |e: postgres::Error| StoreError::Write(format!("cannot write {location}: {e}"));
+        tx.batch_execute(SCHEMA).map_err(w)?;
+        let rows = [
+            ("format", Some(crate::FORMAT.to_string())),
+            ("origin", Some(meta.origin.clone())),
+            ("verifier_key", Some(meta.verifier_key.clone())),
+            ("policy", Some(meta.policy.clone())),
+            ("key_file", meta.key_file.clone()),
+        ];
+        for (k, v) in rows.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))) {
+            tx.execute(
+                "INSERT INTO chit_log_meta (key, value) VALUES ($1, $2)",
+                &[k, v],
+            )
+            .map_err(w)?;
+        }
+        tx.execute("INSERT INTO chit_log_head (id, size) VALUES (0, 0)", &[])
+            .map_err(w)?;
+        tx.execute(
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES (0, $1)",
+            &[&checkpoint],
+        )
+        .map_err(w)?;
+        tx.commit().map_err(w)
+    }
+
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        self.require_log()?;
+        let rows = self
+            .client
+            .query("SELECT key, value FROM chit_log_meta", &[])
+            .map_err(read_err)?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        crate::meta_from_rows(&self.location, rows)
+    }
+
+    fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+        let row = self
+            .client
+            .query_opt(
+                "SELECT h.size, c.note FROM chit_log_head h \
+                 LEFT JOIN chit_log_checkpoints c ON c.size = h.size WHERE h.id = 0",
+                &[],
+            )
+            .map_err(read_err)?
+            .ok_or_else(|| StoreError::Read("the store has no head row".into()))?;
+        let size: i64 = row.get(0);
+        let note: Option<Vec<u8>> = row.get(1);
+        let note = note.ok_or_else(|| {
+            StoreError::Read(format!("the store has no checkpoint for its size {size}"))
+        })?;
+        Ok((size as u64, note))
+    }
+
+    fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .client
+            .query_opt(
+                "SELECT note FROM chit_log_checkpoints WHERE size = $1",
+                &[&(size as i64)],
+            )
+            .map_err(read_err)?
+            .map(|r| r.get(0)))
+    }
+
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        Ok(self
+            .client
+            .query(
+                "SELECT size, note FROM chit_log_checkpoints ORDER BY size",
+                &[],
+            )
+            .map_err(read_err)?
+            .iter()
+            .map(|r| (r.get::<_, i64>(0) as u64, r.get(1)))
+            .collect())
+    }
+
+    fn replace_checkpoint(&mut self, size: u64, note: &[u8]) -> Result<(), StoreError> {
+        let n = self
+            .client
+            .execute(
+                "UPDATE chit_log_checkpoints SET note = $2 WHERE size = $1",
+                &[&(size as i64), &note],
+            )
+            .map_err(|e| self.write_err(e))?;
+        if n == 0 {
+            return Err(StoreError::Read(format!("no checkpoint of size {size}")));
+        }
+        Ok(())
+    }
+
+    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        let keys: Vec<&[u8]> = digests.iter().map(|d| &d[..]).collect();
+        let found: HashMap<Vec<u8>, u64> = self
+            .client
+            .query(
+                "SELECT sha256, idx FROM chit_log_entries WHERE sha256 = ANY($1)",
+                &[&keys],
+            )
+            .map_err(read_err)?
+            .iter()
+            .map(|r| (r.get(0), r.get::<_, i64>(1) as u64))
+            .collect();
+        Ok(digests
+            .iter()
+            .map(|d| found.get(&d[..]).copied())
+            .collect())
+    }
+
+    fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
+        self.client
+            .query_opt(
+                "SELECT idx, sha256, data, integrated_at FROM chit_log_entries WHERE idx = $1",
+                &[&(index.min(i64::MAX as u64) as i64)],
+            )
+            .map_err(read_err)?
+            .as_ref()
+            .map(to_entry)
+            .transpose()
+    }
+
+    fn scan(
+        &mut self,
+        start: u64,
+        end: u64,
+        each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let (s, e) = (
+            start.min(i64::MAX as u64) as i64,
+            end.min(i64::MAX as u64) as i64,
+        );
+        let params: [&(dyn postgres::types::ToSql + Sync); 2] = [&s, &e];
+        let mut rows = self
+            .client
+            .query_raw(
+                "SELECT idx, sha256, data, integrated_at FROM chit_log_entries \
+                 WHERE idx >= $1 AND idx < $2 ORDER BY idx",
+                params,
+            )
+            .map_err(read_err)?;
+        while let Some(r) = rows.next().map_err(read_err)? {
+            each(to_entry(&r)?)?;
+        }
+        Ok(())
+    }
+
+    fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .client
+            .query_opt(
+                "SELECT data FROM chit_log_tiles WHERE level = $1 AND idx = $2",
+                &[&i16::from(level), &(index.min(i64::MAX as u64) as i64)],
+            )
+            .map_err(read_err)?
+            .map(|r| r.get(0)))
+    }
+
+    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
+        let streams: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+        let seqs: Vec<i64> = keys.iter().map(|k| k.1).collect();
+        Ok(self
+            .client
+            .query(
+                "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
+                 FROM chit_log_packets p JOIN unnest($1::text[], $2::int8[]) AS k(s, n) \
+                 ON p.stream_id = k.s AND p.sequence = k.n",
+                &[&streams, &seqs],
+            )
+            .map_err(read_err)?
+            .iter()
+            .map(to_packet)
+            .collect())
+    }
+
+    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
+        let streams: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
+        Ok(self
+            .client
+            .query(
+                "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
+                 FROM chit_log_packets p JOIN unnest($1::text[], $2::text[]) AS k(s, id) \
+                 ON p.stream_id = k.s AND p.packet_id = k.id",
+                &[&streams, &ids],
+            )
+            .map_err(read_err)?
+            .iter()
+            .map(to_packet)
+            .collect())
+    }
+
+    fn packets(
+        &mut self,
+        each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let none: [&(dyn postgres::types::ToSql + Sync); 0] = [];
+        let mut rows = self
+            .client
+            .query_raw(
+                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
+                 FROM chit_log_packets ORDER BY stream_id, sequence",
+                none,
+            )
+            .map_err(read_err)?;
+        while let Some(r) = rows.next().map_err(read_err)? {
+            each(to_packet(&r))?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+        let location = self.location.clone();
+        let w = |e: postgres::Error| {
+            StoreError::Write(format!(
+                "cannot write {location}: {e}; nothing of this batch was acknowledged"
+            ))
+        };
+        let mut tx = self.client.transaction().map_err(w)?;
+        let found: i64 = tx
+            .query_one("SELECT size FROM chit_log_head WHERE id = 0 FOR UPDATE", &[])
+            .map_err(read_err)?
+            .get(0);
+        if found as u64 != batch.old_size {
+            return Err(StoreError::Conflict {
+                expected: batch.old_size,
+                found: found as u64,
+            });
+        }
+        let idx: Vec<i64> = batch.entries.iter().map(|e| e.index as i64).collect();
+        let sha: Vec<&[u8]> = batch.entries.iter().map(|e| &e.sha256[..]).collect();
+        let data: Vec<&[u8]> = batch.entries.iter().map(|e| &e.data[..]).collect();
+        let at: Vec<i64> = batch.entries.iter().map(|e| e.integrated_at).collect();
+        tx.execute(
+            "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
+             SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[], $4::int8[])",
+            &[&idx, &sha, &data, &at],
+        )
+        .map_err(w)?;
+        let levels: Vec<i16> = batch.tiles.iter().map(|t| i16::from(t.0)).collect();
+        let tidx: Vec<i64> = batch.tiles.iter().map(|t| t.1 as i64).collect();
+        let tdata: Vec<&[u8]> = batch.tiles.iter().map(|t| &t.2[..]).collect();
+        tx.execute(
+            "INSERT INTO chit_log_tiles (level, idx, data) \
+             SELECT * FROM unnest($1::int2[], $2::int8[], $3::bytea[]) \
+             ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
+            &[&levels, &tidx, &tdata],
+        )
+        .map_err(w)?;
+        if !batch.packets.is_empty() {
+            let ps = &batch.packets;
+            let s: Vec<&str> = ps.iter().map(|p| p.stream_id.as_str()).collect();
+            let n: Vec<i64> = ps.iter().map(|p| p.sequence).collect();
+            let id: Vec<&str> = ps.iter().map(|p| p.packet_id.as_str()).collect();
+            let prev: Vec<Option<&str>> = ps.iter().map(|p| p.prev_packet_id.as_deref()).collect();
+            let i: Vec<i64> = ps.iter().map(|p| p.index as i64).collect();
+            tx.execute(
+                "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
+                 SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[])",
+                &[&s, &n, &id, &prev, &i],
+            )
+            .map_err(w)?;
+        }
+        let new_size = batch.new_size() as i64;
+        tx.execute(
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES ($1, $2) \
+             ON CONFLICT (size) DO UPDATE SET note = excluded.note",
+            &[&new_size, &batch.checkpoint],
+        )
+        .map_err(w)?;
+        tx.execute(
+            "UPDATE chit_log_head SET size = $1 WHERE id = 0",
+            &[&new_size],
+        )
+        .map_err(w)?;
+        tx.commit().map_err(w)
+    }
+
+    fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
+        self.require_log()?;
+        let key = format!("chit-log:{}", self.schema);
+        let start = std::time::Instant::now();
+        loop {
+            let got: bool = self
+                .client
+                .query_one("SELECT pg_try_advisory_lock(hashtext($1)::bigint)", &[&key])
+                .map_err(read_err)?
+                .get(0);
+            if got {
+                return Ok(());
+            }
+            if start.elapsed() >= wait {
+                return Err(StoreError::Write(format!(
+                    "another process is sequencing {} (it holds the sequencer's lease); \
+                     try again when it finishes, or append through it",
+                    self.location
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}

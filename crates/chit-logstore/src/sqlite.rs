@@ -1,0 +1,484 @@
+//! The default store: one SQLite file, bundled into chit, no server.
+//!
+//! WAL mode with `synchronous=FULL`: a commit has reached the disk (the
+//! WAL's fsync) before [`Store::commit`] returns, and a crash at any moment
+//! leaves the file at a committed batch. Writers take SQLite's write lock
+//! (`BEGIN IMMEDIATE`) and check the tree size inside it, so two processes
+//! appending to one file cannot interleave a batch.
+
+use crate::store::{Batch, Entry, Meta, PacketRow, Store, StoreError};
+use chit_log::Hash;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use std::path::{Path, PathBuf};
+
+/// The tables a log keeps. `idx` is the log index; tiles are tlog-tiles'
+/// hash tiles (a partial tile is rewritten as it grows).
+const SCHEMA: &str = "
+CREATE TABLE chit_log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE chit_log_head (id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL);
+CREATE TABLE chit_log_checkpoints (size INTEGER PRIMARY KEY, note BLOB NOT NULL);
+CREATE TABLE chit_log_entries (
+  idx INTEGER PRIMARY KEY,
+  sha256 BLOB NOT NULL UNIQUE,
+  data BLOB NOT NULL,
+  integrated_at INTEGER NOT NULL
+);
+CREATE TABLE chit_log_tiles (
+  level INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (level, idx)
+) WITHOUT ROWID;
+CREATE TABLE chit_log_packets (
+  stream_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  packet_id TEXT NOT NULL,
+  prev_packet_id TEXT,
+  idx INTEGER NOT NULL,
+  PRIMARY KEY (stream_id, sequence)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX chit_log_packet_ids ON chit_log_packets (stream_id, packet_id);
+";
+
+/// A log in one SQLite file.
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn read_err(e: rusqlite::Error) -> StoreError {
+    StoreError::Read(format!("SQLite: {e}"))
+}
+
+fn write_err(path: &Path, e: rusqlite::Error) -> StoreError {
+    let why = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::ReadOnly) => "the store is read-only".to_string(),
+        Some(rusqlite::ErrorCode::DiskFull) => "the disk is full".to_string(),
+        _ => e.to_string(),
+    };
+    StoreError::Write(format!(
+        "cannot write {}: {why}; nothing of this batch was acknowledged",
+        path.display()
+    ))
+}
+
+impl SqliteStore {
+    /// Opens an existing file (never creates one).
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NotALog(path.display().to_string()));
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
+        let store = SqliteStore::tune(conn, path)?;
+        let is_log: Option<String> = store
+            .conn
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'chit_log_meta'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| StoreError::Read(format!("{} is not a chit log: {e}", path.display())))?;
+        if is_log.is_none() {
+            return Err(StoreError::NotALog(path.display().to_string()));
+        }
+        Ok(store)
+    }
+
+    /// Creates a new file; refuses one that exists (chit never replaces
+    /// what it did not create).
+    pub fn create_file(path: &Path) -> Result<SqliteStore, StoreError> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    StoreError::Exists(path.display().to_string())
+                } else {
+                    StoreError::Write(format!("cannot create {}: {e}", path.display()))
+                }
+            })?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| write_err(path, e))?;
+        SqliteStore::tune(conn, path)
+    }
+
+    fn tune(conn: Connection, path: &Path) -> Result<SqliteStore, StoreError> {
+        // A read-only file cannot switch to WAL; it is read as it is.
+        let _ = conn.pragma_update(None, "journal_mode", "WAL");
+        conn.pragma_update(None, "synchronous", "FULL")
+            .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(30)))
+            .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn size(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT size FROM chit_log_head WHERE id = 0", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .map_err(read_err)
+    }
+}
+
+fn hash_of(v: Vec<u8>, what: &str) -> Result<Hash, StoreError> {
+    v.try_into()
+        .map_err(|_| StoreError::Read(format!("a stored {what} is not 32 bytes")))
+}
+
+fn entry_row(r: &rusqlite::Row) -> rusqlite::Result<(i64, Vec<u8>, Vec<u8>, i64)> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+}
+
+fn to_entry((idx, sha, data, at): (i64, Vec<u8>, Vec<u8>, i64)) -> Result<Entry, StoreError> {
+    Ok(Entry {
+        index: idx as u64,
+        sha256: hash_of(sha, "content address")?,
+        data,
+        integrated_at: at,
+    })
+}
+
+fn packet_row(r: &rusqlite::Row) -> rusqlite::Result<PacketRow> {
+    Ok(PacketRow {
+        stream_id: r.get(0)?,
+        sequence: r.get(1)?,
+        packet_id: r.get(2)?,
+        prev_packet_id: r.get(3)?,
+        index: r.get::<_, i64>(4)? as u64,
+    })
+}
+
+impl Store for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| write_err(&path, e))?;
+        let exists: Option<String> = tx
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE name = 'chit_log_meta'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(read_err)?;
+        if exists.is_some() {
+            return Err(StoreError::Exists(path.display().to_string()));
+        }
+        tx.execute_batch(SCHEMA).map_err(|e| write_err(&path, e))?;
+        let mut rows = vec![
+            ("format", Some(crate::FORMAT.to_string())),
+            ("origin", Some(meta.origin.clone())),
+            ("verifier_key", Some(meta.verifier_key.clone())),
+            ("policy", Some(meta.policy.clone())),
+            ("key_file", meta.key_file.clone()),
+        ];
+        rows.retain(|(_, v)| v.is_some());
+        for (k, v) in rows {
+            tx.execute(
+                "INSERT INTO chit_log_meta (key, value) VALUES (?1, ?2)",
+                params![k, v],
+            )
+            .map_err(|e| write_err(&path, e))?;
+        }
+        tx.execute("INSERT INTO chit_log_head (id, size) VALUES (0, 0)", [])
+            .map_err(|e| write_err(&path, e))?;
+        tx.execute(
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES (0, ?1)",
+            params![checkpoint],
+        )
+        .map_err(|e| write_err(&path, e))?;
+        tx.commit().map_err(|e| write_err(&path, e))
+    }
+
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM chit_log_meta")
+            .map_err(read_err)?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(read_err)?;
+        crate::meta_from_rows(&self.path.display().to_string(), rows)
+    }
+
+    fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+        let tx = self.conn.transaction().map_err(read_err)?;
+        let size: i64 = tx
+            .query_row("SELECT size FROM chit_log_head WHERE id = 0", [], |r| {
+                r.get(0)
+            })
+            .map_err(read_err)?;
+        let note: Option<Vec<u8>> = tx
+            .query_row(
+                "SELECT note FROM chit_log_checkpoints WHERE size = ?1",
+                params![size],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(read_err)?;
+        let note = note.ok_or_else(|| {
+            StoreError::Read(format!("the store has no checkpoint for its size {size}"))
+        })?;
+        Ok((size as u64, note))
+    }
+
+    fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT note FROM chit_log_checkpoints WHERE size = ?1",
+                params![size as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(read_err)
+    }
+
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT size, note FROM chit_log_checkpoints ORDER BY size")
+            .map_err(read_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(read_err)?;
+        Ok(rows)
+    }
+
+    fn replace_checkpoint(&mut self, size: u64, note: &[u8]) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE chit_log_checkpoints SET note = ?2 WHERE size = ?1",
+                params![size as i64, note],
+            )
+            .map_err(|e| write_err(&self.path, e))?;
+        if n == 0 {
+            return Err(StoreError::Read(format!("no checkpoint of size {size}")));
+        }
+        Ok(())
+    }
+
+    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT idx FROM chit_log_entries WHERE sha256 = ?1")
+            .map_err(read_err)?;
+        digests
+            .iter()
+            .map(|d| {
+                stmt.query_row(params![&d[..]], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map(|o| o.map(|i| i as u64))
+                    .map_err(read_err)
+            })
+            .collect()
+    }
+
+    fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT idx, sha256, data, integrated_at FROM chit_log_entries WHERE idx = ?1",
+                params![index as i64],
+                entry_row,
+            )
+            .optional()
+            .map_err(read_err)?;
+        row.map(to_entry).transpose()
+    }
+
+    fn scan(
+        &mut self,
+        start: u64,
+        end: u64,
+        each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT idx, sha256, data, integrated_at FROM chit_log_entries \
+                 WHERE idx >= ?1 AND idx < ?2 ORDER BY idx",
+            )
+            .map_err(read_err)?;
+        let end = end.min(i64::MAX as u64) as i64;
+        let mut rows = stmt
+            .query(params![start.min(i64::MAX as u64) as i64, end])
+            .map_err(read_err)?;
+        while let Some(r) = rows.next().map_err(read_err)? {
+            each(to_entry(entry_row(r).map_err(read_err)?)?)?;
+        }
+        Ok(())
+    }
+
+    fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT data FROM chit_log_tiles WHERE level = ?1 AND idx = ?2")
+            .map_err(read_err)?;
+        stmt.query_row(params![level, index as i64], |r| r.get(0))
+            .optional()
+            .map_err(read_err)
+    }
+
+    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
+                 FROM chit_log_packets WHERE stream_id = ?1 AND sequence = ?2",
+            )
+            .map_err(read_err)?;
+        let mut out = Vec::new();
+        for (s, n) in keys {
+            if let Some(row) = stmt
+                .query_row(params![s, n], packet_row)
+                .optional()
+                .map_err(read_err)?
+            {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
+    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
+                 FROM chit_log_packets WHERE stream_id = ?1 AND packet_id = ?2",
+            )
+            .map_err(read_err)?;
+        let mut out = Vec::new();
+        for (s, id) in keys {
+            if let Some(row) = stmt
+                .query_row(params![s, id], packet_row)
+                .optional()
+                .map_err(read_err)?
+            {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
+    fn packets(
+        &mut self,
+        each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
+                 FROM chit_log_packets ORDER BY stream_id, sequence",
+            )
+            .map_err(read_err)?;
+        let mut rows = stmt.query([]).map_err(read_err)?;
+        while let Some(r) = rows.next().map_err(read_err)? {
+            each(packet_row(r).map_err(read_err)?)?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let w = |e| write_err(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(w)?;
+        let found: i64 = tx
+            .query_row("SELECT size FROM chit_log_head WHERE id = 0", [], |r| {
+                r.get(0)
+            })
+            .map_err(read_err)?;
+        if found as u64 != batch.old_size {
+            return Err(StoreError::Conflict {
+                expected: batch.old_size,
+                found: found as u64,
+            });
+        }
+        {
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(w)?;
+            for e in &batch.entries {
+                ins.execute(params![
+                    e.index as i64,
+                    &e.sha256[..],
+                    &e.data,
+                    e.integrated_at
+                ])
+                .map_err(w)?;
+            }
+            let mut tile = tx
+                .prepare_cached(
+                    "INSERT INTO chit_log_tiles (level, idx, data) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
+                )
+                .map_err(w)?;
+            for (level, index, data) in &batch.tiles {
+                tile.execute(params![level, *index as i64, data])
+                    .map_err(w)?;
+            }
+            let mut pk = tx
+                .prepare_cached(
+                    "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(w)?;
+            for p in &batch.packets {
+                pk.execute(params![
+                    p.stream_id,
+                    p.sequence,
+                    p.packet_id,
+                    p.prev_packet_id,
+                    p.index as i64
+                ])
+                .map_err(w)?;
+            }
+        }
+        tx.execute(
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2) \
+             ON CONFLICT (size) DO UPDATE SET note = excluded.note",
+            params![batch.new_size() as i64, &batch.checkpoint],
+        )
+        .map_err(w)?;
+        tx.execute(
+            "UPDATE chit_log_head SET size = ?1 WHERE id = 0",
+            params![batch.new_size() as i64],
+        )
+        .map_err(w)?;
+        tx.commit().map_err(w)
+    }
+
+    fn lease(&mut self, _wait: std::time::Duration) -> Result<(), StoreError> {
+        // One file on one machine: SQLite's write lock, taken by every
+        // commit, and the size check inside it are the sequencer's lease.
+        self.size().map(|_| ())
+    }
+}

@@ -1,0 +1,190 @@
+//! What a log keeps, behind one trait: SQLite ([`crate::sqlite`]) and
+//! PostgreSQL ([`crate::postgres`]) implement it, and one test suite runs
+//! against both.
+//!
+//! A store is dumb on purpose: it keeps rows and writes a batch atomically.
+//! Every decision (what is valid, what the tree's hashes are, what the
+//! checkpoint says) is the sequencer's ([`crate::Log`]), so both stores
+//! behave alike.
+//!
+//! # Invariants a store keeps
+//!
+//! - [`Store::commit`] writes a whole batch or nothing, and returns only
+//!   once the batch is durable (SQLite `synchronous=FULL` in WAL mode;
+//!   PostgreSQL's commit). A crash before it returns leaves no part of it.
+//! - A commit applies only to the tree size it was computed for: a store
+//!   whose size moved (another sequencer won) answers
+//!   [`StoreError::Conflict`] and writes nothing.
+//! - Entries are the submitted bytes; a store never parses them.
+
+use chit_log::Hash;
+
+/// What a log is, fixed at `chit log init`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// The checkpoint origin, and the log key's name.
+    pub origin: String,
+    /// The log key in Go's verifier-key form (`origin+keyid+base64`).
+    pub verifier_key: String,
+    /// The policy, as [`crate::Policy::to_json`] writes it.
+    pub policy: String,
+    /// The key file named at `chit log init`, a hint for later appends on
+    /// the same machine (never the key itself).
+    pub key_file: Option<String>,
+}
+
+/// One entry as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub index: u64,
+    /// SHA-256 of `data`: the entry's content address.
+    pub sha256: Hash,
+    /// The exact bytes submitted.
+    pub data: Vec<u8>,
+    /// When the batch holding it was committed, in milliseconds since the
+    /// Unix epoch by the sequencer's clock (for search; not in the tree).
+    pub integrated_at: i64,
+}
+
+/// What the packet stream rules (P1, P2, P4) need of a logged packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PacketRow {
+    pub stream_id: String,
+    pub sequence: i64,
+    pub packet_id: String,
+    pub prev_packet_id: Option<String>,
+    /// The log index of the entry that carries it.
+    pub index: u64,
+}
+
+/// One tree update: everything a batch of appends writes, at once.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// The tree size the batch was computed for.
+    pub old_size: u64,
+    /// The new entries, at `old_size..old_size + entries.len()`.
+    pub entries: Vec<Entry>,
+    /// Every hash tile the batch touched, `(tile level, tile index, the
+    /// tile's hashes)`, replacing the stored one.
+    pub tiles: Vec<(u8, u64, Vec<u8>)>,
+    /// The packets among the new entries.
+    pub packets: Vec<PacketRow>,
+    /// The signed checkpoint of the new size.
+    pub checkpoint: Vec<u8>,
+}
+
+impl Batch {
+    pub fn new_size(&self) -> u64 {
+        self.old_size + self.entries.len() as u64
+    }
+}
+
+/// Why a store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Nothing at this location is a chit log.
+    #[error("{0} holds no chit log (create one with chit log init)")]
+    NotALog(String),
+    /// `init` found a log already there.
+    #[error("{0} already holds a chit log; chit never replaces one")]
+    Exists(String),
+    /// Another sequencer appended since this batch was computed.
+    #[error("the log grew to {found} entries while a batch for {expected} was prepared")]
+    Conflict { expected: u64, found: u64 },
+    /// The store refused to write (read-only, full disk, lost connection).
+    #[error("{0}")]
+    Write(String),
+    /// The store could not be read, or holds what a log never writes.
+    #[error("{0}")]
+    Read(String),
+}
+
+/// A log's storage. See the module documentation for the invariants.
+pub trait Store: Send {
+    /// Where it is, for messages (a path, or a URL without its password).
+    fn location(&self) -> String;
+
+    /// Creates an empty log described by `meta`, with `checkpoint` (size 0)
+    /// as its first. Fails with [`StoreError::Exists`] where a log is.
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError>;
+
+    /// The log's description.
+    fn meta(&mut self) -> Result<Meta, StoreError>;
+
+    /// The committed tree size and its signed checkpoint, read together.
+    fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError>;
+
+    /// The signed checkpoint of one earlier size, when one was made.
+    fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Every signed checkpoint kept, oldest first, as `(size, note)`.
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError>;
+
+    /// Replaces the note of the checkpoint of `size` with one holding more
+    /// signatures (a witness's cosignature). The note's text must be the
+    /// same; the caller checks it.
+    fn replace_checkpoint(&mut self, size: u64, note: &[u8]) -> Result<(), StoreError>;
+
+    /// The index of each content address, where the log holds it.
+    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError>;
+
+    /// One entry, if the log holds it.
+    fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError>;
+
+    /// Entries `start..end` in index order, to `each`; rows beyond the tree
+    /// size are given too (an audit names them). `each` may stop the walk
+    /// by returning an error.
+    fn scan(
+        &mut self,
+        start: u64,
+        end: u64,
+        each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
+
+    /// The stored hashes of a hash tile (possibly more than a given tree
+    /// size needs: a partial tile grows in place).
+    fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Logged packets at these `(stream, sequence)` places.
+    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError>;
+
+    /// Logged packets with these `(stream, packet id)`.
+    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError>;
+
+    /// Every logged packet, by stream then sequence (for the gaps an audit
+    /// reports).
+    fn packets(
+        &mut self,
+        each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
+
+    /// Writes a batch: atomically, durably, only at `batch.old_size`.
+    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError>;
+
+    /// Becomes the one sequencer of this log, waiting up to `wait` for the
+    /// holder to finish or die. Held until the store is dropped. Commits
+    /// are safe without it ([`StoreError::Conflict`]); with it, a sequencer
+    /// shared by several processes does not waste batches on conflicts.
+    fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError>;
+}
+
+/// Opens the store a location names: `postgres://…` or `postgresql://…`
+/// (PostgreSQL; `?schema=NAME` keeps the log in its own schema), anything
+/// else a SQLite file.
+pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
+    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        Ok(Box::new(crate::postgres::PgStore::connect(location)?))
+    } else {
+        Ok(Box::new(crate::sqlite::SqliteStore::open(
+            std::path::Path::new(location),
+        )?))
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

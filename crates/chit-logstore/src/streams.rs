@@ -1,0 +1,141 @@
+//! Packet streams across the log: a packet is refused when, with every
+//! packet already logged (and those before it in its batch), its stream
+//! would break P1 (a packet id twice), P2 (a sequence twice) or P4 (the
+//! chain: `prev_packet_id` null exactly at sequence 0, and otherwise the
+//! id of the packet at sequence − 1, where that packet is logged). A gap
+//! (P3) is allowed: packets arrive out of order, and `chit log audit`
+//! reports the gaps that remain.
+
+use crate::store::{PacketRow, Store, StoreError};
+use chit_core::kinds::packet::rule;
+use chit_core::kinds::packet::stream::PacketFacts;
+use chit_core::Report;
+use std::collections::HashMap;
+
+/// The packets of one batch, checked in order against the log and each
+/// other.
+pub struct StreamCheck {
+    by_seq: HashMap<(String, i64), PacketRow>,
+    by_id: HashMap<(String, String), PacketRow>,
+}
+
+impl StreamCheck {
+    /// Reads from the store every logged packet the batch's rules may need:
+    /// at each packet's sequence and its neighbours, and by its id.
+    pub fn load(store: &mut dyn Store, packets: &[&PacketFacts]) -> Result<Self, StoreError> {
+        let mut at = Vec::with_capacity(packets.len() * 3);
+        let mut named = Vec::with_capacity(packets.len());
+        for p in packets {
+            for d in [-1i64, 0, 1] {
+                at.push((p.stream_id.to_string(), p.sequence.saturating_add(d)));
+            }
+            named.push((p.stream_id.to_string(), p.packet_id.to_string()));
+        }
+        let mut check = StreamCheck {
+            by_seq: HashMap::new(),
+            by_id: HashMap::new(),
+        };
+        if packets.is_empty() {
+            return Ok(check);
+        }
+        for row in store
+            .packets_at(&at)?
+            .into_iter()
+            .chain(store.packets_named(&named)?)
+        {
+            check.remember(row);
+        }
+        Ok(check)
+    }
+
+    fn remember(&mut self, row: PacketRow) {
+        self.by_id
+            .insert((row.stream_id.clone(), row.packet_id.clone()), row.clone());
+        self.by_seq
+            .insert((row.stream_id.clone(), row.sequence), row);
+    }
+
+    /// Checks one packet at log index `index`; when it passes, it counts for
+    /// the packets after it. The findings name the logged packet it
+    /// conflicts with.
+    pub fn admit(&mut self, p: &PacketFacts, index: u64) -> Result<PacketRow, Report> {
+        let mut r = Report::new(chit_core::kinds::packet::KIND);
+        let s = p.stream_id.to_string();
+        if let Some(other) = self.by_id.get(&(s.clone(), p.packet_id.to_string())) {
+            r.error(
+                rule::P1,
+                "/packet_id",
+                format!(
+                    "packet id {} is already logged in stream {s} (log index {}, sequence {})",
+                    p.packet_id, other.index, other.sequence
+                ),
+            );
+        }
+        if let Some(other) = self.by_seq.get(&(s.clone(), p.sequence)) {
+            r.error(
+                rule::P2,
+                "/sequence",
+                format!(
+                    "sequence {} of stream {s} is already logged (log index {}, packet {})",
+                    p.sequence, other.index, other.packet_id
+                ),
+            );
+        }
+        match (p.sequence, p.prev_packet_id.as_deref()) {
+            (0, Some(prev)) => r.error(
+                rule::P4,
+                "/prev_packet_id",
+                format!("sequence 0 names a previous packet {prev}"),
+            ),
+            (0, None) => {}
+            (n, None) => r.error(
+                rule::P4,
+                "/prev_packet_id",
+                format!("sequence {n} names no previous packet"),
+            ),
+            (n, Some(prev)) => {
+                if let Some(before) = self.by_seq.get(&(s.clone(), n - 1)) {
+                    if before.packet_id != prev {
+                        r.error(
+                            rule::P4,
+                            "/prev_packet_id",
+                            format!(
+                                "names {prev} before it, but sequence {} of stream {s} is {} (log index {})",
+                                n - 1,
+                                before.packet_id,
+                                before.index
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        if let Some(after) = self.by_seq.get(&(s.clone(), p.sequence.saturating_add(1))) {
+            if after.prev_packet_id.as_deref() != Some(&*p.packet_id) {
+                r.error(
+                    rule::P4,
+                    "/packet_id",
+                    format!(
+                        "sequence {} of stream {s} (log index {}) names {} before it, not {}",
+                        after.sequence,
+                        after.index,
+                        after.prev_packet_id.as_deref().unwrap_or("none"),
+                        p.packet_id
+                    ),
+                );
+            }
+        }
+        if !r.errors.is_empty() {
+            return Err(r);
+        }
+        let row = PacketRow {
+            stream_id: s,
+            sequence: p.sequence,
+            packet_id: p.packet_id.to_string(),
+            prev_packet_id: p.prev_packet_id.as_deref().map(str::to_string),
+            index,
+        };
+        self.remember(row.clone());
+        Ok(row)
+    }
+}

@@ -1,0 +1,909 @@
+//! `chit log`: the receipt log's commands. Every decision is
+//! `chit_logstore`'s (and through it `chit_core::check`'s); this file
+//! reads arguments, renders and picks the exit status.
+
+use crate::cli::{
+    LogAppendArgs, LogAuditArgs, LogBundleArgs, LogCommand, LogConsistencyArgs, LogExportArgs,
+    LogGetArgs, LogInitArgs, LogProveArgs, LogStoreArg, LogWitnessArgs, WitnessArgs,
+};
+use crate::exit::{CmdResult, Exit, Failure};
+use crate::inputs::{self, Source};
+use crate::output::Output;
+use crate::render;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use chit_log::checkpoint::{open_checkpoint, Checkpoint, CosignatureVerifier, Cosigner};
+use chit_log::note::{NoteSigner, NoteVerifier};
+use chit_log::tiles::{Tile, TileKind};
+use chit_logstore::audit;
+use chit_logstore::store::Store;
+use chit_logstore::{Log, Outcome, Policy};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// How many submissions go into one tree update (one durable commit).
+pub const BATCH: usize = 4096;
+
+/// A key file is a few hundred bytes.
+const KEY_MAX: usize = 16 * 1024;
+
+pub fn run(c: &LogCommand, out: &mut Output) -> CmdResult {
+    match c {
+        LogCommand::Init(a) => init(a, out),
+        LogCommand::Append(a) => append(a, out),
+        LogCommand::Get(a) => get(a, out),
+        LogCommand::Checkpoint(a) => checkpoint(a, out),
+        LogCommand::Info(a) => info(a, out),
+        LogCommand::Prove(a) => prove(a, out),
+        LogCommand::Consistency(a) => consistency(a, out),
+        LogCommand::Bundle(a) => bundle(a, out),
+        LogCommand::ExportTiles(a) => export_tiles(a, out),
+        LogCommand::Audit(a) => audit_cmd(a, out),
+        LogCommand::Witness(a) => witness(a, out),
+    }
+}
+
+fn is_postgres(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+fn store_failure(e: impl std::fmt::Display) -> Failure {
+    Failure::error(e.to_string())
+}
+
+fn open_log(store: &LogStoreArg) -> Result<Log, Failure> {
+    let s = chit_logstore::open(&store.store).map_err(store_failure)?;
+    Log::open(s).map_err(store_failure)
+}
+
+fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
+    let bytes = inputs::read(&Source::File(path.to_path_buf()), KEY_MAX)
+        .map_err(|why| Failure::error(format!("cannot read the {what} {}: {why}", path.display())))?;
+    String::from_utf8(bytes)
+        .map_err(|_| Failure::error(format!("the {what} {} is not UTF-8", path.display())))
+}
+
+/// A verifier key given literally (NAME+KEYID+BASE64) or in a file.
+fn verifier_key_text(arg: &str) -> Result<String, Failure> {
+    if arg.contains('+') && !Path::new(arg).exists() {
+        return Ok(arg.trim().to_string());
+    }
+    Ok(read_text(Path::new(arg), "verifier key")?.trim().to_string())
+}
+
+pub fn log_verifier(arg: &str) -> Result<NoteVerifier, Failure> {
+    let text = verifier_key_text(arg)?;
+    NoteVerifier::from_verifier_key(&text)
+        .map_err(|e| Failure::error(format!("--log-key {text}: {e}")))
+}
+
+pub fn witness_verifiers(w: &WitnessArgs) -> Result<Vec<CosignatureVerifier>, Failure> {
+    if w.min_witnesses > w.witnesses.len() {
+        return Err(Failure::error(format!(
+            "--min-witnesses {} but only {} --witness key(s) given",
+            w.min_witnesses,
+            w.witnesses.len()
+        )));
+    }
+    w.witnesses
+        .iter()
+        .map(|a| {
+            let text = verifier_key_text(a)?;
+            CosignatureVerifier::from_verifier_key(&text)
+                .map_err(|e| Failure::error(format!("--witness {text}: {e}")))
+        })
+        .collect()
+}
+
+fn init(a: &LogInitArgs, out: &mut Output) -> CmdResult {
+    if !chit_log::note::is_valid_name(&a.origin) {
+        return Err(Failure::error(format!(
+            "--origin {:?}: a log's name is printable ASCII without spaces or '+' (e.g. example.com/receipts)",
+            a.origin
+        )));
+    }
+    let pem = read_text(&a.key, "key")?;
+    let signer = NoteSigner::from_pkcs8_pem(&a.origin, &pem)
+        .map_err(|e| Failure::error(format!("{}: {e}", a.key.display())))?;
+    let trust = match &a.trust {
+        None => None,
+        Some(p) => {
+            // Parsed now, so a broken trust file is refused at init.
+            super::verify::read_trust(p, KEY_MAX * 64)?;
+            Some(read_text(p, "trust file")?)
+        }
+    };
+    let policy = Policy {
+        trust,
+        threshold: a.threshold as usize,
+        accept_unsigned: a.accept_unsigned,
+        allow_unchecked: a.allow_unchecked,
+    };
+    let store: Box<dyn Store> = if is_postgres(&a.store.store) {
+        Box::new(chit_logstore::postgres::PgStore::connect(&a.store.store).map_err(store_failure)?)
+    } else {
+        Box::new(
+            chit_logstore::sqlite::SqliteStore::create_file(Path::new(&a.store.store))
+                .map_err(store_failure)?,
+        )
+    };
+    let key_file = std::fs::canonicalize(&a.key)
+        .ok()
+        .map(|p| p.display().to_string());
+    let log = Log::init(store, signer, &policy, key_file).map_err(store_failure)?;
+    let p = out.palette;
+    writeln!(
+        out,
+        "{}created{} log {} in {}",
+        p.good.render(),
+        p.good.render_reset(),
+        a.origin,
+        a.store.store
+    )
+    .map_err(Failure::write)?;
+    writeln!(out, "log key: {}", log.meta().verifier_key).map_err(Failure::write)?;
+    writeln!(out, "accepts: {}", policy.describe()).map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {
+    let mut log = open_log(a)?;
+    let (size, _) = log.head().map_err(store_failure)?;
+    let m = log.meta().clone();
+    writeln!(
+        out,
+        "origin: {}\nlog key: {}\nsize: {size}\naccepts: {}\nstore: {}",
+        m.origin,
+        m.verifier_key,
+        log.policy().describe(),
+        log.store().location()
+    )
+    .map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+/// One input waiting for its batch: where it came from and its bytes.
+struct Pending {
+    label: String,
+    bytes: Result<Vec<u8>, String>,
+}
+
+fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
+    let mut log = open_log(&a.store)?;
+    let key_path = match (&a.key, &log.meta().key_file) {
+        (Some(k), _) => k.clone(),
+        (None, Some(k)) => PathBuf::from(k),
+        (None, None) => {
+            return Err(Failure::error(
+                "give the log's private key with --key (this log names none)",
+            ))
+        }
+    };
+    let pem = read_text(&key_path, "key")?;
+    log = log.with_signer(&pem).map_err(store_failure)?;
+    log.lease(std::time::Duration::from_secs(30))
+        .map_err(store_failure)?;
+
+    let mut notes = Vec::new();
+    let sources = inputs::expand(&a.inputs, &mut notes);
+    for n in &notes {
+        eprintln!("note: {}", render::escape(n));
+    }
+    let progress = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {pos} appended or refused  {per_sec}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut tally = [0usize; 4]; // appended, present, refused, unreadable
+    let mut size = 0u64;
+    let mut pending: Vec<Pending> = Vec::with_capacity(BATCH);
+    // The whole entry must fit; a longer input is read only to say so.
+    let max = chit_log::tiles::MAX_ENTRY_BYTES + 1;
+    let mut flush = |pending: &mut Vec<Pending>, out: &mut Output| -> Result<(), Failure> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let readable: Vec<&[u8]> = pending
+            .iter()
+            .filter_map(|p| p.bytes.as_deref().ok())
+            .collect();
+        let sub = log.submit(&readable).map_err(store_failure)?;
+        size = sub.size;
+        let mut outcomes = sub.outcomes.into_iter();
+        progress.suspend(|| -> Result<(), Failure> {
+            for p in pending.iter() {
+                let outcome = match &p.bytes {
+                    Err(why) => Outcome::Unreadable(why.clone()),
+                    Ok(_) => outcomes.next().expect("one outcome per submission"),
+                };
+                let slot = match &outcome {
+                    Outcome::Appended { .. } => 0,
+                    Outcome::Duplicate { .. } => 1,
+                    Outcome::Refused(_) => 2,
+                    Outcome::Unreadable(_) => 3,
+                };
+                tally[slot] += 1;
+                write_outcome(&p.label, &outcome, a.json, out).map_err(Failure::write)?;
+            }
+            out.flush().map_err(Failure::write)
+        })?;
+        progress.inc(pending.len() as u64);
+        pending.clear();
+        Ok(())
+    };
+    for source in &sources {
+        let label = source.label();
+        if a.lines {
+            let reader = match inputs::open(source) {
+                Ok(r) => r,
+                Err(why) => {
+                    pending.push(Pending {
+                        label: label.clone(),
+                        bytes: Err(why),
+                    });
+                    continue;
+                }
+            };
+            for (n, line) in inputs::Lines::new(reader, max) {
+                pending.push(Pending {
+                    label: format!("{label}:{n}"),
+                    bytes: line.map_err(|why| entry_limit(why, max)),
+                });
+                if pending.len() >= BATCH {
+                    flush(&mut pending, out)?;
+                }
+            }
+        } else {
+            pending.push(Pending {
+                label: label.clone(),
+                bytes: inputs::read(source, max).map_err(|why| entry_limit(why, max)),
+            });
+        }
+        if pending.len() >= BATCH {
+            flush(&mut pending, out)?;
+        }
+    }
+    flush(&mut pending, out)?;
+    progress.finish_and_clear();
+    if !a.json {
+        let style = if tally[2] + tally[3] > 0 {
+            out.palette.bad
+        } else {
+            anstyle::Style::new()
+        };
+        writeln!(
+            out,
+            "{} appended, {} already logged, {}{} refused, {} unreadable{}; the log holds {size} (checkpoint signed)",
+            tally[0],
+            tally[1],
+            style.render(),
+            tally[2],
+            tally[3],
+            style.render_reset(),
+        )
+        .map_err(Failure::write)?;
+    }
+    if tally.iter().sum::<usize>() == 0 {
+        return Err(Failure::error("no receipts found in the inputs given"));
+    }
+    Ok(if tally[3] > 0 {
+        Exit::Error
+    } else if tally[2] > 0 {
+        Exit::Invalid
+    } else {
+        Exit::Ok
+    })
+}
+
+/// The reader's size message, in the log's terms.
+fn entry_limit(why: String, max: usize) -> String {
+    if why.contains("--max-size") {
+        format!(
+            "larger than {} bytes: a log entry is at most 65,535 bytes (the length prefix of tlog-tiles entry bundles); log a smaller receipt",
+            max - 1
+        )
+    } else {
+        why
+    }
+}
+
+fn hex(h: &[u8]) -> String {
+    h.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std::io::Result<()> {
+    let p = out.palette;
+    if json {
+        let v = match o {
+            Outcome::Appended { index, sha256, .. } => {
+                json!({"input": label, "status": "appended", "index": index, "sha256": hex(sha256)})
+            }
+            Outcome::Duplicate { index, sha256 } => {
+                json!({"input": label, "status": "present", "index": index, "sha256": hex(sha256)})
+            }
+            Outcome::Refused(r) => json!({
+                "input": label,
+                "status": "refused",
+                "verdict": r.status().name(),
+                "findings": r.errors.iter().map(|f| json!({"rule": f.rule, "path": f.path, "message": f.message})).collect::<Vec<_>>(),
+            }),
+            Outcome::Unreadable(why) => json!({"input": label, "status": "unreadable", "error": why}),
+        };
+        return writeln!(out, "{v}");
+    }
+    let label = render::escape(label);
+    match o {
+        Outcome::Appended { index, .. } => writeln!(
+            out,
+            "{}APPENDED{} {label} at {index}",
+            p.good.render(),
+            p.good.render_reset()
+        ),
+        Outcome::Duplicate { index, .. } => {
+            writeln!(out, "PRESENT {label} at {index} (already logged)")
+        }
+        Outcome::Refused(r) => {
+            writeln!(out, "{}REFUSED{} {label}", p.bad.render(), p.bad.render_reset())?;
+            if r.errors.is_empty() {
+                writeln!(
+                    out,
+                    "  {}: chit could check it only in part; this log accepts only what it fully checks (its policy has no --allow-unchecked)",
+                    r.status().name()
+                )?;
+            }
+            for f in &r.errors {
+                let at = if f.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", f.path)
+                };
+                writeln!(
+                    out,
+                    "  {}{}{}{at}: {}",
+                    p.rule.render(),
+                    f.rule,
+                    p.rule.render_reset(),
+                    render::escape(&f.message)
+                )?;
+            }
+            Ok(())
+        }
+        Outcome::Unreadable(why) => writeln!(
+            out,
+            "{}UNREADABLE{} {label}: {}",
+            p.bad.render(),
+            p.bad.render_reset(),
+            render::escape(why)
+        ),
+    }
+}
+
+fn find_index(log: &mut Log, which: &str) -> Result<u64, Failure> {
+    if let Some(h) = which.strip_prefix("sha256:") {
+        let bytes: Vec<u8> = (0..h.len())
+            .step_by(2)
+            .map(|i| h.get(i..i + 2).and_then(|x| u8::from_str_radix(x, 16).ok()))
+            .collect::<Option<_>>()
+            .filter(|b: &Vec<u8>| b.len() == 32 && h.len() == 64)
+            .ok_or_else(|| Failure::error(format!("{which}: sha256: takes 64 hex digits")))?;
+        let d: [u8; 32] = bytes.try_into().expect("32 bytes");
+        return log
+            .store()
+            .find(&[d])
+            .map_err(store_failure)?
+            .first()
+            .copied()
+            .flatten()
+            .ok_or_else(|| Failure::invalid(format!("no entry has content address {which}")));
+    }
+    which.parse().map_err(|_| {
+        Failure::error(format!(
+            "{which}: give an index (0, 1, …) or sha256:HEX"
+        ))
+    })
+}
+
+fn get(a: &LogGetArgs, out: &mut Output) -> CmdResult {
+    let mut log = open_log(&a.store)?;
+    let index = find_index(&mut log, &a.which)?;
+    let (size, _) = log.head().map_err(store_failure)?;
+    if index >= size {
+        return Err(Failure::invalid(format!(
+            "no entry {index}: the log holds {size} (0 to {})",
+            size.saturating_sub(1)
+        )));
+    }
+    let e = log
+        .store()
+        .entry(index)
+        .map_err(store_failure)?
+        .ok_or_else(|| Failure::error(format!("entry {index} is missing from the store; run chit log audit")))?;
+    if a.json {
+        let v = json!({
+            "index": e.index,
+            "sha256": hex(&e.sha256),
+            "integrated_at": e.integrated_at,
+            "entry": B64.encode(&e.data),
+        });
+        writeln!(out, "{v}").map_err(Failure::write)?;
+    } else {
+        out.write_all(&e.data).map_err(Failure::write)?;
+    }
+    Ok(Exit::Ok)
+}
+
+fn checkpoint(a: &LogStoreArg, out: &mut Output) -> CmdResult {
+    let mut log = open_log(a)?;
+    let (_, note) = log.head().map_err(store_failure)?;
+    out.write_all(&note).map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn b64s(hs: &[[u8; 32]]) -> Vec<String> {
+    hs.iter().map(|h| B64.encode(h)).collect()
+}
+
+fn prove(a: &LogProveArgs, out: &mut Output) -> CmdResult {
+    let mut log = open_log(&a.store)?;
+    let (latest, note) = log.head().map_err(store_failure)?;
+    let size = a.size.unwrap_or(latest);
+    if size > latest || a.index >= size {
+        return Err(Failure::invalid(format!(
+            "no entry {} in a tree of {size} (the log holds {latest})",
+            a.index
+        )));
+    }
+    let proof = log.inclusion_proof(a.index, size).map_err(store_failure)?;
+    let root = log.root(size).map_err(store_failure)?;
+    let e = log
+        .store()
+        .entry(a.index)
+        .map_err(store_failure)?
+        .ok_or_else(|| Failure::error(format!("entry {} is missing from the store", a.index)))?;
+    let leaf = chit_log::tree::leaf_hash(&e.data);
+    chit_log::tree::verify_inclusion(&leaf, a.index, size, &proof, &root)
+        .map_err(|e| Failure::error(format!("the store's tiles give a proof that fails ({e}); run chit log audit")))?;
+    let mut v = json!({
+        "index": a.index,
+        "size": size,
+        "leaf_hash": B64.encode(leaf),
+        "root": B64.encode(root),
+        "inclusion_proof": b64s(&proof),
+    });
+    if size == latest {
+        v["checkpoint"] = json!(String::from_utf8_lossy(&note));
+    }
+    writeln!(out, "{v}").map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn consistency(a: &LogConsistencyArgs, out: &mut Output) -> CmdResult {
+    let mut log = open_log(&a.store)?;
+    let (latest, _) = log.head().map_err(store_failure)?;
+    if a.old > a.new || a.new > latest {
+        return Err(Failure::invalid(format!(
+            "sizes {} and {}: need OLD <= NEW <= {latest} (the log's size)",
+            a.old, a.new
+        )));
+    }
+    let proof = log.consistency_proof(a.old, a.new).map_err(store_failure)?;
+    let (r_old, r_new) = (
+        log.root(a.old).map_err(store_failure)?,
+        log.root(a.new).map_err(store_failure)?,
+    );
+    chit_log::tree::verify_consistency(a.old, a.new, &r_old, &r_new, &proof)
+        .map_err(|e| Failure::error(format!("the store's tiles give a proof that fails ({e}); run chit log audit")))?;
+    let v = json!({
+        "old": a.old,
+        "new": a.new,
+        "old_root": B64.encode(r_old),
+        "new_root": B64.encode(r_new),
+        "consistency_proof": b64s(&proof),
+    });
+    writeln!(out, "{v}").map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn bundle(a: &LogBundleArgs, out: &mut Output) -> CmdResult {
+    let mut log = open_log(&a.store)?;
+    let mut all = Vec::new();
+    for &i in &a.indexes {
+        all.push(log.bundle(i).map_err(store_failure)?.to_json());
+    }
+    let v = if all.len() == 1 {
+        all.pop().expect("one")
+    } else {
+        serde_json::Value::Array(all)
+    };
+    writeln!(out, "{v}").map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn export_tiles(a: &LogExportArgs, out: &mut Output) -> CmdResult {
+    let mut log = open_log(&a.store)?;
+    let (size, note) = log.head().map_err(store_failure)?;
+    let dir = &a.dir;
+    // A new or empty folder, or one this log was exported to before.
+    match std::fs::read_dir(dir) {
+        Ok(mut it) => {
+            if it.next().is_some() {
+                let ours = std::fs::read(dir.join("checkpoint"))
+                    .ok()
+                    .and_then(|c| {
+                        let text = String::from_utf8(c).ok()?;
+                        let first = text.lines().next()?.to_string();
+                        Some(first == log.meta().origin)
+                    })
+                    .unwrap_or(false);
+                if !ours {
+                    return Err(Failure::error(format!(
+                        "{} is not empty and holds no export of {}; chit writes tiles only into a new or empty folder, or one it exported this log to",
+                        dir.display(),
+                        log.meta().origin
+                    )));
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Failure::error(format!("{}: {e}", dir.display()))),
+    }
+    let (mut written, mut kept) = (0u64, 0u64);
+    for t in chit_log::tiles::tiles_for_size(size) {
+        let path = dir.join(t.path());
+        let full = t.width == chit_log::tiles::TILE_WIDTH;
+        if full && path.is_file() {
+            kept += 1; // a full tile never changes
+            continue;
+        }
+        let data = tile_bytes(&mut log, &t)?;
+        write_file(&path, &data)?;
+        written += 1;
+    }
+    write_file(&dir.join("checkpoint"), &note)?;
+    writeln!(
+        out,
+        "wrote {written} tile(s) and the checkpoint of size {size} to {} ({kept} full tile(s) already there)",
+        dir.display()
+    )
+    .map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn tile_bytes(log: &mut Log, t: &Tile) -> Result<Vec<u8>, Failure> {
+    let w = u64::from(chit_log::tiles::TILE_WIDTH);
+    match t.kind {
+        TileKind::Hashes(level) => {
+            let mut data = log
+                .store()
+                .tile(level, t.index)
+                .map_err(store_failure)?
+                .ok_or_else(|| Failure::error(format!("tile {} is missing from the store; run chit log audit", t.path())))?;
+            if data.len() < usize::from(t.width) * 32 {
+                return Err(Failure::error(format!("tile {} is short in the store; run chit log audit", t.path())));
+            }
+            data.truncate(usize::from(t.width) * 32);
+            Ok(data)
+        }
+        TileKind::Entries => {
+            let start = t.index * w;
+            let mut entries = Vec::with_capacity(usize::from(t.width));
+            log.store()
+                .scan(start, start + u64::from(t.width), &mut |e| {
+                    entries.push(e.data);
+                    Ok(())
+                })
+                .map_err(store_failure)?;
+            if entries.len() != usize::from(t.width) {
+                return Err(Failure::error(format!(
+                    "entries {start}..{} are not all in the store; run chit log audit",
+                    start + u64::from(t.width)
+                )));
+            }
+            chit_log::tiles::encode_entry_bundle(&entries).map_err(store_failure)
+        }
+    }
+}
+
+/// Writes a file through a temporary one renamed into place; refuses to
+/// replace anything but a regular file.
+fn write_file(path: &Path, data: &[u8]) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| Failure::error(format!("cannot write {}: {e}", path.display()));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.is_file() {
+            return Err(Failure::error(format!(
+                "{} is not a regular file; chit replaces only files it wrote",
+                path.display()
+            )));
+        }
+    }
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("tile")
+    ));
+    std::fs::write(&tmp, data)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(fail)
+}
+
+/// chit's state folder: $XDG_STATE_HOME/chit, else ~/.local/state/chit.
+fn state_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .map(|d| d.join("chit"))
+}
+
+fn default_state(kind: &str, origin: &str) -> Result<PathBuf, Failure> {
+    let name: String = origin
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .collect();
+    state_dir()
+        .map(|d| d.join(kind).join(format!("{name}.json")))
+        .ok_or_else(|| Failure::error("no HOME or XDG_STATE_HOME for the audit state; give --state FILE"))
+}
+
+fn origin_of(note: &[u8]) -> String {
+    String::from_utf8_lossy(note)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
+    let is_dir = !is_postgres(&a.source) && Path::new(&a.source).is_dir();
+    let mut source: Box<dyn audit::Source> = if is_dir {
+        Box::new(audit::TilesDir {
+            root: PathBuf::from(&a.source),
+        })
+    } else {
+        Box::new(chit_logstore::open(&a.source).map_err(store_failure)?)
+    };
+    let head = source.head().map_err(Failure::error)?;
+    let origin = origin_of(&head);
+    let state_path = match &a.state {
+        Some(p) => p.clone(),
+        None => default_state("audit", &origin)?,
+    };
+    // The key: given, else the state's, else the store's own.
+    let key_text = match &a.log_key {
+        Some(k) => verifier_key_text(k)?,
+        None => match saved_key(&state_path)? {
+            Some(k) => k,
+            None if !is_dir => {
+                let store = chit_logstore::open(&a.source).map_err(store_failure)?;
+                let log = Log::open(store).map_err(store_failure)?;
+                eprintln!(
+                    "note: trusting the log key the store names ({}) on first use; give --log-key to pin it",
+                    log.meta().verifier_key
+                );
+                log.meta().verifier_key.clone()
+            }
+            None => {
+                return Err(Failure::error(
+                    "give the log's key with --log-key (a folder of tiles does not name it)",
+                ))
+            }
+        },
+    };
+    let verifier = NoteVerifier::from_verifier_key(&key_text)
+        .map_err(|e| Failure::error(format!("the log key {key_text}: {e}")))?;
+    let witnesses = witness_verifiers(&a.witness)?;
+    let previous = audit::load_state(&state_path, &key_text).map_err(Failure::error)?;
+    let policy = if a.reverify {
+        if is_dir {
+            return Err(Failure::error(
+                "--reverify needs the log's store (a folder of tiles does not carry its policy)",
+            ));
+        }
+        let store = chit_logstore::open(&a.source).map_err(store_failure)?;
+        let log = Log::open(store).map_err(store_failure)?;
+        Some(log.policy().compile().map_err(Failure::error)?)
+    } else {
+        None
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let size = open_checkpoint(&head, &origin, &verifier, &[])
+            .map(|c| c.checkpoint.size)
+            .unwrap_or(0);
+        let b = ProgressBar::new(size);
+        b.set_style(
+            ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} entries  {per_sec}  {eta} left")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let progress = |n: u64| bar.set_position(n);
+    let opts = audit::Options {
+        verifier: &verifier,
+        witnesses: &witnesses,
+        min_witnesses: a.witness.min_witnesses,
+        previous: previous.as_deref(),
+        reverify: policy.as_ref(),
+        progress: &progress,
+    };
+    let started = std::time::Instant::now();
+    let report = audit::audit(&mut *source, &opts).map_err(Failure::error)?;
+    let secs = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    if report.ok() {
+        audit::save_state(&state_path, &key_text, &report.checkpoint).map_err(Failure::error)?;
+    }
+    if a.json {
+        let v = json!({
+            "source": report.source,
+            "consistent": report.ok(),
+            "size": report.size,
+            "root": B64.encode(report.root),
+            "checkpoint": String::from_utf8_lossy(&report.checkpoint),
+            "consistent_from": report.consistent_from,
+            "entries_hashed": report.entries_hashed,
+            "bytes_hashed": report.bytes_hashed,
+            "seconds": secs,
+            "reverified": report.reverified.map(|(ok, bad)| json!({"valid": ok, "refused": bad})),
+            "gaps": report.gaps,
+            "problems": report.problems.iter().map(|p| json!({
+                "step": p.step,
+                "index": p.index,
+                "message": p.message,
+                "evidence": p.evidence.iter().map(|e| String::from_utf8_lossy(e)).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "state": state_path.display().to_string(),
+        });
+        writeln!(out, "{v}").map_err(Failure::write)?;
+    } else {
+        let p = out.palette;
+        if report.ok() {
+            writeln!(
+                out,
+                "{}CONSISTENT{} {}: {} entries recomputed in {secs:.2} s, root {}{}",
+                p.good.render(),
+                p.good.render_reset(),
+                render::escape(&report.source),
+                report.size,
+                B64.encode(report.root),
+                match report.consistent_from {
+                    Some(m) => format!(", a continuation of size {m} seen before"),
+                    None => ", first audit (state saved)".into(),
+                }
+            )
+            .map_err(Failure::write)?;
+        } else {
+            writeln!(
+                out,
+                "{}INCONSISTENT{} {}: {} problem(s)",
+                p.bad.render(),
+                p.bad.render_reset(),
+                render::escape(&report.source),
+                report.problems.len()
+            )
+            .map_err(Failure::write)?;
+        }
+        if let Some((ok, bad)) = report.reverified {
+            writeln!(out, "reverified: {ok} valid, {bad} refused").map_err(Failure::write)?;
+        }
+        for g in &report.gaps {
+            writeln!(out, "{}gap{} {}", p.warn.render(), p.warn.render_reset(), render::escape(g))
+                .map_err(Failure::write)?;
+        }
+        const SHOWN: usize = 20;
+        for prob in report.problems.iter().take(SHOWN) {
+            writeln!(
+                out,
+                "  {}{}{}: {}",
+                p.rule.render(),
+                prob.step,
+                p.rule.render_reset(),
+                render::escape(&prob.message)
+            )
+            .map_err(Failure::write)?;
+            for (i, e) in prob.evidence.iter().enumerate() {
+                writeln!(out, "  evidence {}:", i + 1).map_err(Failure::write)?;
+                for line in String::from_utf8_lossy(e).lines() {
+                    writeln!(out, "    {}", render::escape(line)).map_err(Failure::write)?;
+                }
+            }
+        }
+        if report.problems.len() > SHOWN {
+            writeln!(
+                out,
+                "  and {} more (--json lists them all)",
+                report.problems.len() - SHOWN
+            )
+            .map_err(Failure::write)?;
+        }
+    }
+    Ok(if report.ok() { Exit::Ok } else { Exit::Invalid })
+}
+
+fn saved_key(path: &Path) -> Result<Option<String>, Failure> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(serde_json::from_slice::<serde_json::Value>(&b)
+            .ok()
+            .and_then(|v| v.get("verifier_key")?.as_str().map(str::to_string))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Failure::error(format!("cannot read {}: {e}", path.display()))),
+    }
+}
+
+fn witness(a: &LogWitnessArgs, out: &mut Output) -> CmdResult {
+    let key_text = verifier_key_text(&a.log_key)?;
+    let verifier = NoteVerifier::from_verifier_key(&key_text)
+        .map_err(|e| Failure::error(format!("--log-key {key_text}: {e}")))?;
+    let pem = read_text(&a.key, "key")?;
+    let cosigner = Cosigner::from_pkcs8_pem(&a.name, &pem)
+        .map_err(|e| Failure::error(format!("{}: {e}", a.key.display())))?;
+    let mut log = open_log(&a.store)?;
+    let origin = log.meta().origin.clone();
+    let (size, note) = log.store().head().map_err(store_failure)?;
+    let opened = open_checkpoint(&note, &origin, &verifier, &[])
+        .map_err(|e| Failure::invalid(format!("the log's checkpoint does not open with --log-key: {e}")))?;
+    let cp = &opened.checkpoint;
+    if cp.size != size {
+        return Err(Failure::invalid(format!(
+            "the log's checkpoint is of size {}, but it holds {size}",
+            cp.size
+        )));
+    }
+    let previous = audit::load_state(&a.state, &key_text).map_err(Failure::error)?;
+    if let Some(prev) = &previous {
+        let old = open_checkpoint(prev, &origin, &verifier, &[])
+            .map_err(|e| Failure::error(format!("the witness state {}: {e}", a.state.display())))?;
+        let (m, r) = (old.checkpoint.size, old.checkpoint.root);
+        let refuse = |why: String| -> CmdResult {
+            let mut msg = format!("refusing to cosign: {why}\nevidence 1 (cosigned before):\n");
+            msg.push_str(&String::from_utf8_lossy(prev));
+            msg.push_str("evidence 2 (now):\n");
+            msg.push_str(&String::from_utf8_lossy(&note));
+            Err(Failure::invalid(msg))
+        };
+        if m > cp.size {
+            return refuse(format!("the log shrank from {m} to {}", cp.size));
+        }
+        if m == cp.size && r != cp.root {
+            return refuse(format!("two checkpoints of size {m} with different roots (a split view)"));
+        }
+        if m < cp.size {
+            let proof = log.consistency_proof(m, cp.size).map_err(store_failure)?;
+            if let Err(e) = chit_log::tree::verify_consistency(m, cp.size, &r, &cp.root, &proof) {
+                return refuse(format!("size {m} is not a prefix of size {} ({e})", cp.size));
+            }
+        }
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let sig = cosigner
+        .cosign(&opened.text, now)
+        .map_err(|e| Failure::error(e.to_string()))?;
+    let cosigned = chit_log::checkpoint::add_signatures(&note, &[sig])
+        .map_err(|e| Failure::error(e.to_string()))?;
+    log.store()
+        .replace_checkpoint(cp.size, &cosigned)
+        .map_err(store_failure)?;
+    audit::save_state(&a.state, &key_text, &note).map_err(Failure::error)?;
+    let _ = Checkpoint::parse(&opened.text);
+    writeln!(
+        out,
+        "cosigned {origin} at size {} (time {now})\nwitness key: {}",
+        cp.size,
+        cosigner.verifier_key()
+    )
+    .map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
