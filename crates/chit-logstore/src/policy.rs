@@ -117,10 +117,9 @@ impl Compiled {
     pub fn decide(&self, bytes: &[u8]) -> Verdict {
         if bytes.len() > chit_log::tiles::MAX_ENTRY_BYTES {
             return Verdict::Unreadable(format!(
-                "{} bytes: a log entry is at most {} bytes (the length prefix of tlog-tiles entry bundles); \
+                "{} bytes: a log entry is at most 65,535 bytes (the length prefix of tlog-tiles entry bundles); \
                  log a smaller receipt, or its digest inside one",
-                bytes.len(),
-                chit_log::tiles::MAX_ENTRY_BYTES
+                bytes.len()
             ));
         }
         let checked = match check(bytes, &self.context(true)) {

@@ -138,15 +138,18 @@ impl PgStore {
     }
 }
 
-fn hash_of(v: Vec<u8>, what: &str) -> Result<Hash, StoreError> {
-    v.try_into()
-        .map_err(|_| StoreError::Read(format!("a stored {what} is not 32 bytes")))
+fn hash_of(v: Vec<u8>, index: i64) -> Result<Hash, StoreError> {
+    v.try_into().map_err(|_| {
+        StoreError::Read(format!(
+            "entry {index}: its stored content address is not 32 bytes (run chit log audit)"
+        ))
+    })
 }
 
 fn to_entry(r: &postgres::Row) -> Result<Entry, StoreError> {
     Ok(Entry {
         index: r.get::<_, i64>(0) as u64,
-        sha256: hash_of(r.get(1), "content address")?,
+        sha256: hash_of(r.get(1), r.get(0))?,
         data: r.get(2),
         integrated_at: r.get(3),
     })

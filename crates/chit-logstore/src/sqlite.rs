@@ -133,9 +133,12 @@ impl SqliteStore {
     }
 }
 
-fn hash_of(v: Vec<u8>, what: &str) -> Result<Hash, StoreError> {
-    v.try_into()
-        .map_err(|_| StoreError::Read(format!("a stored {what} is not 32 bytes")))
+fn hash_of(v: Vec<u8>, index: i64) -> Result<Hash, StoreError> {
+    v.try_into().map_err(|_| {
+        StoreError::Read(format!(
+            "entry {index}: its stored content address is not 32 bytes (run chit log audit)"
+        ))
+    })
 }
 
 fn entry_row(r: &rusqlite::Row) -> rusqlite::Result<(i64, Vec<u8>, Vec<u8>, i64)> {
@@ -145,7 +148,7 @@ fn entry_row(r: &rusqlite::Row) -> rusqlite::Result<(i64, Vec<u8>, Vec<u8>, i64)
 fn to_entry((idx, sha, data, at): (i64, Vec<u8>, Vec<u8>, i64)) -> Result<Entry, StoreError> {
     Ok(Entry {
         index: idx as u64,
-        sha256: hash_of(sha, "content address")?,
+        sha256: hash_of(sha, idx)?,
         data,
         integrated_at: at,
     })

@@ -1,0 +1,559 @@
+//! One suite, both stores: every test runs against SQLite (a temporary
+//! file) and PostgreSQL (a fresh schema in `CHIT_TEST_POSTGRES`, default
+//! `postgres://postgres@127.0.0.1:5432/test`). Without a reachable
+//! PostgreSQL the PostgreSQL half is skipped with a message, except under
+//! `CI=true`, where it fails.
+
+use chit_core::keys::SecretKey;
+use chit_log::checkpoint::{open_checkpoint, Cosigner};
+use chit_log::note::NoteSigner;
+use chit_log::tree::{self, leaf_hash, MemoryTree};
+use chit_logstore::audit::{self, Options};
+use chit_logstore::bundle::{read_bundles, Bundle};
+use chit_logstore::store::Store;
+use chit_logstore::{Log, Outcome, Policy};
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const ORIGIN: &str = "test.example/log";
+
+fn log_key() -> NoteSigner {
+    NoteSigner::from_seed(ORIGIN, &[7; 32]).unwrap()
+}
+
+fn log_pem() -> String {
+    SecretKey::from_seed(&[7; 32]).to_pem().unwrap()
+}
+
+/// Where a test's log lives, and raw SQL on it (to tamper behind chit's back).
+trait Backend {
+    fn store(&self) -> Box<dyn Store>;
+    fn sql(&self, statement: &str);
+    /// A byte string as this database's SQL writes one.
+    fn bytes(&self, b: &[u8]) -> String;
+}
+
+fn hexs(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+struct Lite {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+impl Backend for Lite {
+    fn store(&self) -> Box<dyn Store> {
+        if self.path.exists() {
+            Box::new(chit_logstore::sqlite::SqliteStore::open(&self.path).unwrap())
+        } else {
+            Box::new(chit_logstore::sqlite::SqliteStore::create_file(&self.path).unwrap())
+        }
+    }
+    fn sql(&self, statement: &str) {
+        let c = rusqlite::Connection::open(&self.path).unwrap();
+        c.execute_batch(statement).unwrap();
+    }
+    fn bytes(&self, b: &[u8]) -> String {
+        format!("X'{}'", hexs(b))
+    }
+}
+
+struct Pg {
+    url: String,
+    base: String,
+    schema: String,
+}
+
+impl Backend for Pg {
+    fn store(&self) -> Box<dyn Store> {
+        Box::new(chit_logstore::postgres::PgStore::connect(&self.url).unwrap())
+    }
+    fn sql(&self, statement: &str) {
+        let mut c = postgres::Client::connect(&self.base, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("SET search_path TO {}; {statement}", self.schema))
+            .unwrap();
+    }
+    fn bytes(&self, b: &[u8]) -> String {
+        format!("'\\x{}'::bytea", hexs(b))
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.base, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema));
+        }
+    }
+}
+
+fn lite() -> Lite {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.db");
+    Lite { _dir: dir, path }
+}
+
+static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh schema, or None (skipped) where PostgreSQL cannot be reached
+/// and CI is not set.
+fn pg() -> Option<Pg> {
+    let base = std::env::var("CHIT_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    match postgres::Client::connect(&base, postgres::NoTls) {
+        Ok(_) => {}
+        Err(e) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}");
+            }
+            eprintln!("skipping the PostgreSQL half: {base}: {e} (set CHIT_TEST_POSTGRES)");
+            return None;
+        }
+    }
+    let schema = format!(
+        "chit_t{}_{}",
+        std::process::id(),
+        SCHEMAS.fetch_add(1, Ordering::SeqCst)
+    );
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(Pg {
+        url: format!("{base}{sep}schema={schema}"),
+        base,
+        schema,
+    })
+}
+
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        $(mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name(&super::lite());
+            }
+            #[test]
+            fn postgres() {
+                if let Some(b) = super::pg() {
+                    super::$name(&b);
+                }
+            }
+        })*
+    };
+}
+
+both!(
+    appends_prove_against_a_memory_tree,
+    duplicates_get_their_index,
+    refuses_what_verify_refuses,
+    streams_hold_p1_p2_p4_and_allow_gaps,
+    two_sequencers_never_interleave,
+    audit_names_a_changed_entry,
+    audit_names_a_deleted_entry,
+    audit_names_an_inserted_entry,
+    audit_catches_a_rewritten_history,
+    bundles_verify_offline_and_fail_when_forged,
+    witnesses_cosign_consistent_checkpoints,
+);
+
+fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
+    Log::init(b.store(), log_key(), policy, None).unwrap()
+}
+
+fn reopen(b: &dyn Backend) -> Log {
+    Log::open(b.store()).unwrap().with_signer(&log_pem()).unwrap()
+}
+
+/// A valid run receipt, distinct per `n` (the example with another id,
+/// sealed again).
+fn receipt(n: usize) -> Vec<u8> {
+    let text = include_str!("../../../examples/run-receipts/agreed-verified.json");
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    v["id"] = json!(format!("run-{n}"));
+    let bytes = serde_json::to_vec(&v).unwrap();
+    chit_core::seal::seal(&bytes, None, &chit_core::Limits::default())
+        .unwrap()
+        .bytes
+}
+
+fn appended(outcomes: &[Outcome]) -> Vec<u64> {
+    outcomes
+        .iter()
+        .map(|o| match o {
+            Outcome::Appended { index, .. } => *index,
+            other => panic!("not appended: {other:?}"),
+        })
+        .collect()
+}
+
+fn audit_once(b: &dyn Backend, previous: Option<&[u8]>) -> audit::Report {
+    let verifier = log_key().verifier();
+    let mut src = b.store();
+    audit::audit(
+        &mut src,
+        &Options {
+            verifier: &verifier,
+            witnesses: &[],
+            min_witnesses: 0,
+            previous,
+            reverify: None,
+            progress: &|_| {},
+        },
+    )
+    .unwrap()
+}
+
+fn appends_prove_against_a_memory_tree(b: &dyn Backend) {
+    let mut log = new_log(b, &Policy::default());
+    let mut mem = MemoryTree::new();
+    let mut n = 0;
+    let mut sizes = vec![];
+    for batch in [1usize, 254, 1, 300, 1000, 3] {
+        let inputs: Vec<Vec<u8>> = (n..n + batch).map(receipt).collect();
+        let sub = log.submit(&inputs).unwrap();
+        let idx = appended(&sub.outcomes);
+        assert_eq!(idx, (n as u64..(n + batch) as u64).collect::<Vec<_>>());
+        for i in &inputs {
+            mem.push(i);
+        }
+        n += batch;
+        sizes.push(n as u64);
+        let opened = open_checkpoint(&sub.checkpoint, ORIGIN, &log_key().verifier(), &[]).unwrap();
+        assert_eq!(opened.checkpoint.size, n as u64);
+        assert_eq!(opened.checkpoint.root, mem.root(n as u64).unwrap());
+    }
+    // A reopened log serves every proof from its stored tiles.
+    let mut log = reopen(b);
+    let size = n as u64;
+    let root = mem.root(size).unwrap();
+    for index in [0u64, 1, 255, 256, 511, 512, 1000, size - 1] {
+        let proof = log.inclusion_proof(index, size).unwrap();
+        assert_eq!(proof, tree::inclusion_proof(&mem, index, size).unwrap());
+        let e = log.store().entry(index).unwrap().unwrap();
+        tree::verify_inclusion(&leaf_hash(&e.data), index, size, &proof, &root).unwrap();
+    }
+    for &old in &sizes {
+        let p = log.consistency_proof(old, size).unwrap();
+        tree::verify_consistency(old, size, &mem.root(old).unwrap(), &root, &p).unwrap();
+    }
+    let r = audit_once(b, None);
+    assert!(r.ok(), "{:?}", r.problems);
+    assert_eq!(r.entries_hashed, size);
+}
+
+fn duplicates_get_their_index(b: &dyn Backend) {
+    let mut log = new_log(b, &Policy::default());
+    let sub = log.submit(&[receipt(1), receipt(2), receipt(1)]).unwrap();
+    assert!(matches!(sub.outcomes[0], Outcome::Appended { index: 0, .. }));
+    assert!(matches!(sub.outcomes[1], Outcome::Appended { index: 1, .. }));
+    assert!(matches!(sub.outcomes[2], Outcome::Duplicate { index: 0, .. }));
+    let sub = log.submit(&[receipt(2)]).unwrap();
+    assert!(matches!(sub.outcomes[0], Outcome::Duplicate { index: 1, .. }));
+    assert_eq!(sub.size, 2);
+}
+
+fn refuses_what_verify_refuses(b: &dyn Backend) {
+    let mut log = new_log(b, &Policy::default());
+    let mut broken: serde_json::Value = serde_json::from_slice(&receipt(1)).unwrap();
+    broken["agreement"] = json!("maybe");
+    let broken = serde_json::to_vec(&broken).unwrap();
+    let huge = {
+        let mut v: serde_json::Value = serde_json::from_slice(&receipt(2)).unwrap();
+        v["note"] = json!("x".repeat(70_000));
+        serde_json::to_vec(&v).unwrap()
+    };
+    let dup_key = br#"{"a":1,"a":2}"#.to_vec();
+    let sub = log
+        .submit(&[broken.clone(), huge, b"{\"trunc".to_vec(), dup_key, receipt(3)])
+        .unwrap();
+    match &sub.outcomes[0] {
+        Outcome::Refused(r) => {
+            // The same findings chit verify gives.
+            let v = chit_core::check(&broken, &chit_core::Context::default()).unwrap();
+            assert_eq!(r.errors, v.report.errors);
+            assert!(!r.errors.is_empty());
+        }
+        o => panic!("{o:?}"),
+    }
+    match &sub.outcomes[1] {
+        Outcome::Unreadable(why) => assert!(why.contains("65,535"), "{why}"),
+        o => panic!("{o:?}"),
+    }
+    assert!(matches!(sub.outcomes[2], Outcome::Unreadable(_)));
+    assert!(matches!(sub.outcomes[3], Outcome::Unreadable(_)));
+    assert!(matches!(sub.outcomes[4], Outcome::Appended { index: 0, .. }));
+    assert_eq!(sub.size, 1);
+}
+
+/// A signed packet envelope with chosen ids (the prover key of the examples' kind).
+fn packet(stream: &str, seq: u64, id: &str, prev: Option<&str>) -> Vec<u8> {
+    let key = SecretKey::from_seed(&[9; 32]);
+    let statement = json!({
+        "type": "treeship/receipt/v1",
+        "timestamp": "2026-11-30T09:00:00Z",
+        "system": "system://test",
+        "kind": "verification.packet.v1",
+        "payload": {
+            "schema": "verification.packet.v1",
+            "packet_id": id,
+            "stream_id": stream,
+            "sequence": seq,
+            "prev_packet_id": prev,
+            "model_digest": format!("sha256:{:064x}", 1),
+            "input_digest": format!("sha256:{:064x}", seq * 2),
+            "output_digest": format!("sha256:{:064x}", seq * 2 + 1),
+            "reproducibility": "bit_exact",
+            "produced_at": chit_core::time::format_unix_utc(1_796_025_600 + seq),
+            "token_count": 3
+        }
+    });
+    let env = chit_core::envelope::Envelope::sign(
+        chit_core::envelope::TREESHIP_RECEIPT,
+        serde_json::to_vec(&statement).unwrap(),
+        &key,
+    );
+    env.to_json().into_bytes()
+}
+
+fn packet_policy() -> Policy {
+    let key = SecretKey::from_seed(&[9; 32]);
+    Policy {
+        trust: Some(format!(
+            "[[key]]\nname = \"prover\"\npublic_key = \"{}\"\n",
+            key.public().treeship()
+        )),
+        threshold: 1,
+        ..Policy::default()
+    }
+}
+
+fn refused_by(o: &Outcome, rule: &str) -> bool {
+    matches!(o, Outcome::Refused(r) if r.breaks(rule))
+}
+
+fn streams_hold_p1_p2_p4_and_allow_gaps(b: &dyn Backend) {
+    let mut log = new_log(b, &packet_policy());
+    // 0, 1 and 3: a gap at 2 is allowed.
+    let sub = log
+        .submit(&[
+            packet("s", 0, "p0", None),
+            packet("s", 1, "p1", Some("p0")),
+            packet("s", 3, "p3", Some("p2")),
+        ])
+        .unwrap();
+    assert_eq!(appended(&sub.outcomes), vec![0, 1, 2]);
+    let sub = log
+        .submit(&[
+            // P2: sequence 1 again, another packet.
+            packet("s", 1, "p1b", Some("p0")),
+            // P1: id p0 again at another sequence.
+            packet("s", 5, "p0", Some("p4")),
+            // P4: sequence 2 must name p1, and p3 names p2 after it.
+            packet("s", 2, "px", Some("p1")),
+            packet("s", 2, "p2", Some("p0")),
+            // P4: sequence 0 naming a previous packet.
+            packet("t", 0, "q0", Some("zz")),
+            // Another stream is its own.
+            packet("t", 0, "p0", None),
+            // The gap filled rightly.
+            packet("s", 2, "p2", Some("p1")),
+        ])
+        .unwrap();
+    assert!(refused_by(&sub.outcomes[0], "P2"), "{:?}", sub.outcomes[0]);
+    assert!(refused_by(&sub.outcomes[1], "P1"), "{:?}", sub.outcomes[1]);
+    assert!(refused_by(&sub.outcomes[2], "P4"), "{:?}", sub.outcomes[2]);
+    assert!(refused_by(&sub.outcomes[3], "P4"), "{:?}", sub.outcomes[3]);
+    assert!(refused_by(&sub.outcomes[4], "P4"), "{:?}", sub.outcomes[4]);
+    assert!(matches!(sub.outcomes[5], Outcome::Appended { index: 3, .. }));
+    assert!(matches!(sub.outcomes[6], Outcome::Appended { index: 4, .. }));
+    // A gap left open is reported by the audit.
+    log.submit(&[packet("u", 0, "u0", None), packet("u", 4, "u4", Some("u3"))])
+        .unwrap();
+    let r = audit_once(b, None);
+    assert!(r.ok(), "{:?}", r.problems);
+    assert_eq!(r.gaps.len(), 1, "{:?}", r.gaps);
+    assert!(r.gaps[0].contains("stream u: 3 packet(s) missing"), "{:?}", r.gaps);
+    // Unsigned packets are refused under a trust file, unless the policy
+    // accepts unsigned documents.
+    let bare = br#"{"schema":"verification.packet.v1"}"#;
+    let sub = log.submit(&[bare.to_vec()]).unwrap();
+    assert!(matches!(sub.outcomes[0], Outcome::Refused(_)));
+}
+
+fn two_sequencers_never_interleave(b: &dyn Backend) {
+    let mut one = new_log(b, &Policy::default());
+    let mut two = reopen(b);
+    let mut mem = MemoryTree::new();
+    for round in 0..5 {
+        let x: Vec<Vec<u8>> = (0..40).map(|i| receipt(round * 1000 + i)).collect();
+        let y: Vec<Vec<u8>> = (0..40).map(|i| receipt(round * 1000 + 500 + i)).collect();
+        let a = one.submit(&x).unwrap();
+        let c = two.submit(&y).unwrap();
+        for i in x.iter().chain(&y) {
+            mem.push(i);
+        }
+        assert_eq!(appended(&a.outcomes)[0], round as u64 * 80);
+        assert_eq!(appended(&c.outcomes)[0], round as u64 * 80 + 40);
+    }
+    let r = audit_once(b, None);
+    assert!(r.ok(), "{:?}", r.problems);
+    assert_eq!(r.root, mem.root(400).unwrap());
+}
+
+fn fill(b: &dyn Backend, n: usize) -> Vec<u8> {
+    let mut log = new_log(b, &Policy::default());
+    let inputs: Vec<Vec<u8>> = (0..n).map(receipt).collect();
+    log.submit(&inputs).unwrap().checkpoint
+}
+
+fn problem_indexes(r: &audit::Report) -> Vec<u64> {
+    let mut v: Vec<u64> = r.problems.iter().filter_map(|p| p.index).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn audit_names_a_changed_entry(b: &dyn Backend) {
+    fill(b, 300);
+    b.sql(&format!(
+        "UPDATE chit_log_entries SET data = {} WHERE idx = 277",
+        b.bytes(br#"{"forged":true}"#)
+    ));
+    let r = audit_once(b, None);
+    assert!(!r.ok());
+    assert_eq!(problem_indexes(&r), vec![277], "{:?}", r.problems);
+    assert!(r
+        .problems
+        .iter()
+        .any(|p| p.message.contains("entry 277: its bytes")));
+}
+
+fn audit_names_a_deleted_entry(b: &dyn Backend) {
+    fill(b, 40);
+    b.sql("DELETE FROM chit_log_entries WHERE idx = 13");
+    let r = audit_once(b, None);
+    assert!(!r.ok());
+    assert!(r
+        .problems
+        .iter()
+        .any(|p| p.index == Some(13) && p.message.contains("missing")));
+}
+
+fn audit_names_an_inserted_entry(b: &dyn Backend) {
+    fill(b, 40);
+    let extra = receipt(4040);
+    let sha: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&extra).into();
+    b.sql(&format!(
+        "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) VALUES (40, {}, {}, 0)",
+        b.bytes(&sha),
+        b.bytes(&extra)
+    ));
+    let r = audit_once(b, None);
+    assert!(!r.ok());
+    assert!(r
+        .problems
+        .iter()
+        .any(|p| p.index == Some(40) && p.message.contains("under no checkpoint")));
+}
+
+fn audit_catches_a_rewritten_history(b: &dyn Backend) {
+    // The auditor saw size 10; the log (same key) now shows a tree whose
+    // first 10 entries differ.
+    let seen = {
+        let l = lite();
+        let mut log = new_log(&l, &Policy::default());
+        let inputs: Vec<Vec<u8>> = (100..110).map(receipt).collect();
+        log.submit(&inputs).unwrap().checkpoint
+    };
+    let now = fill(b, 25);
+    let r = audit_once(b, Some(&seen));
+    assert!(!r.ok());
+    let p = r
+        .problems
+        .iter()
+        .find(|p| p.step == "consistency")
+        .expect("a consistency problem");
+    assert!(p.message.contains("history rewritten"), "{}", p.message);
+    assert_eq!(p.evidence, vec![seen.clone(), now.clone()]);
+    // Same size, other root: a split view.
+    let split = {
+        let l = lite();
+        let mut log = new_log(&l, &Policy::default());
+        let inputs: Vec<Vec<u8>> = (200..225).map(receipt).collect();
+        log.submit(&inputs).unwrap().checkpoint
+    };
+    let r = audit_once(b, Some(&split));
+    assert!(r
+        .problems
+        .iter()
+        .any(|p| p.message.contains("split view") && p.evidence == vec![split.clone(), now.clone()]));
+    // And a real continuation is proven consistent.
+    let mut log = reopen(b);
+    let more: Vec<Vec<u8>> = (500..530).map(receipt).collect();
+    log.submit(&more).unwrap();
+    let r = audit_once(b, Some(&now));
+    assert!(r.ok(), "{:?}", r.problems);
+    assert_eq!(r.consistent_from, Some(25));
+}
+
+fn bundles_verify_offline_and_fail_when_forged(b: &dyn Backend) {
+    fill(b, 300);
+    let mut log = reopen(b);
+    let bundle = log.bundle(260).unwrap();
+    let text = bundle.to_json().to_string();
+    let read = read_bundles(text.as_bytes()).unwrap();
+    assert_eq!(read, vec![bundle.clone()]);
+    let v = log_key().verifier();
+    read[0].verify(&v, &[], 0).unwrap();
+    // The entry changed: inclusion fails.
+    let mut forged = bundle.clone();
+    forged.entry = receipt(9999);
+    assert_eq!(forged.verify(&v, &[], 0).unwrap_err().step(), "log-inclusion");
+    // Another index: inclusion fails.
+    let mut moved = bundle.clone();
+    moved.index = 261;
+    assert_eq!(moved.verify(&v, &[], 0).unwrap_err().step(), "log-inclusion");
+    // Another log's key: the checkpoint fails.
+    let other = NoteSigner::from_seed(ORIGIN, &[8; 32]).unwrap().verifier();
+    assert_eq!(bundle.verify(&other, &[], 0).unwrap_err().step(), "log-checkpoint");
+    // A duplicate key in the file: refused by the strict reader.
+    let dup = text.replacen("{", "{\"index\":0,", 1);
+    assert!(read_bundles(dup.as_bytes()).is_err());
+    let _: Option<Bundle> = None;
+}
+
+fn witnesses_cosign_consistent_checkpoints(b: &dyn Backend) {
+    let now = fill(b, 20);
+    let mut log = reopen(b);
+    let w = Cosigner::from_seed("witness.example", &[3; 32]).unwrap();
+    let opened = open_checkpoint(&now, ORIGIN, &log_key().verifier(), &[]).unwrap();
+    let sig = w.cosign(&opened.text, 1_796_025_600).unwrap();
+    let cosigned = chit_log::checkpoint::add_signatures(&now, &[sig]).unwrap();
+    log.store().replace_checkpoint(20, &cosigned).unwrap();
+    let bundle = log.bundle(5).unwrap();
+    let v = log_key().verifier();
+    bundle.verify(&v, &[w.verifier()], 1).unwrap();
+    let stranger = Cosigner::from_seed("other.example", &[4; 32]).unwrap();
+    assert_eq!(
+        bundle
+            .verify(&v, &[stranger.verifier()], 1)
+            .unwrap_err()
+            .step(),
+        "log-witnesses"
+    );
+}
+
+/// PostgreSQL: one sequencer at a time, and the lease passes on when its
+/// holder's connection ends (as when its process dies).
+#[test]
+fn the_sequencer_lease_passes_on() {
+    let Some(b) = pg() else { return };
+    new_log(&b, &Policy::default());
+    let wait = std::time::Duration::from_millis(200);
+    let mut first = reopen(&b);
+    first.lease(wait).unwrap();
+    let mut second = reopen(&b);
+    let err = second.lease(wait).unwrap_err().to_string();
+    assert!(err.contains("another process is sequencing"), "{err}");
+    drop(first);
+    second.lease(std::time::Duration::from_secs(5)).unwrap();
+    second.submit(&[receipt(1)]).unwrap();
+}
