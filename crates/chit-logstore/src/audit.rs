@@ -25,16 +25,20 @@
 
 use crate::policy::{Compiled, Verdict};
 use crate::store::{PacketRow, Store};
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
 use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
 use chit_log::note::NoteVerifier;
 use chit_log::tiles::{self, Tile, TileKind, TILE_WIDTH};
 use chit_log::tree::{self, leaf_hash, node_hash, Hash};
 use chit_log::CosignatureVerifier;
-use base64::engine::general_purpose::STANDARD as B64;
-use base64::Engine;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// Called for each entry a source holds: its index, bytes and the content
+/// address stored beside it (if any).
+pub type EachEntry<'a> = dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String> + 'a;
 
 /// What an audit reads: a store, or a folder of tiles.
 pub trait Source {
@@ -45,11 +49,7 @@ pub trait Source {
     fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String>;
     /// Every entry it holds from index 0 in order, with the content
     /// address it stores beside it (if any); `size` is the checkpoint's.
-    fn scan(
-        &mut self,
-        size: u64,
-        each: &mut dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String>,
-    ) -> Result<(), String>;
+    fn scan(&mut self, size: u64, each: &mut EachEntry) -> Result<(), String>;
     /// A stored hash tile (at least `width` hashes), if it has one.
     fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, String>;
     /// The logged packets by stream and sequence, where it keeps them.
@@ -70,11 +70,7 @@ impl Source for Box<dyn Store> {
     fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
         self.checkpoints().map_err(|e| e.to_string())
     }
-    fn scan(
-        &mut self,
-        _size: u64,
-        each: &mut dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn scan(&mut self, _size: u64, each: &mut EachEntry) -> Result<(), String> {
         let mut failure = None;
         let r = Store::scan(&mut **self, 0, u64::MAX, &mut |e| {
             each(e.index, &e.data, Some(e.sha256)).map_err(|why| {
@@ -134,11 +130,7 @@ impl Source for TilesDir {
     fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
         Ok(Vec::new())
     }
-    fn scan(
-        &mut self,
-        size: u64,
-        each: &mut dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn scan(&mut self, size: u64, each: &mut EachEntry) -> Result<(), String> {
         let w = u64::from(TILE_WIDTH);
         let mut index = 0u64;
         for n in 0..size.div_ceil(w) {
@@ -473,7 +465,13 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         if opts.reverify.is_some() {
             pending.push((i, data.to_vec()));
             if pending.len() >= 4096 {
-                reverify(opts, &mut pending, &mut problems, &mut refused, &mut checked);
+                reverify(
+                    opts,
+                    &mut pending,
+                    &mut problems,
+                    &mut refused,
+                    &mut checked,
+                );
             }
         }
         if expected % 65_536 == 0 {
@@ -482,8 +480,13 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         Ok(())
     };
     src.scan(size, &mut walk)?;
-    drop(walk);
-    reverify(opts, &mut pending, &mut problems, &mut refused, &mut checked);
+    reverify(
+        opts,
+        &mut pending,
+        &mut problems,
+        &mut refused,
+        &mut checked,
+    );
     while expected < size {
         problems.push(Problem {
             step: "entries",
@@ -548,7 +551,9 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
             problems.push(Problem {
                 step: "history",
                 index: None,
-                message: format!("the store keeps a checkpoint of size {s}, beyond its latest ({size})"),
+                message: format!(
+                    "the store keeps a checkpoint of size {s}, beyond its latest ({size})"
+                ),
                 evidence: vec![old.clone(), note.clone()],
             });
             continue;
@@ -557,13 +562,18 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
             Err(e) => problems.push(Problem {
                 step: "history",
                 index: None,
-                message: format!("the stored checkpoint of size {s} does not open with the log's key: {e}"),
+                message: format!(
+                    "the stored checkpoint of size {s} does not open with the log's key: {e}"
+                ),
                 evidence: vec![old.clone()],
             }),
             Ok(o) if o.checkpoint.size != *s => problems.push(Problem {
                 step: "history",
                 index: None,
-                message: format!("the checkpoint stored for size {s} is of size {}", o.checkpoint.size),
+                message: format!(
+                    "the checkpoint stored for size {s} is of size {}",
+                    o.checkpoint.size
+                ),
                 evidence: vec![old.clone()],
             }),
             Ok(o) => {
@@ -744,7 +754,12 @@ pub fn load_state(path: &Path, verifier_key: &str) -> Result<Option<Vec<u8>>, St
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read the audit state {}: {e}", path.display())),
+        Err(e) => {
+            return Err(format!(
+                "cannot read the audit state {}: {e}",
+                path.display()
+            ))
+        }
     };
     let v: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| format!("the audit state {} is not chit's: {e}", path.display()))?;

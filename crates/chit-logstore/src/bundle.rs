@@ -24,12 +24,12 @@
 //!
 //! The entry itself is then checked like any input (`chit verify`).
 
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
 use chit_log::checkpoint::{open_checkpoint, SignedCheckpoint};
 use chit_log::note::NoteVerifier;
 use chit_log::tree::{leaf_hash, verify_inclusion, Hash};
 use chit_log::CosignatureVerifier;
-use base64::engine::general_purpose::STANDARD as B64;
-use base64::Engine;
 use serde_json::{json, Map, Value};
 
 /// The value of a bundle's `type`.

@@ -20,9 +20,9 @@ use chit_core::report::Status;
 use chit_core::Report;
 use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
 use chit_log::note::{NoteSigner, NoteVerifier};
+use chit_log::tiles::TileSource;
 use chit_log::tiles::{Tile, TileKind, TILE_HEIGHT, TILE_WIDTH};
 use chit_log::tree::{self, leaf_hash, node_hash, Hash, ProofError};
-use chit_log::tiles::TileSource;
 use chit_log::CosignatureVerifier;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -208,9 +208,10 @@ impl Log {
     /// Checks and appends a batch of submissions: see the module
     /// documentation for the steps. Returns once the batch is durable.
     pub fn submit<B: AsRef<[u8]> + Sync>(&mut self, inputs: &[B]) -> Result<Submission, LogError> {
-        let signer = self.signer.as_ref().ok_or_else(|| {
-            LogError::Key("appending needs the log's private key (--key)".into())
-        })?;
+        let signer = self
+            .signer
+            .as_ref()
+            .ok_or_else(|| LogError::Key("appending needs the log's private key (--key)".into()))?;
         // 1. check
         let policy = &self.policy;
         let verdicts: Vec<(Verdict, Hash)> = inputs
@@ -387,9 +388,9 @@ impl Log {
             checkpoint: note,
         };
         // Never hand out what does not verify.
-        bundle
-            .verify(&self.verifier, &[], 0)
-            .map_err(|e| LogError::Checkpoint(format!("entry {index}: {e} (run chit log audit)")))?;
+        bundle.verify(&self.verifier, &[], 0).map_err(|e| {
+            LogError::Checkpoint(format!("entry {index}: {e} (run chit log audit)"))
+        })?;
         Ok(bundle)
     }
 }
@@ -487,7 +488,11 @@ pub fn grow(
             cur.extend_from_slice(h);
             if cur.len() == full {
                 up.push(tile_root(&cur));
-                out.push((level, index, std::mem::replace(&mut cur, Vec::with_capacity(full))));
+                out.push((
+                    level,
+                    index,
+                    std::mem::replace(&mut cur, Vec::with_capacity(full)),
+                ));
                 index += 1;
             }
         }

@@ -59,7 +59,11 @@ impl Policy {
         let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
         Ok(Policy {
             trust: v.get("trust").and_then(Value::as_str).map(str::to_string),
-            threshold: v.get("threshold").and_then(Value::as_u64).unwrap_or(1).max(1) as usize,
+            threshold: v
+                .get("threshold")
+                .and_then(Value::as_u64)
+                .unwrap_or(1)
+                .max(1) as usize,
             accept_unsigned: flag("accept_unsigned"),
             allow_unchecked: flag("allow_unchecked"),
         })

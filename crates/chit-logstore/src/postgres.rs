@@ -292,10 +292,7 @@ impl Store for PgStore {
             .iter()
             .map(|r| (r.get(0), r.get::<_, i64>(1) as u64))
             .collect();
-        Ok(digests
-            .iter()
-            .map(|d| found.get(&d[..]).copied())
-            .collect())
+        Ok(digests.iter().map(|d| found.get(&d[..]).copied()).collect())
     }
 
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
@@ -410,7 +407,10 @@ impl Store for PgStore {
         };
         let mut tx = self.client.transaction().map_err(w)?;
         let found: i64 = tx
-            .query_one("SELECT size FROM chit_log_head WHERE id = 0 FOR UPDATE", &[])
+            .query_one(
+                "SELECT size FROM chit_log_head WHERE id = 0 FOR UPDATE",
+                &[],
+            )
             .map_err(read_err)?
             .get(0);
         if found as u64 != batch.old_size {

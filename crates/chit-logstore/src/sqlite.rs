@@ -68,11 +68,18 @@ impl SqliteStore {
         if !path.is_file() {
             return Err(StoreError::NotALog(path.display().to_string()));
         }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
+        // A file marked read-only is opened so, even by root, whom the
+        // permission bits do not stop: what the user protected stays so.
+        let read_only = std::fs::metadata(path)
+            .map(|m| m.permissions().readonly())
+            .unwrap_or(false);
+        let mode = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        };
+        let conn = Connection::open_with_flags(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
         let store = SqliteStore::tune(conn, path)?;
         let is_log: Option<String> = store
             .conn

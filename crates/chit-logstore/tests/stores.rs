@@ -159,7 +159,10 @@ fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
 }
 
 fn reopen(b: &dyn Backend) -> Log {
-    Log::open(b.store()).unwrap().with_signer(&log_pem()).unwrap()
+    Log::open(b.store())
+        .unwrap()
+        .with_signer(&log_pem())
+        .unwrap()
 }
 
 /// A valid run receipt, distinct per `n` (the example with another id,
@@ -242,11 +245,23 @@ fn appends_prove_against_a_memory_tree(b: &dyn Backend) {
 fn duplicates_get_their_index(b: &dyn Backend) {
     let mut log = new_log(b, &Policy::default());
     let sub = log.submit(&[receipt(1), receipt(2), receipt(1)]).unwrap();
-    assert!(matches!(sub.outcomes[0], Outcome::Appended { index: 0, .. }));
-    assert!(matches!(sub.outcomes[1], Outcome::Appended { index: 1, .. }));
-    assert!(matches!(sub.outcomes[2], Outcome::Duplicate { index: 0, .. }));
+    assert!(matches!(
+        sub.outcomes[0],
+        Outcome::Appended { index: 0, .. }
+    ));
+    assert!(matches!(
+        sub.outcomes[1],
+        Outcome::Appended { index: 1, .. }
+    ));
+    assert!(matches!(
+        sub.outcomes[2],
+        Outcome::Duplicate { index: 0, .. }
+    ));
     let sub = log.submit(&[receipt(2)]).unwrap();
-    assert!(matches!(sub.outcomes[0], Outcome::Duplicate { index: 1, .. }));
+    assert!(matches!(
+        sub.outcomes[0],
+        Outcome::Duplicate { index: 1, .. }
+    ));
     assert_eq!(sub.size, 2);
 }
 
@@ -262,7 +277,13 @@ fn refuses_what_verify_refuses(b: &dyn Backend) {
     };
     let dup_key = br#"{"a":1,"a":2}"#.to_vec();
     let sub = log
-        .submit(&[broken.clone(), huge, b"{\"trunc".to_vec(), dup_key, receipt(3)])
+        .submit(&[
+            broken.clone(),
+            huge,
+            b"{\"trunc".to_vec(),
+            dup_key,
+            receipt(3),
+        ])
         .unwrap();
     match &sub.outcomes[0] {
         Outcome::Refused(r) => {
@@ -279,7 +300,10 @@ fn refuses_what_verify_refuses(b: &dyn Backend) {
     }
     assert!(matches!(sub.outcomes[2], Outcome::Unreadable(_)));
     assert!(matches!(sub.outcomes[3], Outcome::Unreadable(_)));
-    assert!(matches!(sub.outcomes[4], Outcome::Appended { index: 0, .. }));
+    assert!(matches!(
+        sub.outcomes[4],
+        Outcome::Appended { index: 0, .. }
+    ));
     assert_eq!(sub.size, 1);
 }
 
@@ -362,15 +386,25 @@ fn streams_hold_p1_p2_p4_and_allow_gaps(b: &dyn Backend) {
     assert!(refused_by(&sub.outcomes[2], "P4"), "{:?}", sub.outcomes[2]);
     assert!(refused_by(&sub.outcomes[3], "P4"), "{:?}", sub.outcomes[3]);
     assert!(refused_by(&sub.outcomes[4], "P4"), "{:?}", sub.outcomes[4]);
-    assert!(matches!(sub.outcomes[5], Outcome::Appended { index: 3, .. }));
-    assert!(matches!(sub.outcomes[6], Outcome::Appended { index: 4, .. }));
+    assert!(matches!(
+        sub.outcomes[5],
+        Outcome::Appended { index: 3, .. }
+    ));
+    assert!(matches!(
+        sub.outcomes[6],
+        Outcome::Appended { index: 4, .. }
+    ));
     // A gap left open is reported by the audit.
     log.submit(&[packet("u", 0, "u0", None), packet("u", 4, "u4", Some("u3"))])
         .unwrap();
     let r = audit_once(b, None);
     assert!(r.ok(), "{:?}", r.problems);
     assert_eq!(r.gaps.len(), 1, "{:?}", r.gaps);
-    assert!(r.gaps[0].contains("stream u: 3 packet(s) missing"), "{:?}", r.gaps);
+    assert!(
+        r.gaps[0].contains("stream u: 3 packet(s) missing"),
+        "{:?}",
+        r.gaps
+    );
     // Unsigned packets are refused under a trust file, unless the policy
     // accepts unsigned documents.
     let bare = br#"{"schema":"verification.packet.v1"}"#;
@@ -481,10 +515,9 @@ fn audit_catches_a_rewritten_history(b: &dyn Backend) {
         log.submit(&inputs).unwrap().checkpoint
     };
     let r = audit_once(b, Some(&split));
-    assert!(r
-        .problems
-        .iter()
-        .any(|p| p.message.contains("split view") && p.evidence == vec![split.clone(), now.clone()]));
+    assert!(r.problems.iter().any(
+        |p| p.message.contains("split view") && p.evidence == vec![split.clone(), now.clone()]
+    ));
     // And a real continuation is proven consistent.
     let mut log = reopen(b);
     let more: Vec<Vec<u8>> = (500..530).map(receipt).collect();
@@ -506,14 +539,23 @@ fn bundles_verify_offline_and_fail_when_forged(b: &dyn Backend) {
     // The entry changed: inclusion fails.
     let mut forged = bundle.clone();
     forged.entry = receipt(9999);
-    assert_eq!(forged.verify(&v, &[], 0).unwrap_err().step(), "log-inclusion");
+    assert_eq!(
+        forged.verify(&v, &[], 0).unwrap_err().step(),
+        "log-inclusion"
+    );
     // Another index: inclusion fails.
     let mut moved = bundle.clone();
     moved.index = 261;
-    assert_eq!(moved.verify(&v, &[], 0).unwrap_err().step(), "log-inclusion");
+    assert_eq!(
+        moved.verify(&v, &[], 0).unwrap_err().step(),
+        "log-inclusion"
+    );
     // Another log's key: the checkpoint fails.
     let other = NoteSigner::from_seed(ORIGIN, &[8; 32]).unwrap().verifier();
-    assert_eq!(bundle.verify(&other, &[], 0).unwrap_err().step(), "log-checkpoint");
+    assert_eq!(
+        bundle.verify(&other, &[], 0).unwrap_err().step(),
+        "log-checkpoint"
+    );
     // A duplicate key in the file: refused by the strict reader.
     let dup = text.replacen("{", "{\"index\":0,", 1);
     assert!(read_bundles(dup.as_bytes()).is_err());

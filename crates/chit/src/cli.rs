@@ -278,6 +278,9 @@ pub struct LogAppendArgs {
     /// One JSON object per input: {"input", "status", "index", "sha256", "findings"}.
     #[arg(long)]
     pub json: bool,
+    /// Submissions per tree update (one durable commit and one signed checkpoint each).
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub batch: u32,
     /// Files, folders, or '-' for standard input.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,

@@ -23,9 +23,6 @@ use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-/// How many submissions go into one tree update (one durable commit).
-pub const BATCH: usize = 4096;
-
 /// A key file is a few hundred bytes.
 const KEY_MAX: usize = 16 * 1024;
 
@@ -59,8 +56,9 @@ fn open_log(store: &LogStoreArg) -> Result<Log, Failure> {
 }
 
 fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
-    let bytes = inputs::read(&Source::File(path.to_path_buf()), KEY_MAX)
-        .map_err(|why| Failure::error(format!("cannot read the {what} {}: {why}", path.display())))?;
+    let bytes = inputs::read(&Source::File(path.to_path_buf()), KEY_MAX).map_err(|why| {
+        Failure::error(format!("cannot read the {what} {}: {why}", path.display()))
+    })?;
     String::from_utf8(bytes)
         .map_err(|_| Failure::error(format!("the {what} {} is not UTF-8", path.display())))
 }
@@ -70,7 +68,9 @@ fn verifier_key_text(arg: &str) -> Result<String, Failure> {
     if arg.contains('+') && !Path::new(arg).exists() {
         return Ok(arg.trim().to_string());
     }
-    Ok(read_text(Path::new(arg), "verifier key")?.trim().to_string())
+    Ok(read_text(Path::new(arg), "verifier key")?
+        .trim()
+        .to_string())
 }
 
 pub fn log_verifier(arg: &str) -> Result<NoteVerifier, Failure> {
@@ -203,7 +203,8 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
     };
     let mut tally = [0usize; 4]; // appended, present, refused, unreadable
     let mut size = 0u64;
-    let mut pending: Vec<Pending> = Vec::with_capacity(BATCH);
+    let batch = a.batch as usize;
+    let mut pending: Vec<Pending> = Vec::with_capacity(batch);
     // The whole entry must fit; a longer input is read only to say so.
     let max = chit_log::tiles::MAX_ENTRY_BYTES + 1;
     let mut flush = |pending: &mut Vec<Pending>, out: &mut Output| -> Result<(), Failure> {
@@ -256,7 +257,7 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                     label: format!("{label}:{n}"),
                     bytes: line.map_err(|why| entry_limit(why, max)),
                 });
-                if pending.len() >= BATCH {
+                if pending.len() >= batch {
                     flush(&mut pending, out)?;
                 }
             }
@@ -266,7 +267,7 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                 bytes: inputs::read(source, max).map_err(|why| entry_limit(why, max)),
             });
         }
-        if pending.len() >= BATCH {
+        if pending.len() >= batch {
             flush(&mut pending, out)?;
         }
     }
@@ -334,7 +335,9 @@ fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std:
                 "verdict": r.status().name(),
                 "findings": r.errors.iter().map(|f| json!({"rule": f.rule, "path": f.path, "message": f.message})).collect::<Vec<_>>(),
             }),
-            Outcome::Unreadable(why) => json!({"input": label, "status": "unreadable", "error": why}),
+            Outcome::Unreadable(why) => {
+                json!({"input": label, "status": "unreadable", "error": why})
+            }
         };
         return writeln!(out, "{v}");
     }
@@ -350,7 +353,12 @@ fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std:
             writeln!(out, "PRESENT {label} at {index} (already logged)")
         }
         Outcome::Refused(r) => {
-            writeln!(out, "{}REFUSED{} {label}", p.bad.render(), p.bad.render_reset())?;
+            writeln!(
+                out,
+                "{}REFUSED{} {label}",
+                p.bad.render(),
+                p.bad.render_reset()
+            )?;
             if r.errors.is_empty() {
                 writeln!(
                     out,
@@ -403,11 +411,9 @@ fn find_index(log: &mut Log, which: &str) -> Result<u64, Failure> {
             .flatten()
             .ok_or_else(|| Failure::invalid(format!("no entry has content address {which}")));
     }
-    which.parse().map_err(|_| {
-        Failure::error(format!(
-            "{which}: give an index (0, 1, …) or sha256:HEX"
-        ))
-    })
+    which
+        .parse()
+        .map_err(|_| Failure::error(format!("{which}: give an index (0, 1, …) or sha256:HEX")))
 }
 
 fn get(a: &LogGetArgs, out: &mut Output) -> CmdResult {
@@ -424,7 +430,11 @@ fn get(a: &LogGetArgs, out: &mut Output) -> CmdResult {
         .store()
         .entry(index)
         .map_err(store_failure)?
-        .ok_or_else(|| Failure::error(format!("entry {index} is missing from the store; run chit log audit")))?;
+        .ok_or_else(|| {
+            Failure::error(format!(
+                "entry {index} is missing from the store; run chit log audit"
+            ))
+        })?;
     if a.json {
         let v = json!({
             "index": e.index,
@@ -468,8 +478,11 @@ fn prove(a: &LogProveArgs, out: &mut Output) -> CmdResult {
         .map_err(store_failure)?
         .ok_or_else(|| Failure::error(format!("entry {} is missing from the store", a.index)))?;
     let leaf = chit_log::tree::leaf_hash(&e.data);
-    chit_log::tree::verify_inclusion(&leaf, a.index, size, &proof, &root)
-        .map_err(|e| Failure::error(format!("the store's tiles give a proof that fails ({e}); run chit log audit")))?;
+    chit_log::tree::verify_inclusion(&leaf, a.index, size, &proof, &root).map_err(|e| {
+        Failure::error(format!(
+            "the store's tiles give a proof that fails ({e}); run chit log audit"
+        ))
+    })?;
     let mut v = json!({
         "index": a.index,
         "size": size,
@@ -498,8 +511,11 @@ fn consistency(a: &LogConsistencyArgs, out: &mut Output) -> CmdResult {
         log.root(a.old).map_err(store_failure)?,
         log.root(a.new).map_err(store_failure)?,
     );
-    chit_log::tree::verify_consistency(a.old, a.new, &r_old, &r_new, &proof)
-        .map_err(|e| Failure::error(format!("the store's tiles give a proof that fails ({e}); run chit log audit")))?;
+    chit_log::tree::verify_consistency(a.old, a.new, &r_old, &r_new, &proof).map_err(|e| {
+        Failure::error(format!(
+            "the store's tiles give a proof that fails ({e}); run chit log audit"
+        ))
+    })?;
     let v = json!({
         "old": a.old,
         "new": a.new,
@@ -584,9 +600,17 @@ fn tile_bytes(log: &mut Log, t: &Tile) -> Result<Vec<u8>, Failure> {
                 .store()
                 .tile(level, t.index)
                 .map_err(store_failure)?
-                .ok_or_else(|| Failure::error(format!("tile {} is missing from the store; run chit log audit", t.path())))?;
+                .ok_or_else(|| {
+                    Failure::error(format!(
+                        "tile {} is missing from the store; run chit log audit",
+                        t.path()
+                    ))
+                })?;
             if data.len() < usize::from(t.width) * 32 {
-                return Err(Failure::error(format!("tile {} is short in the store; run chit log audit", t.path())));
+                return Err(Failure::error(format!(
+                    "tile {} is short in the store; run chit log audit",
+                    t.path()
+                )));
             }
             data.truncate(usize::from(t.width) * 32);
             Ok(data)
@@ -647,11 +671,19 @@ fn state_dir() -> Option<PathBuf> {
 fn default_state(kind: &str, origin: &str) -> Result<PathBuf, Failure> {
     let name: String = origin
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     state_dir()
         .map(|d| d.join(kind).join(format!("{name}.json")))
-        .ok_or_else(|| Failure::error("no HOME or XDG_STATE_HOME for the audit state; give --state FILE"))
+        .ok_or_else(|| {
+            Failure::error("no HOME or XDG_STATE_HOME for the audit state; give --state FILE")
+        })
 }
 
 fn origin_of(note: &[u8]) -> String {
@@ -720,8 +752,10 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
             .unwrap_or(0);
         let b = ProgressBar::new(size);
         b.set_style(
-            ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} entries  {per_sec}  {eta} left")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{bar:40.cyan/blue} {pos}/{len} entries  {per_sec}  {eta} left",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         b
     } else {
@@ -797,8 +831,14 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
             writeln!(out, "reverified: {ok} valid, {bad} refused").map_err(Failure::write)?;
         }
         for g in &report.gaps {
-            writeln!(out, "{}gap{} {}", p.warn.render(), p.warn.render_reset(), render::escape(g))
-                .map_err(Failure::write)?;
+            writeln!(
+                out,
+                "{}gap{} {}",
+                p.warn.render(),
+                p.warn.render_reset(),
+                render::escape(g)
+            )
+            .map_err(Failure::write)?;
         }
         const SHOWN: usize = 20;
         for prob in report.problems.iter().take(SHOWN) {
@@ -836,7 +876,10 @@ fn saved_key(path: &Path) -> Result<Option<String>, Failure> {
             .ok()
             .and_then(|v| v.get("verifier_key")?.as_str().map(str::to_string))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Failure::error(format!("cannot read {}: {e}", path.display()))),
+        Err(e) => Err(Failure::error(format!(
+            "cannot read {}: {e}",
+            path.display()
+        ))),
     }
 }
 
@@ -850,8 +893,11 @@ fn witness(a: &LogWitnessArgs, out: &mut Output) -> CmdResult {
     let mut log = open_log(&a.store)?;
     let origin = log.meta().origin.clone();
     let (size, note) = log.store().head().map_err(store_failure)?;
-    let opened = open_checkpoint(&note, &origin, &verifier, &[])
-        .map_err(|e| Failure::invalid(format!("the log's checkpoint does not open with --log-key: {e}")))?;
+    let opened = open_checkpoint(&note, &origin, &verifier, &[]).map_err(|e| {
+        Failure::invalid(format!(
+            "the log's checkpoint does not open with --log-key: {e}"
+        ))
+    })?;
     let cp = &opened.checkpoint;
     if cp.size != size {
         return Err(Failure::invalid(format!(
@@ -875,12 +921,17 @@ fn witness(a: &LogWitnessArgs, out: &mut Output) -> CmdResult {
             return refuse(format!("the log shrank from {m} to {}", cp.size));
         }
         if m == cp.size && r != cp.root {
-            return refuse(format!("two checkpoints of size {m} with different roots (a split view)"));
+            return refuse(format!(
+                "two checkpoints of size {m} with different roots (a split view)"
+            ));
         }
         if m < cp.size {
             let proof = log.consistency_proof(m, cp.size).map_err(store_failure)?;
             if let Err(e) = chit_log::tree::verify_consistency(m, cp.size, &r, &cp.root, &proof) {
-                return refuse(format!("size {m} is not a prefix of size {} ({e})", cp.size));
+                return refuse(format!(
+                    "size {m} is not a prefix of size {} ({e})",
+                    cp.size
+                ));
             }
         }
     }

@@ -1,0 +1,795 @@
+//! `chit log` end to end: init, append, bundles verified offline, tiles,
+//! audits, witnesses, and the faults: kill -9 mid-append (SQLite and
+//! PostgreSQL), a full disk and a read-only store.
+
+mod common;
+
+use base64::Engine;
+use common::{chit_in, chit_raw, run_raw};
+use serde_json::Value;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const ORIGIN: &str = "test.example/receipts";
+
+/// A valid run receipt per `n`: the example with another id, sealed, on
+/// one line.
+fn receipt(n: usize) -> Vec<u8> {
+    let text = common::example_text("agreed-verified.json");
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["id"] = Value::from(format!("run-{n}"));
+    let bytes = serde_json::to_vec(&v).unwrap();
+    chit_core::seal::seal(&bytes, None, &chit_core::Limits::default())
+        .unwrap()
+        .bytes
+}
+
+fn lines_file(dir: &Path, name: &str, range: std::ops::Range<usize>) -> PathBuf {
+    let mut out = Vec::new();
+    for n in range {
+        out.extend_from_slice(&receipt(n));
+        out.push(b'\n');
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, out).unwrap();
+    p
+}
+
+/// A key and a new log in `store`; returns the log's verifier key.
+fn init(dir: &Path, store: &str) -> String {
+    if !dir.join("log.pem").exists() {
+        let r = chit_in(dir, &["keygen", "--out", "log.pem"], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = chit_in(
+        dir,
+        &[
+            "log", "init", "--store", store, "--key", "log.pem", "--origin", ORIGIN,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("log key: "))
+        .expect("init prints the log key")
+        .to_string()
+}
+
+fn audit_json(dir: &Path, source: &str, key: &str, state: &str) -> (i32, Value) {
+    let r = chit_in(
+        dir,
+        &[
+            "log",
+            "audit",
+            source,
+            "--log-key",
+            key,
+            "--state",
+            state,
+            "--json",
+        ],
+        None,
+    );
+    assert!(r.code == 0 || r.code == 1, "{} {}", r.code, r.stderr);
+    (r.code, serde_json::from_str(&r.stdout).unwrap())
+}
+
+#[test]
+fn a_receipt_is_logged_and_proven_offline() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "r.db");
+    let ex = common::repo().join("examples/run-receipts");
+    let r = chit_in(
+        dir,
+        &["log", "append", "--store", "r.db", ex.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("2 appended"), "{}", r.stdout);
+
+    // get: the exact bytes, by index or content address.
+    let file = std::fs::read(ex.join("agreed-verified.json")).unwrap();
+    let got = chit_raw(dir, &["log", "get", "--store", "r.db", "0"], None);
+    assert_eq!(got.stdout, file);
+    let sha = chit_core::digest::sha256_hex(&file);
+    let got = chit_raw(
+        dir,
+        &["log", "get", "--store", "r.db", &format!("sha256:{sha}")],
+        None,
+    );
+    assert_eq!(got.stdout, file);
+
+    // A bundle proves it offline, with the log's key alone.
+    let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "0"], None);
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    std::fs::write(dir.join("r0.bundle.json"), &b.stdout).unwrap();
+    let v = chit_in(dir, &["verify", "--log-key", &key, "r0.bundle.json"], None);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(v.stdout.starts_with("VALID"), "{}", v.stdout);
+
+    // Forged: another entry in the same bundle.
+    let mut forged: Value = serde_json::from_slice(&b.stdout).unwrap();
+    let other = std::fs::read(ex.join("not-unanimous-failing.json")).unwrap();
+    forged["entry"] = base64::engine::general_purpose::STANDARD
+        .encode(&other)
+        .into();
+    std::fs::write(dir.join("forged.json"), forged.to_string()).unwrap();
+    let v = chit_in(dir, &["verify", "--log-key", &key, "forged.json"], None);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-inclusion"), "{}", v.stdout);
+
+    // Another log's key: the checkpoint does not open.
+    let r = chit_in(dir, &["keygen", "--out", "other.pem"], None);
+    assert_eq!(r.code, 0);
+    let other_key = init_other(dir);
+    let v = chit_in(
+        dir,
+        &["verify", "--log-key", &other_key, "r0.bundle.json"],
+        None,
+    );
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-checkpoint"), "{}", v.stdout);
+
+    // Not a bundle at all: --log-key proves only bundles.
+    let v = chit_in(
+        dir,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            ex.join("agreed-verified.json").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("not a log bundle"), "{}", v.stdout);
+
+    // prove and consistency print proofs that verify.
+    let p = chit_in(dir, &["log", "prove", "--store", "r.db", "1"], None);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let p: Value = serde_json::from_str(&p.stdout).unwrap();
+    let dec = |s: &Value| -> [u8; 32] {
+        base64::engine::general_purpose::STANDARD
+            .decode(s.as_str().unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap()
+    };
+    let proof: Vec<[u8; 32]> = p["inclusion_proof"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(dec)
+        .collect();
+    chit_log::tree::verify_inclusion(
+        &chit_log::tree::leaf_hash(&other),
+        1,
+        2,
+        &proof,
+        &dec(&p["root"]),
+    )
+    .unwrap();
+    let c = chit_in(
+        dir,
+        &["log", "consistency", "--store", "r.db", "1", "2"],
+        None,
+    );
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    let c: Value = serde_json::from_str(&c.stdout).unwrap();
+    let proof: Vec<[u8; 32]> = c["consistency_proof"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(dec)
+        .collect();
+    chit_log::tree::verify_consistency(1, 2, &dec(&c["old_root"]), &dec(&c["new_root"]), &proof)
+        .unwrap();
+}
+
+fn init_other(dir: &Path) -> String {
+    let r = chit_in(
+        dir,
+        &[
+            "log",
+            "init",
+            "--store",
+            "other.db",
+            "--key",
+            "other.pem",
+            "--origin",
+            ORIGIN,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("log key: "))
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn init_never_replaces_a_file_and_append_refuses_with_findings() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    let r = chit_in(dir, &["keygen", "--out", "log.pem"], None);
+    assert_eq!(r.code, 0);
+    let r = chit_in(
+        dir,
+        &[
+            "log",
+            "init",
+            "--store",
+            "notes.txt",
+            "--key",
+            "log.pem",
+            "--origin",
+            ORIGIN,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("already holds") || r.stderr.contains("never"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
+
+    init(dir, "r.db");
+    let r = chit_in(
+        dir,
+        &[
+            "log", "init", "--store", "r.db", "--key", "log.pem", "--origin", ORIGIN,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+
+    let mut broken: Value = serde_json::from_slice(&receipt(1)).unwrap();
+    broken["agreement"] = "maybe".into();
+    std::fs::write(dir.join("broken.json"), broken.to_string()).unwrap();
+    let mut big: Value = serde_json::from_slice(&receipt(2)).unwrap();
+    big["note"] = "x".repeat(70_000).into();
+    std::fs::write(dir.join("big.json"), big.to_string()).unwrap();
+    std::fs::write(dir.join("good.json"), receipt(3)).unwrap();
+    let r = chit_in(
+        dir,
+        &[
+            "log",
+            "append",
+            "--store",
+            "r.db",
+            "broken.json",
+            "good.json",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("REFUSED broken.json"), "{}", r.stdout);
+    assert!(r.stdout.contains("APPENDED good.json at 0"), "{}", r.stdout);
+    let r = chit_in(dir, &["log", "append", "--store", "r.db", "big.json"], None);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stdout.contains("65,535"), "{}", r.stdout);
+    // The same file again: its index, nothing new.
+    let r = chit_in(
+        dir,
+        &["log", "append", "--store", "r.db", "--json", "good.json"],
+        None,
+    );
+    assert_eq!(r.code, 0);
+    let v: Value = serde_json::from_str(r.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(v["status"], "present");
+    assert_eq!(v["index"], 0);
+}
+
+#[test]
+fn exported_tiles_audit_and_a_changed_tile_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "r.db");
+    let f = lines_file(dir, "in.jsonl", 0..600);
+    let r = chit_in(
+        dir,
+        &[
+            "log",
+            "append",
+            "--store",
+            "r.db",
+            "--lines",
+            f.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = chit_in(
+        dir,
+        &["log", "export-tiles", "--store", "r.db", "tiles"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for p in [
+        "checkpoint",
+        "tile/0/000",
+        "tile/0/001",
+        "tile/0/002.p/88",
+        "tile/1/000.p/2",
+        "tile/entries/002.p/88",
+    ] {
+        assert!(dir.join("tiles").join(p).is_file(), "{p}");
+    }
+    let (code, v) = audit_json(dir, "tiles", &key, "a.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 600);
+    // Exporting again updates the folder; a foreign folder is refused.
+    let r = chit_in(
+        dir,
+        &["log", "export-tiles", "--store", "r.db", "tiles"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::create_dir(dir.join("mine")).unwrap();
+    std::fs::write(dir.join("mine/x"), b"x").unwrap();
+    let r = chit_in(
+        dir,
+        &["log", "export-tiles", "--store", "r.db", "mine"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    // An entry changed in the served bundle: named by its index.
+    let path = dir.join("tiles/tile/entries/001");
+    let data = std::fs::read(&path).unwrap();
+    let mut entries: Vec<Vec<u8>> = chit_log::tiles::parse_entry_bundle(&data, 256)
+        .unwrap()
+        .into_iter()
+        .map(<[u8]>::to_vec)
+        .collect();
+    entries[7] = receipt(9999);
+    std::fs::write(
+        &path,
+        chit_log::tiles::encode_entry_bundle(&entries).unwrap(),
+    )
+    .unwrap();
+    let (code, v) = audit_json(dir, "tiles", &key, "a.json");
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["index"] == 263),
+        "{v}"
+    );
+}
+
+#[test]
+fn witnesses_cosign_only_a_consistent_log() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "r.db");
+    assert_eq!(chit_in(dir, &["keygen", "--out", "w.pem"], None).code, 0);
+    let f = lines_file(dir, "a.jsonl", 0..30);
+    assert_eq!(
+        chit_in(
+            dir,
+            &[
+                "log",
+                "append",
+                "--store",
+                "r.db",
+                "--lines",
+                f.to_str().unwrap()
+            ],
+            None
+        )
+        .code,
+        0
+    );
+    let witness = |dir: &Path, store: &str| {
+        chit_in(
+            dir,
+            &[
+                "log",
+                "witness",
+                "--store",
+                store,
+                "--key",
+                "w.pem",
+                "--name",
+                "witness.example",
+                "--log-key",
+                &key,
+                "--state",
+                "w.json",
+            ],
+            None,
+        )
+    };
+    let w = witness(dir, "r.db");
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let wkey = w
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("witness key: "))
+        .unwrap()
+        .to_string();
+    let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "4"], None);
+    std::fs::write(dir.join("b.json"), &b.stdout).unwrap();
+    let v = chit_in(
+        dir,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--witness",
+            &wkey,
+            "--min-witnesses",
+            "1",
+            "b.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    // Another witness's key: not enough cosignatures.
+    assert_eq!(chit_in(dir, &["keygen", "--out", "w2.pem"], None).code, 0);
+    let other = chit_in(
+        dir,
+        &[
+            "log",
+            "witness",
+            "--store",
+            "r.db",
+            "--key",
+            "w2.pem",
+            "--name",
+            "other.example",
+            "--log-key",
+            &key,
+            "--state",
+            "w2.json",
+        ],
+        None,
+    );
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    let okey = other
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("witness key: "))
+        .unwrap()
+        .to_string();
+    let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "4"], None);
+    std::fs::write(dir.join("b2.json"), &b.stdout).unwrap();
+    let v = chit_in(
+        dir,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--witness",
+            &wkey,
+            "--witness",
+            &okey,
+            "--min-witnesses",
+            "2",
+            "b2.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    let v = chit_in(
+        dir,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--witness",
+            &okey,
+            "--min-witnesses",
+            "1",
+            "b.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-witnesses"), "{}", v.stdout);
+
+    // The log grows: the witness proves consistency and cosigns again.
+    let f = lines_file(dir, "b.jsonl", 30..300);
+    assert_eq!(
+        chit_in(
+            dir,
+            &[
+                "log",
+                "append",
+                "--store",
+                "r.db",
+                "--lines",
+                f.to_str().unwrap()
+            ],
+            None
+        )
+        .code,
+        0
+    );
+    assert_eq!(witness(dir, "r.db").code, 0);
+    // A forked log under the same key: refused, with both checkpoints.
+    let f = lines_file(dir, "c.jsonl", 1000..1400);
+    std::fs::copy(dir.join("log.pem"), dir.join("same.pem")).unwrap();
+    let r = chit_in(
+        dir,
+        &[
+            "log", "init", "--store", "fork.db", "--key", "log.pem", "--origin", ORIGIN,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        chit_in(
+            dir,
+            &[
+                "log",
+                "append",
+                "--store",
+                "fork.db",
+                "--lines",
+                f.to_str().unwrap()
+            ],
+            None
+        )
+        .code,
+        0
+    );
+    let w = witness(dir, "fork.db");
+    assert_eq!(w.code, 1, "{}", w.stdout);
+    assert!(
+        w.stderr.contains("refusing to cosign") && w.stderr.contains("evidence 2"),
+        "{}",
+        w.stderr
+    );
+}
+
+#[test]
+fn a_read_only_store_acknowledges_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "r.db");
+    std::fs::write(dir.join("good.json"), receipt(1)).unwrap();
+    let mut perms = std::fs::metadata(dir.join("r.db")).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(dir.join("r.db"), perms).unwrap();
+    let r = chit_in(
+        dir,
+        &["log", "append", "--store", "r.db", "good.json"],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("read-only") && r.stderr.contains("nothing of this batch"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("APPENDED"));
+    let (code, v) = audit_json(dir, "r.db", &key, "a.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 0);
+}
+
+#[test]
+#[cfg(unix)]
+fn a_full_disk_acknowledges_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "r.db");
+    let f = lines_file(dir, "a.jsonl", 0..50);
+    assert_eq!(
+        chit_in(
+            dir,
+            &[
+                "log",
+                "append",
+                "--store",
+                "r.db",
+                "--lines",
+                f.to_str().unwrap()
+            ],
+            None
+        )
+        .code,
+        0
+    );
+    lines_file(dir, "b.jsonl", 50..600);
+    let limit = std::fs::metadata(dir.join("r.db")).unwrap().len() + 64 * 1024;
+    // The kernel refuses writes past the limit (EFBIG), as a full disk
+    // would; SIGXFSZ is ignored so the write fails instead of killing chit.
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(format!(
+        "trap '' XFSZ; ulimit -f {}; exec \"$0\" log append --store r.db --lines --batch 1000 b.jsonl",
+        limit / 512
+    ));
+    cmd.arg(env!("CARGO_BIN_EXE_chit"));
+    let r = run_raw(cmd, dir, None);
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.code, 2, "{stdout} {}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot write") && r.stderr.contains("nothing of this batch"),
+        "{}",
+        r.stderr
+    );
+    assert!(!stdout.contains("APPENDED"), "{stdout}");
+    let (code, v) = audit_json(dir, "r.db", &key, "s.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 50);
+    // With room again, the next append goes on.
+    let r = chit_in(
+        dir,
+        &["log", "append", "--store", "r.db", "--lines", "b.jsonl"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, v) = audit_json(dir, "r.db", &key, "s.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 600);
+}
+
+/// Appends `file` in small batches; after `kill_after` (if given) kills
+/// the process with SIGKILL. Returns what it acknowledged, as (index,
+/// sha256), and how long it ran.
+fn append_and_kill(
+    dir: &Path,
+    store: &str,
+    file: &str,
+    kill_after: Option<Duration>,
+) -> (Vec<(u64, String)>, Duration) {
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
+        .args([
+            "log", "append", "--store", store, "--lines", "--json", "--batch", "37", file,
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut acked = Vec::new();
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            // A line cut by the kill is not an acknowledgement.
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                break;
+            };
+            if let (Some(i), Some(h)) = (v["index"].as_u64(), v["sha256"].as_str()) {
+                acked.push((i, h.to_string()));
+            }
+        }
+        acked
+    });
+    if let Some(after) = kill_after {
+        std::thread::sleep(after);
+        let _ = child.kill(); // SIGKILL
+    }
+    let status = child.wait().unwrap();
+    if kill_after.is_none() {
+        assert!(status.success(), "the unkilled run failed: {status:?}");
+    }
+    (reader.join().unwrap(), start.elapsed())
+}
+
+/// Rounds of appends, each killed with SIGKILL at a pseudo-random moment
+/// within the time a whole round takes; after each, the store must audit
+/// clean and hold every entry any run acknowledged.
+fn kill_nine(store: &str, dir: &Path, rounds: u64) {
+    const PER_ROUND: usize = 1000;
+    let key = init(dir, store);
+    let mut all_acked: Vec<(u64, String)> = Vec::new();
+    // Round 0 runs whole: how long a round takes.
+    lines_file(dir, "r0.jsonl", 0..PER_ROUND);
+    let (acked, whole) = append_and_kill(dir, store, "r0.jsonl", None);
+    assert_eq!(acked.len(), PER_ROUND);
+    all_acked.extend(acked);
+    let mut killed_midway = 0;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for round in 1..=rounds {
+        let name = format!("r{round}.jsonl");
+        let first = round as usize * PER_ROUND;
+        lines_file(dir, &name, first..first + PER_ROUND);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let at = whole.mul_f64(0.05 + 0.9 * ((seed >> 11) as f64 / (1u64 << 53) as f64));
+        let (acked, _) = append_and_kill(dir, store, &name, Some(at));
+        if acked.len() < PER_ROUND {
+            killed_midway += 1;
+        }
+        all_acked.extend(acked);
+        // The store opens, its tree and checkpoint agree, nothing half done.
+        let (code, v) = audit_json(dir, store, &key, &format!("kill-{round}.json"));
+        assert_eq!(code, 0, "round {round}: {v}");
+        let size = v["size"].as_u64().unwrap();
+        // Every acknowledged entry is there, at its index, with its bytes.
+        let mut log =
+            chit_logstore::Log::open(chit_logstore::open(&resolve(dir, store)).unwrap()).unwrap();
+        for (i, sha) in &all_acked {
+            assert!(
+                *i < size,
+                "round {round}: acknowledged {i} lost (size {size})"
+            );
+            let e = log.store().entry(*i).unwrap().unwrap();
+            assert_eq!(
+                chit_core::digest::hex(&e.sha256),
+                *sha,
+                "round {round}: entry {i}"
+            );
+        }
+    }
+    eprintln!("{store}: {killed_midway} of {rounds} kills landed mid-append; {} acknowledged entries all kept", all_acked.len());
+    // Most kills landed mid-run (a round may finish before its moment).
+    assert!(
+        killed_midway * 2 >= rounds,
+        "only {killed_midway} of {rounds} kills landed mid-append"
+    );
+    // The next start continues: every receipt ends up logged exactly once.
+    for round in 1..=rounds {
+        let name = format!("r{round}.jsonl");
+        let r = chit_in(
+            dir,
+            &["log", "append", "--store", store, "--lines", &name],
+            None,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let (code, v) = audit_json(dir, store, &key, "final.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"].as_u64(), Some((rounds + 1) * PER_ROUND as u64));
+}
+
+fn resolve(dir: &Path, store: &str) -> String {
+    if store.starts_with("postgres") {
+        store.to_string()
+    } else {
+        dir.join(store).display().to_string()
+    }
+}
+
+#[test]
+fn kill_nine_during_appends_loses_nothing_acknowledged_sqlite() {
+    let t = tempfile::tempdir().unwrap();
+    kill_nine("r.db", t.path(), 20);
+}
+
+static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
+
+#[test]
+fn kill_nine_during_appends_loses_nothing_acknowledged_postgres() {
+    let base = std::env::var("CHIT_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let mut client = match postgres::Client::connect(&base, postgres::NoTls) {
+        Ok(c) => c,
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping: PostgreSQL at {base}: {e} (set CHIT_TEST_POSTGRES)");
+            return;
+        }
+        Err(e) => panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}"),
+    };
+    let schema = format!(
+        "chit_k{}_{}",
+        std::process::id(),
+        SCHEMAS.fetch_add(1, Ordering::SeqCst)
+    );
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}schema={schema}");
+    let t = tempfile::tempdir().unwrap();
+    kill_nine(&url, t.path(), 10);
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .unwrap();
+}
