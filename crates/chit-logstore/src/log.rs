@@ -24,8 +24,6 @@ use chit_log::tiles::TileSource;
 use chit_log::tiles::{Tile, TileKind, TILE_HEIGHT, TILE_WIDTH};
 use chit_log::tree::{self, leaf_hash, node_hash, Hash, ProofError};
 use chit_log::CosignatureVerifier;
-use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -86,7 +84,7 @@ pub struct Submission {
 pub struct Log {
     store: Box<dyn Store>,
     meta: Meta,
-    policy: Compiled,
+    policy: std::sync::Arc<Compiled>,
     verifier: NoteVerifier,
     signer: Option<NoteSigner>,
 }
@@ -118,7 +116,7 @@ impl Log {
         Ok(Log {
             store,
             meta,
-            policy: compiled,
+            policy: std::sync::Arc::new(compiled),
             verifier: signer.verifier(),
             signer: Some(signer),
         })
@@ -135,7 +133,7 @@ impl Log {
         Ok(Log {
             store,
             meta,
-            policy,
+            policy: std::sync::Arc::new(policy),
             verifier,
             signer: None,
         })
@@ -205,22 +203,35 @@ impl Log {
         self.policy.decide(bytes)
     }
 
+    /// The policy, to check submissions on another thread while this log
+    /// appends the batch before ([`Log::submit_checked`]).
+    pub fn checker(&self) -> std::sync::Arc<Compiled> {
+        self.policy.clone()
+    }
+
     /// Checks and appends a batch of submissions: see the module
     /// documentation for the steps. Returns once the batch is durable.
     pub fn submit<B: AsRef<[u8]> + Sync>(&mut self, inputs: &[B]) -> Result<Submission, LogError> {
+        let checked = self.policy.check_all(inputs);
+        self.submit_checked(inputs, checked)
+    }
+
+    /// Steps 2-6 for submissions already checked by this log's policy
+    /// ([`Compiled::check_all`] on [`Log::checker`]), in the same order.
+    pub fn submit_checked<B: AsRef<[u8]>>(
+        &mut self,
+        inputs: &[B],
+        verdicts: Vec<(Verdict, Hash)>,
+    ) -> Result<Submission, LogError> {
         let signer = self
             .signer
             .as_ref()
             .ok_or_else(|| LogError::Key("appending needs the log's private key (--key)".into()))?;
-        // 1. check
-        let policy = &self.policy;
-        let verdicts: Vec<(Verdict, Hash)> = inputs
-            .par_iter()
-            .map(|b| {
-                let b = b.as_ref();
-                (policy.decide(b), Sha256::digest(b).into())
-            })
-            .collect();
+        if verdicts.len() != inputs.len() {
+            return Err(LogError::Policy(
+                "one verdict per submission is needed".into(),
+            ));
+        }
         let mut last_conflict = None;
         for _ in 0..RETRIES {
             let (size, note) = self.store.head()?;

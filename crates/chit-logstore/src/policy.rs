@@ -117,6 +117,20 @@ impl Compiled {
         }
     }
 
+    /// Step 1 of an append: every submission's verdict and content address
+    /// (SHA-256 of its bytes), on all cores.
+    pub fn check_all<B: AsRef<[u8]> + Sync>(&self, inputs: &[B]) -> Vec<(Verdict, chit_log::Hash)> {
+        use rayon::prelude::*;
+        use sha2::{Digest, Sha256};
+        inputs
+            .par_iter()
+            .map(|b| {
+                let b = b.as_ref();
+                (self.decide(b), Sha256::digest(b).into())
+            })
+            .collect()
+    }
+
     /// The verdict on one submission's bytes.
     pub fn decide(&self, bytes: &[u8]) -> Verdict {
         if bytes.len() > chit_log::tiles::MAX_ENTRY_BYTES {

@@ -290,8 +290,10 @@ impl Store for SqliteStore {
     }
 
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
-        let mut stmt = self
-            .conn
+        // One read transaction: one shared lock for every lookup, not one
+        // (two fcntl calls) per statement.
+        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
+        let mut stmt = tx
             .prepare_cached("SELECT idx FROM chit_log_entries WHERE sha256 = ?1")
             .map_err(read_err)?;
         digests
@@ -352,8 +354,8 @@ impl Store for SqliteStore {
     }
 
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
-        let mut stmt = self
-            .conn
+        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
+        let mut stmt = tx
             .prepare_cached(
                 "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
                  FROM chit_log_packets WHERE stream_id = ?1 AND sequence = ?2",
@@ -373,8 +375,8 @@ impl Store for SqliteStore {
     }
 
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
-        let mut stmt = self
-            .conn
+        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
+        let mut stmt = tx
             .prepare_cached(
                 "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
                  FROM chit_log_packets WHERE stream_id = ?1 AND packet_id = ?2",

@@ -164,6 +164,9 @@ fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {
     Ok(Exit::Ok)
 }
 
+/// A batch read and checked: each input, and the verdicts on the readable ones.
+type Checked = (Vec<Pending>, Vec<(chit_logstore::Verdict, chit_log::Hash)>);
+
 /// One input waiting for its batch: where it came from and its bytes.
 struct Pending {
     label: String,
@@ -204,74 +207,96 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
     let mut tally = [0usize; 4]; // appended, present, refused, unreadable
     let mut size = 0u64;
     let batch = a.batch as usize;
-    let mut pending: Vec<Pending> = Vec::with_capacity(batch);
     // The whole entry must fit; a longer input is read only to say so.
     let max = chit_log::tiles::MAX_ENTRY_BYTES + 1;
-    let mut flush = |pending: &mut Vec<Pending>, out: &mut Output| -> Result<(), Failure> {
-        if pending.is_empty() {
-            return Ok(());
-        }
-        let readable: Vec<&[u8]> = pending
-            .iter()
-            .filter_map(|p| p.bytes.as_deref().ok())
-            .collect();
-        let sub = log.submit(&readable).map_err(store_failure)?;
-        size = sub.size;
-        let mut outcomes = sub.outcomes.into_iter();
-        progress.suspend(|| -> Result<(), Failure> {
-            for p in pending.iter() {
-                let outcome = match &p.bytes {
-                    Err(why) => Outcome::Unreadable(why.clone()),
-                    Ok(_) => outcomes.next().expect("one outcome per submission"),
-                };
-                let slot = match &outcome {
-                    Outcome::Appended { .. } => 0,
-                    Outcome::Duplicate { .. } => 1,
-                    Outcome::Refused(_) => 2,
-                    Outcome::Unreadable(_) => 3,
-                };
-                tally[slot] += 1;
-                write_outcome(&p.label, &outcome, a.json, out).map_err(Failure::write)?;
-            }
-            out.flush().map_err(Failure::write)
-        })?;
-        progress.inc(pending.len() as u64);
-        pending.clear();
-        Ok(())
-    };
-    for source in &sources {
-        let label = source.label();
-        if a.lines {
-            let reader = match inputs::open(source) {
-                Ok(r) => r,
-                Err(why) => {
+    // One thread reads and checks batch k+1 (on all cores) while this one
+    // appends batch k: verification is the floor, the store's work hides
+    // behind it.
+    let checker = log.checker();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Checked>(1);
+    let sources = &sources;
+    let lines = a.lines;
+    let result = std::thread::scope(|scope| -> Result<(), Failure> {
+        scope.spawn(move || {
+            let mut pending: Vec<Pending> = Vec::with_capacity(batch);
+            let send = |pending: &mut Vec<Pending>| -> bool {
+                if pending.is_empty() {
+                    return true;
+                }
+                let batch = std::mem::take(pending);
+                let readable: Vec<&[u8]> = batch
+                    .iter()
+                    .filter_map(|p| p.bytes.as_deref().ok())
+                    .collect();
+                let verdicts = checker.check_all(&readable);
+                tx.send((batch, verdicts)).is_ok()
+            };
+            for source in sources {
+                let label = source.label();
+                if lines {
+                    let reader = match inputs::open(source) {
+                        Ok(r) => r,
+                        Err(why) => {
+                            pending.push(Pending {
+                                label: label.clone(),
+                                bytes: Err(why),
+                            });
+                            continue;
+                        }
+                    };
+                    for (n, line) in inputs::Lines::new(reader, max) {
+                        pending.push(Pending {
+                            label: format!("{label}:{n}"),
+                            bytes: line.map_err(|why| entry_limit(why, max)),
+                        });
+                        if pending.len() >= batch && !send(&mut pending) {
+                            return;
+                        }
+                    }
+                } else {
                     pending.push(Pending {
                         label: label.clone(),
-                        bytes: Err(why),
+                        bytes: inputs::read(source, max).map_err(|why| entry_limit(why, max)),
                     });
-                    continue;
                 }
-            };
-            for (n, line) in inputs::Lines::new(reader, max) {
-                pending.push(Pending {
-                    label: format!("{label}:{n}"),
-                    bytes: line.map_err(|why| entry_limit(why, max)),
-                });
-                if pending.len() >= batch {
-                    flush(&mut pending, out)?;
+                if pending.len() >= batch && !send(&mut pending) {
+                    return;
                 }
             }
-        } else {
-            pending.push(Pending {
-                label: label.clone(),
-                bytes: inputs::read(source, max).map_err(|why| entry_limit(why, max)),
-            });
+            send(&mut pending);
+        });
+        for (pending, verdicts) in rx {
+            let readable: Vec<&[u8]> = pending
+                .iter()
+                .filter_map(|p| p.bytes.as_deref().ok())
+                .collect();
+            let sub = log
+                .submit_checked(&readable, verdicts)
+                .map_err(store_failure)?;
+            size = sub.size;
+            let mut outcomes = sub.outcomes.into_iter();
+            progress.suspend(|| -> Result<(), Failure> {
+                for p in pending.iter() {
+                    let outcome = match &p.bytes {
+                        Err(why) => Outcome::Unreadable(why.clone()),
+                        Ok(_) => outcomes.next().expect("one outcome per submission"),
+                    };
+                    let slot = match &outcome {
+                        Outcome::Appended { .. } => 0,
+                        Outcome::Duplicate { .. } => 1,
+                        Outcome::Refused(_) => 2,
+                        Outcome::Unreadable(_) => 3,
+                    };
+                    tally[slot] += 1;
+                    write_outcome(&p.label, &outcome, a.json, out).map_err(Failure::write)?;
+                }
+                out.flush().map_err(Failure::write)
+            })?;
+            progress.inc(pending.len() as u64);
         }
-        if pending.len() >= batch {
-            flush(&mut pending, out)?;
-        }
-    }
-    flush(&mut pending, out)?;
+        Ok(())
+    });
+    result?;
     progress.finish_and_clear();
     if !a.json {
         let style = if tally[2] + tally[3] > 0 {
