@@ -94,9 +94,11 @@ impl Facts {
         match kind {
             Kind::Packet => PacketFacts::read(v, source, signer, art_id).map(Facts::Packet),
             Kind::Recompute => RecomputeFacts::read(v, source).map(Facts::Recompute),
-            Kind::RunReceipt | Kind::Lineage | Kind::LatticePacket | Kind::ReasonAuthorization => {
-                None
-            }
+            Kind::RunReceipt
+            | Kind::Lineage
+            | Kind::LineageBound
+            | Kind::LatticePacket
+            | Kind::ReasonAuthorization => None,
         }
     }
 

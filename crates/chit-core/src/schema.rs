@@ -144,6 +144,11 @@ pub static NUMERIC_LINEAGE: Embedded = Embedded::new(
     include_str!("../../../schemas/numeric-lineage-v1.schema.json"),
 );
 
+pub static LINEAGE_BOUND: Embedded = Embedded::new(
+    "numeric.lineage.bound.v1",
+    include_str!("../../../schemas/numeric.lineage.bound.v1.schema.json"),
+);
+
 pub static LATTICE_PACKET: Embedded = Embedded::new(
     "lattice.executor_packet.v1",
     include_str!("../../../schemas/lattice.executor_packet.v1.schema.json"),
@@ -160,6 +165,7 @@ pub const ALL: &[&Embedded] = &[
     &PACKET,
     &RECOMPUTE,
     &NUMERIC_LINEAGE,
+    &LINEAGE_BOUND,
     &LATTICE_PACKET,
     &REASON_AUTHORIZATION,
 ];

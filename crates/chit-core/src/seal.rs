@@ -15,7 +15,11 @@ pub fn mended_by_seal(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::RunReceipt => &[run_receipt::rule::D1],
         Kind::LatticePacket => &[xp::rule::X2, xp::rule::X3, xp::rule::X4],
-        Kind::Packet | Kind::Recompute | Kind::Lineage | Kind::ReasonAuthorization => &[],
+        Kind::Packet
+        | Kind::Recompute
+        | Kind::Lineage
+        | Kind::LineageBound
+        | Kind::ReasonAuthorization => &[],
     }
 }
 

@@ -773,6 +773,14 @@ pub struct BoundArgs {
     /// Where to write the bound (never overwritten).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Append the bound to this receipt log as it is committed (a SQLite file
+    /// or postgres:// URL, made by chit log init): what proves to a third
+    /// party that it came before the measurement.
+    #[arg(long, value_name = "STORE")]
+    pub log: Option<String>,
+    /// The log's private key (default: the key file named at chit log init).
+    #[arg(long, value_name = "FILE", requires = "log")]
+    pub log_signing_key: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -833,6 +841,15 @@ pub struct MeasureArgs {
     /// Tokens a filler request asks for (it is restarted when it ends).
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub filler_max_tokens: u64,
+    /// A receipt log that must already hold the bound (chit lineage bound
+    /// --log): the run does not start otherwise, the checkpoint covering the
+    /// bound is recorded in the transcript, and the receipt is appended to
+    /// the log after the last request.
+    #[arg(long, value_name = "STORE")]
+    pub log: Option<String>,
+    /// The log's private key (default: the key file named at chit log init).
+    #[arg(long, value_name = "FILE", requires = "log")]
+    pub log_signing_key: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -535,3 +535,143 @@ fn sigterm_keeps_the_transcript_and_signs_nothing() {
     let end = last_line(p.join("t.jsonl"));
     assert_eq!(end["end"], "incomplete", "{end}");
 }
+
+fn bound_to(p: &Path, out: &str, log: Option<&str>) -> Run {
+    let mut args = vec![
+        "lineage",
+        "bound",
+        "--max-differing-positions",
+        "0",
+        "--min-first-divergent-index",
+        "0",
+        "--max-distinct-sequences",
+        "1",
+        "--repetitions",
+        "2",
+        "--out",
+        out,
+    ];
+    if let Some(store) = log {
+        args.extend(["--log", store]);
+    }
+    chit_in(p, &args, None)
+}
+
+/// Issue 13, item 6: a bound logged before the measurement, the receipt
+/// after it, and `chit verify --log-key` proving that order from the two
+/// log bundles alone.
+#[test]
+fn a_logged_bound_proves_it_came_before_the_receipt() {
+    let dir = setup(2, 8);
+    let p = dir.path();
+    assert_eq!(chit_in(p, &["keygen", "--out", "log.pem"], None).code, 0);
+    let init = chit_in(
+        p,
+        &[
+            "log",
+            "init",
+            "--store",
+            "l.db",
+            "--key",
+            "log.pem",
+            "--origin",
+            "test.example/lineage",
+        ],
+        None,
+    );
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let key = init
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("log key: "))
+        .unwrap()
+        .to_string();
+    let run = bound_to(p, "b3.json", Some("l.db"));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("logged at index 0"), "{}", run.stdout);
+    // The bound is a document chit recognises, and verifies.
+    let v = chit_in(p, &["verify", "--json", "b3.json"], None);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(
+        v.stdout.contains("numeric.lineage.bound.v1"),
+        "{}",
+        v.stdout
+    );
+
+    // A bound the log does not hold: nothing is sent, no transcript.
+    let fx = fixture(Mode::Coupled, Api::OpenAi, Fail::None);
+    let run = measure(p, &fx.url(), "1,4", &["--log", "l.db"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("is not in the log"), "{}", run.stderr);
+    assert!(!p.join("t.jsonl").exists());
+
+    std::thread::sleep(Duration::from_millis(1100)); // committed before now
+    let url = fx.url();
+    let mut args = measure_args(&url, "1,4", "2");
+    let at = args.iter().position(|a| *a == "b.json").unwrap();
+    args[at] = "b3.json";
+    args.extend(["--log", "l.db", "--fill-timeout", "1"]);
+    let run = chit_in(p, &args, None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("receipt at index 1, after its bound at 0"),
+        "{}",
+        run.stdout
+    );
+    let header: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(p.join("t.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["log"]["bound_index"], 0);
+    assert!(header["log"]["checkpoint"]
+        .as_str()
+        .unwrap()
+        .starts_with("test.example/lineage\n1\n"));
+
+    // Both bundles in one file: valid, whatever their order in it.
+    let both = common::chit_raw(p, &["log", "bundle", "--store", "l.db", "1", "0"], None);
+    assert_eq!(both.code, 0, "{}", both.stderr);
+    std::fs::write(p.join("both.json"), &both.stdout).unwrap();
+    let v = chit_in(p, &["verify", "--log-key", &key, "both.json"], None);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    // The receipt alone proves no order.
+    let one = common::chit_raw(p, &["log", "bundle", "--store", "l.db", "1"], None);
+    std::fs::write(p.join("one.json"), &one.stdout).unwrap();
+    let v = chit_in(p, &["verify", "--log-key", &key, "one.json"], None);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("lineage-order"), "{}", v.stdout);
+
+    // A receipt logged before its bound: refused, naming both indexes.
+    assert_eq!(bound_to(p, "b5.json", None).code, 0);
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut args = measure_args(&url, "1,4", "2");
+    for (from, to) in [
+        ("b.json", "b5.json"),
+        ("r.json", "r5.json"),
+        ("t.jsonl", "t5.jsonl"),
+    ] {
+        let at = args.iter().position(|a| *a == from).unwrap();
+        args[at] = to;
+    }
+    args.extend(["--fill-timeout", "1"]);
+    assert_eq!(chit_in(p, &args, None).code, 0);
+    for f in ["r5.json", "b5.json"] {
+        let r = chit_in(p, &["log", "append", "--store", "l.db", f], None);
+        assert_eq!(r.code, 0, "{}", r.stdout);
+    }
+    let late = common::chit_raw(p, &["log", "bundle", "--store", "l.db", "2", "3"], None);
+    std::fs::write(p.join("late.json"), &late.stdout).unwrap();
+    let v = chit_in(p, &["verify", "--log-key", &key, "late.json"], None);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(
+        v.stdout
+            .contains("logged at index 3, after the receipt (index 2)"),
+        "{}",
+        v.stdout
+    );
+}

@@ -2,6 +2,7 @@
 //! and nothing else.
 
 pub mod executor_packet;
+pub mod lineage_bound;
 pub mod numeric_lineage;
 pub mod packet;
 pub mod reason;
@@ -23,6 +24,9 @@ pub enum Kind {
     Recompute,
     /// `numeric.lineage` (`signed_body.receipt_type` names it).
     Lineage,
+    /// A committed divergence bound, `numeric.lineage.bound.v1` (`schema`
+    /// names it): what a receipt log holds to prove it came first.
+    LineageBound,
     /// Lattice's `lattice.executor_packet.v1` (`schema` names it).
     LatticePacket,
     /// Zerker Reason's `zerker.reason.authorization.v1` certificates, alone
@@ -36,6 +40,7 @@ impl Kind {
         Kind::Packet,
         Kind::Recompute,
         Kind::Lineage,
+        Kind::LineageBound,
         Kind::LatticePacket,
         Kind::ReasonAuthorization,
     ];
@@ -47,6 +52,7 @@ impl Kind {
             Kind::Packet => packet::KIND,
             Kind::Recompute => recompute::KIND,
             Kind::Lineage => numeric_lineage::KIND,
+            Kind::LineageBound => lineage_bound::KIND,
             Kind::LatticePacket => executor_packet::KIND,
             Kind::ReasonAuthorization => reason::KIND,
         }
@@ -78,6 +84,7 @@ impl Kind {
             Some(recompute::KIND) => Some(Kind::Recompute),
             Some(reason::KIND | reason::BUNDLE) => Some(Kind::ReasonAuthorization),
             Some(executor_packet::KIND) => Some(Kind::LatticePacket),
+            Some(lineage_bound::KIND) => Some(Kind::LineageBound),
             _ => None,
         }
     }
@@ -94,6 +101,7 @@ impl Kind {
             Kind::Packet => packet::check(v),
             Kind::Recompute => recompute::check(v),
             Kind::Lineage => numeric_lineage::check(v),
+            Kind::LineageBound => lineage_bound::check(v),
             Kind::LatticePacket => executor_packet::check(v),
             Kind::ReasonAuthorization => reason::check(v),
         }
@@ -106,6 +114,7 @@ impl Kind {
             Kind::Packet
             | Kind::Recompute
             | Kind::Lineage
+            | Kind::LineageBound
             | Kind::LatticePacket
             | Kind::ReasonAuthorization => None,
         }

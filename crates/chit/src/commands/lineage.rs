@@ -32,6 +32,7 @@ pub fn bound(a: &BoundArgs, out: &mut Output) -> CmdResult {
     };
     let digest = b.digest();
     let v = serde_json::json!({
+        "schema": chit_core::kinds::lineage_bound::KIND,
         "committed_at": b.committed_at,
         "max_differing_positions": b.max_differing_positions,
         "min_first_divergent_index": b.min_first_divergent_index,
@@ -40,9 +41,28 @@ pub fn bound(a: &BoundArgs, out: &mut Output) -> CmdResult {
         "bound_digest_sha256": digest,
     });
     let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+    // Logged before it is written: a bound file that exists was logged
+    // (when --log is given), and a failed append leaves nothing behind.
+    let logged = match &a.log {
+        None => None,
+        Some(store) => {
+            if std::fs::symlink_metadata(&a.out).is_ok() {
+                return Err(Failure::error(format!(
+                    "{} exists; chit never overwrites it (choose another name)",
+                    a.out.display()
+                )));
+            }
+            let mut log = super::log::open_for_append(store, a.log_signing_key.as_deref())?;
+            let index = super::log::append_one(&mut log, text.as_bytes(), "the bound")?;
+            Some((index, log.meta().origin.clone()))
+        }
+    };
     write_new(&a.out, text.as_bytes())?;
     let _ = writeln!(out, "committed {} at {}", a.out.display(), b.committed_at);
     let _ = writeln!(out, "bound_digest_sha256 {digest}");
+    if let Some((index, origin)) = logged {
+        let _ = writeln!(out, "logged at index {index} in {origin}");
+    }
     Ok(Exit::Ok)
 }
 
@@ -230,6 +250,11 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         .map_err(|e| Failure::error(format!("the bound in {}: {e}", a.bound.display())))?;
     let requests = read_requests(&a.requests, a.max_tokens)?;
     let key = super::key::read_key(&a.key)?;
+    // With --log, the bound must be in the log before anything is sent.
+    let mut logged = match &a.log {
+        None => None,
+        Some(store) => Some(bound_in_log(store, a)?),
+    };
     let numerics = match &a.numerics {
         None => NumericsFile::default(),
         Some(p) => {
@@ -280,6 +305,11 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             "bound_digest_sha256": plan.bound.digest(),
         },
         "started_at": chit_gateway::rfc3339_micros(SystemTime::now()),
+        "log": logged.as_ref().map(|(_, b)| serde_json::json!({
+            "origin": b.origin,
+            "bound_index": b.index,
+            "checkpoint": String::from_utf8_lossy(&b.checkpoint),
+        })),
     });
     let objects = chit_gateway::request_objects(&plan.model, &plan.requests);
     let mut transcript =
@@ -365,6 +395,10 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     };
     let text = serde_json::to_string_pretty(&measured.receipt).unwrap_or_default() + "\n";
     write_new(&a.out, text.as_bytes())?;
+    let receipt_index = match logged.as_mut() {
+        Some((log, _)) => Some(super::log::append_one(log, text.as_bytes(), "the receipt")?),
+        None => None,
+    };
     table(out, &measured.levels)?;
     let d = measured.divergence;
     let c = d.comparison;
@@ -394,7 +428,55 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         measured.receipt["receipt_id"].as_str().unwrap_or("")
     )
     .map_err(io)?;
+    if let (Some((log, bound)), Some(index)) = (&logged, receipt_index) {
+        writeln!(
+            out,
+            "logged      receipt at index {index}, after its bound at {} in {}; prove the order with chit log bundle {} {index}",
+            bound.index,
+            log.meta().origin,
+            bound.index
+        )
+        .map_err(io)?;
+    }
     Ok(Exit::Ok)
+}
+
+/// The log a measurement runs against (`--log`), ready to append the
+/// receipt, and the bound's bundle: the bound's exact bytes must be in it.
+fn bound_in_log(
+    store: &str,
+    a: &MeasureArgs,
+) -> Result<(chit_logstore::Log, chit_logstore::Bundle), Failure> {
+    let mut log = super::log::open_for_append(store, a.log_signing_key.as_deref())?;
+    let bytes = inputs::read(&inputs::Source::File(a.bound.clone()), 1 << 20).map_err(|why| {
+        Failure::error(format!(
+            "cannot read the bound {}: {why}",
+            a.bound.display()
+        ))
+    })?;
+    let sha: [u8; 32] = sha2::Digest::finalize(sha2::Digest::chain_update(
+        <sha2::Sha256 as sha2::Digest>::new(),
+        &bytes,
+    ))
+    .into();
+    let index = log
+        .store()
+        .find(&[sha])
+        .map_err(|e| Failure::error(e.to_string()))?
+        .first()
+        .copied()
+        .flatten()
+        .ok_or_else(|| {
+            Failure::invalid(format!(
+                "the bound {} is not in the log {store}: log it before measuring (chit lineage bound --log, or chit log append {})",
+                a.bound.display(),
+                a.bound.display()
+            ))
+        })?;
+    let bundle = log
+        .bundle(index)
+        .map_err(|e| Failure::error(e.to_string()))?;
+    Ok((log, bundle))
 }
 
 fn table(out: &mut Output, levels: &[LevelSummary]) -> Result<(), Failure> {

@@ -173,21 +173,49 @@ struct Pending {
     bytes: Result<Vec<u8>, String>,
 }
 
-fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
-    let mut log = open_log(&a.store)?;
-    let key_path = match (&a.key, &log.meta().key_file) {
-        (Some(k), _) => k.clone(),
+/// Opens a log to append to: its private key from `key`, else the file
+/// named at init; the sequencer's lease taken.
+pub fn open_for_append(store: &str, key: Option<&Path>) -> Result<Log, Failure> {
+    let log = open_log(&LogStoreArg {
+        store: store.to_string(),
+    })?;
+    let key_path = match (key, &log.meta().key_file) {
+        (Some(k), _) => k.to_path_buf(),
         (None, Some(k)) => PathBuf::from(k),
         (None, None) => {
             return Err(Failure::error(
-                "give the log's private key with --key (this log names none)",
+                "give the log's private key (this log names none)",
             ))
         }
     };
     let pem = read_text(&key_path, "key")?;
-    log = log.with_signer(&pem).map_err(store_failure)?;
+    let mut log = log.with_signer(&pem).map_err(store_failure)?;
     log.lease(std::time::Duration::from_secs(30))
         .map_err(store_failure)?;
+    Ok(log)
+}
+
+/// Appends one document; its index, or a failure naming why it was refused.
+pub fn append_one(log: &mut Log, bytes: &[u8], what: &str) -> Result<u64, Failure> {
+    let sub = log.submit(&[bytes]).map_err(store_failure)?;
+    match sub.outcomes.into_iter().next() {
+        Some(Outcome::Appended { index, .. }) | Some(Outcome::Duplicate { index, .. }) => Ok(index),
+        Some(Outcome::Refused(r)) => Err(Failure::invalid(format!(
+            "the log {} refused {what}: {}",
+            log.meta().origin,
+            r.errors
+                .iter()
+                .map(|f| format!("{} {}", f.rule, f.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))),
+        Some(Outcome::Unreadable(why)) => Err(Failure::error(format!("{what}: {why}"))),
+        None => Err(Failure::error("the log gave no answer")),
+    }
+}
+
+fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
+    let mut log = open_for_append(&a.store.store, a.key.as_deref())?;
 
     let mut notes = Vec::new();
     let sources = inputs::expand(&a.inputs, &mut notes);

@@ -409,6 +409,10 @@ fn check_bundles(
         ),
         Ok(bundles) => {
             let many = bundles.len() > 1;
+            // What the lineage order needs: bounds logged (digest, index),
+            // receipts logged (their bound's digest, index, position).
+            let mut bounds: Vec<(String, u64)> = Vec::new();
+            let mut receipts: Vec<(String, u64, String)> = Vec::new();
             for (i, b) in bundles.iter().enumerate() {
                 let at = if many { format!("/{i}") } else { String::new() };
                 if let Err(e) = b.verify(&keys.log, &keys.witnesses, keys.min_witnesses) {
@@ -425,10 +429,27 @@ fn check_bundles(
                         if !many {
                             report.kind = checked.report.kind;
                         }
+                        if let Ok(doc) = chit_core::json::parse(&b.entry, &ctx.limits) {
+                            let v = doc.root();
+                            if let Some(d) = chit_core::kinds::lineage_bound::digest_of(v) {
+                                bounds.push((d, b.index));
+                            } else if checked.report.kind == chit_core::kinds::numeric_lineage::KIND
+                            {
+                                if let Some(d) = v
+                                    .get("signed_body")
+                                    .and_then(|s| s.get("bound_ref"))
+                                    .and_then(|r| r.get("bound_digest_sha256"))
+                                    .and_then(|d| d.as_str())
+                                {
+                                    receipts.push((d.to_string(), b.index, format!("{at}/entry")));
+                                }
+                            }
+                        }
                         report.absorb(checked.report, &format!("{at}/entry"));
                     }
                 }
             }
+            lineage_order(&bounds, &receipts, &mut report);
         }
     }
     let o = Outcome {
@@ -438,6 +459,31 @@ fn check_bundles(
         artifact_id: None,
     };
     no_facts(finish(&o, None, settings))
+}
+
+/// A numeric lineage receipt given as a log bundle proves its bound came
+/// first only with the bound's bundle beside it: the bound must be logged
+/// (in the same log, both bundles proven above) at a lower index.
+fn lineage_order(bounds: &[(String, u64)], receipts: &[(String, u64, String)], r: &mut Report) {
+    const RULE: &str = "lineage-order";
+    for (digest, index, at) in receipts {
+        match bounds.iter().filter(|(d, _)| d == digest).map(|(_, i)| *i).min() {
+            None => r.error(
+                RULE,
+                at.clone(),
+                format!(
+                    "the receipt (log index {index}) was measured against bound {digest}, whose log bundle is not \
+                     in this file: give both (chit log bundle --store STORE BOUND_INDEX {index})"
+                ),
+            ),
+            Some(b) if b >= *index => r.error(
+                RULE,
+                at.clone(),
+                format!("the bound was logged at index {b}, after the receipt (index {index})"),
+            ),
+            Some(_) => {}
+        }
+    }
 }
 
 /// Checks and renders a Treeship session package: its files read here,
