@@ -52,8 +52,9 @@ pub trait Source {
     fn scan(&mut self, size: u64, each: &mut EachEntry) -> Result<(), String>;
     /// A stored hash tile (at least `width` hashes), if it has one.
     fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, String>;
-    /// The logged packets by stream and sequence, where it keeps them.
-    fn packets(&mut self) -> Result<Option<Vec<PacketRow>>, String>;
+    /// The logged packets by stream then sequence, to `each`, where it
+    /// keeps them (false where it does not).
+    fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, String>;
     /// The size the source holds now (it may have grown during the audit).
     fn size_now(&mut self) -> Result<u64, String>;
 }
@@ -87,14 +88,13 @@ impl Source for Box<dyn Store> {
     fn tile(&mut self, level: u8, index: u64, _width: u16) -> Result<Option<Vec<u8>>, String> {
         Store::tile(&mut **self, level, index).map_err(|e| e.to_string())
     }
-    fn packets(&mut self) -> Result<Option<Vec<PacketRow>>, String> {
-        let mut out = Vec::new();
+    fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, String> {
         Store::packets(&mut **self, &mut |p| {
-            out.push(p);
+            each(&p);
             Ok(())
         })
         .map_err(|e| e.to_string())?;
-        Ok(Some(out))
+        Ok(true)
     }
     fn size_now(&mut self) -> Result<u64, String> {
         Store::head(&mut **self)
@@ -165,8 +165,8 @@ impl Source for TilesDir {
         };
         self.read(&t.path())
     }
-    fn packets(&mut self) -> Result<Option<Vec<PacketRow>>, String> {
-        Ok(None)
+    fn packets(&mut self, _each: &mut dyn FnMut(&PacketRow)) -> Result<bool, String> {
+        Ok(false)
     }
     fn size_now(&mut self) -> Result<u64, String> {
         let note = self.head()?;
@@ -653,9 +653,9 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
     }
 
     // 7. streams
-    if let Some(packets) = src.packets()? {
-        report.gaps = gaps(&packets);
-    }
+    let mut gaps = Gaps::default();
+    src.packets(&mut |p| gaps.push(p))?;
+    report.gaps = gaps.finish();
     report.problems.extend(problems);
     Ok(report)
 }
@@ -711,41 +711,58 @@ fn reverify(
     pending.clear();
 }
 
-/// The gaps (P3) in each stream: sequences missing from 0 to its highest.
-pub fn gaps(packets: &[PacketRow]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < packets.len() {
-        let stream = &packets[i].stream_id;
-        let mut j = i;
-        let mut missing = Vec::new();
-        let mut count = 0i64;
-        let mut next = 0i64;
-        while j < packets.len() && packets[j].stream_id == *stream {
-            let s = packets[j].sequence;
-            if s > next {
-                count += s - next;
-                if missing.len() < 5 {
-                    missing.push(if s == next + 1 {
-                        next.to_string()
-                    } else {
-                        format!("{}-{}", next, s - 1)
-                    });
-                }
+/// The gaps (P3) in each stream, from its packets in (stream, sequence)
+/// order: sequences missing from 0 to its highest. One stream's state at a
+/// time, so a million packets take no memory.
+#[derive(Default)]
+pub struct Gaps {
+    out: Vec<String>,
+    stream: Option<String>,
+    next: i64,
+    count: i64,
+    missing: Vec<String>,
+}
+
+impl Gaps {
+    pub fn push(&mut self, p: &PacketRow) {
+        if self.stream.as_deref() != Some(p.stream_id.as_str()) {
+            self.close();
+            self.stream = Some(p.stream_id.clone());
+        }
+        let s = p.sequence;
+        if s > self.next {
+            self.count += s - self.next;
+            if self.missing.len() < 5 {
+                self.missing.push(if s == self.next + 1 {
+                    self.next.to_string()
+                } else {
+                    format!("{}-{}", self.next, s - 1)
+                });
             }
-            next = next.max(s.saturating_add(1));
-            j += 1;
         }
-        if count > 0 {
-            out.push(format!(
-                "stream {stream}: {count} packet(s) missing (P3): sequence {}{}",
-                missing.join(", "),
-                if missing.len() == 5 { ", …" } else { "" }
-            ));
-        }
-        i = j;
+        self.next = self.next.max(s.saturating_add(1));
     }
-    out
+
+    fn close(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            if self.count > 0 {
+                self.out.push(format!(
+                    "stream {stream}: {} packet(s) missing (P3): sequence {}{}",
+                    self.count,
+                    self.missing.join(", "),
+                    if self.missing.len() == 5 { ", …" } else { "" }
+                ));
+            }
+        }
+        self.next = 0;
+        self.count = 0;
+        self.missing.clear();
+    }
+
+    pub fn finish(mut self) -> Vec<String> {
+        self.close();
+        self.out
+    }
 }
 
 /// What an auditor keeps of a log between runs: the last checkpoint it

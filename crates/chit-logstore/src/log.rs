@@ -357,6 +357,7 @@ impl Log {
         StoreTiles {
             store: RefCell::new(&mut *self.store),
             size,
+            cache: RefCell::new(HashMap::new()),
         }
     }
 
@@ -434,10 +435,12 @@ fn read_tile(
     Ok(data[..want].to_vec())
 }
 
-/// The tree of one size, read from a store's hash tiles.
+/// The tree of one size, read from a store's hash tiles; each tile read
+/// once (a proof asks one tile for several of its subtrees).
 pub struct StoreTiles<'a> {
     store: RefCell<&'a mut dyn Store>,
     size: u64,
+    cache: RefCell<HashMap<(u8, u64), Vec<u8>>>,
 }
 
 impl tree::HashSource for StoreTiles<'_> {
@@ -446,7 +449,15 @@ impl tree::HashSource for StoreTiles<'_> {
     }
     fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
         let src = TileSource::new(self.size, |t: &Tile| {
-            read_tile(&mut **self.store.borrow_mut(), t, None)
+            let TileKind::Hashes(l) = t.kind else {
+                return Err("not a hash tile".to_string());
+            };
+            if let Some(d) = self.cache.borrow().get(&(l, t.index)) {
+                return Ok(d.clone());
+            }
+            let d = read_tile(&mut **self.store.borrow_mut(), t, None)?;
+            self.cache.borrow_mut().insert((l, t.index), d.clone());
+            Ok(d)
         });
         src.subtree_hash(level, index)
     }

@@ -121,7 +121,10 @@ impl SqliteStore {
     fn tune(conn: Connection, path: &Path) -> Result<SqliteStore, StoreError> {
         // A read-only file cannot switch to WAL; it is read as it is.
         let _ = conn.pragma_update(None, "journal_mode", "WAL");
+        // 32 MiB of page cache (SQLite's default is 2 MiB): a big log's
+        // indexes stay in memory while it grows.
         conn.pragma_update(None, "synchronous", "FULL")
+            .and_then(|_| conn.pragma_update(None, "cache_size", -32768))
             .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(30)))
             .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
         Ok(SqliteStore {
