@@ -235,6 +235,24 @@ impl Log {
         let mut last_conflict = None;
         for _ in 0..RETRIES {
             let (size, note) = self.store.head()?;
+            // Only what this log signed is extended: the stored tiles must
+            // give the root its latest checkpoint signs.
+            let signed = open_checkpoint(&note, &self.meta.origin, &self.verifier, &[])
+                .map_err(|e| LogError::Checkpoint(format!("the log's latest checkpoint: {e}")))?;
+            let stored_root = {
+                let src = StoreTiles {
+                    store: RefCell::new(&mut *self.store),
+                    size,
+                    cache: RefCell::new(HashMap::new()),
+                };
+                tree::root(&src, size)
+            };
+            if signed.checkpoint.size != size || stored_root.ok() != Some(signed.checkpoint.root) {
+                return Err(LogError::Checkpoint(format!(
+                    "the store's tree of {size} entries is not the one its latest checkpoint signs \
+                     (edited behind chit's back?): nothing appended; run chit log audit"
+                )));
+            }
             let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(inputs.len());
             // 2. dedup
             let accepted: Vec<Hash> = verdicts

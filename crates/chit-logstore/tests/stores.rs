@@ -148,6 +148,7 @@ both!(
     two_sequencers_never_interleave,
     audit_names_a_changed_entry,
     audit_names_a_deleted_entry,
+    a_tampered_tree_is_never_extended,
     audit_names_an_inserted_entry,
     audit_catches_a_rewritten_history,
     bundles_verify_offline_and_fail_when_forged,
@@ -458,6 +459,28 @@ fn audit_names_a_changed_entry(b: &dyn Backend) {
         .problems
         .iter()
         .any(|p| p.message.contains("entry 277: its bytes")));
+}
+
+/// A sequencer extends only the tree it signed: tiles edited behind its
+/// back stop appends.
+fn a_tampered_tree_is_never_extended(b: &dyn Backend) {
+    fill(b, 300);
+    b.sql(&format!(
+        "UPDATE chit_log_tiles SET data = {} WHERE level = 1 AND idx = 0",
+        b.bytes(&[7u8; 32])
+    ));
+    let mut log = reopen(b);
+    let err = log.submit(&[receipt(5000)]).unwrap_err().to_string();
+    assert!(
+        err.contains("not the one its latest checkpoint signs"),
+        "{err}"
+    );
+    let r = audit_once(b, None);
+    assert!(
+        r.problems.iter().any(|p| p.step == "tiles"),
+        "{:?}",
+        r.problems
+    );
 }
 
 fn audit_names_a_deleted_entry(b: &dyn Backend) {

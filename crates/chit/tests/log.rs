@@ -500,6 +500,29 @@ fn witnesses_cosign_only_a_consistent_log() {
     assert_eq!(v.code, 1, "{}", v.stdout);
     assert!(v.stdout.contains("log-witnesses"), "{}", v.stdout);
 
+    // An audit asking for the witness: consistent while it cosigned the
+    // latest checkpoint, a problem once the log moved past it.
+    let audit = |state: &str| {
+        chit_in(
+            dir,
+            &[
+                "log",
+                "audit",
+                "r.db",
+                "--log-key",
+                &key,
+                "--witness",
+                &wkey,
+                "--min-witnesses",
+                "1",
+                "--state",
+                state,
+            ],
+            None,
+        )
+    };
+    assert_eq!(audit("aw.json").code, 0);
+
     // The log grows: the witness proves consistency and cosigns again.
     let f = lines_file(dir, "b.jsonl", 30..300);
     assert_eq!(
@@ -518,7 +541,11 @@ fn witnesses_cosign_only_a_consistent_log() {
         .code,
         0
     );
+    let a = audit("aw2.json");
+    assert_eq!(a.code, 1, "{}", a.stdout);
+    assert!(a.stdout.contains("witnesses"), "{}", a.stdout);
     assert_eq!(witness(dir, "r.db").code, 0);
+    assert_eq!(audit("aw.json").code, 0);
     // A forked log under the same key: refused, with both checkpoints.
     let f = lines_file(dir, "c.jsonl", 1000..1400);
     std::fs::copy(dir.join("log.pem"), dir.join("same.pem")).unwrap();
