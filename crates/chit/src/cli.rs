@@ -145,7 +145,7 @@ on a terminal a newline is added for readability."
     #[command(long_about = REASON_LONG, after_help = REASON_AFTER)]
     Reason(ReasonArgs),
     /// Keep receipts in an append-only, provable log (SQLite or PostgreSQL).
-    #[command(subcommand, long_about = LOG_LONG)]
+    #[command(subcommand, long_about = LOG_LONG, after_help = LOG_AFTER)]
     Log(LogCommand),
 }
 
