@@ -430,15 +430,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
             return Err(format!("the source gave entry {i} twice or out of order"));
         }
         while expected < i {
-            // A missing entry: the tree cannot be recomputed past it, so
-            // its place takes a hash no entry has.
-            problems.push(Problem {
-                step: "entries",
-                index: Some(expected),
-                message: format!("entry {expected} is missing (a row deleted?)"),
-                evidence: vec![],
-            });
-            take_leaf(&mut edge, &mut leaves, &mut wanted, [0u8; 32]);
+            missing(expected, &mut problems, &mut edge, &mut leaves, &mut wanted);
             expected += 1;
         }
         let leaf = leaf_hash(data);
@@ -488,13 +480,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         &mut checked,
     );
     while expected < size {
-        problems.push(Problem {
-            step: "entries",
-            index: Some(expected),
-            message: format!("entry {expected} is missing (a row deleted?)"),
-            evidence: vec![],
-        });
-        take_leaf(&mut edge, &mut leaves, &mut wanted, [0u8; 32]);
+        missing(expected, &mut problems, &mut edge, &mut leaves, &mut wanted);
         expected += 1;
     }
     (opts.progress)(expected);
@@ -658,6 +644,24 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
     report.gaps = gaps.finish();
     report.problems.extend(problems);
     Ok(report)
+}
+
+/// A missing entry: named, and its place in the tree taken by a hash no
+/// entry has (the tree cannot be recomputed past it).
+fn missing(
+    index: u64,
+    problems: &mut Vec<Problem>,
+    edge: &mut Edge,
+    leaves: &mut Vec<Hash>,
+    wanted: &mut BTreeMap<u64, Option<Hash>>,
+) {
+    problems.push(Problem {
+        step: "entries",
+        index: Some(index),
+        message: format!("entry {index} is missing (a row deleted?)"),
+        evidence: vec![],
+    });
+    take_leaf(edge, leaves, wanted, [0u8; 32]);
 }
 
 fn take_leaf(

@@ -138,6 +138,28 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// Logged packets matching `(stream, value)` pairs: `$1` the streams,
+    /// `join` the rest of the join on the values in `$2`.
+    fn packets_joined(
+        &mut self,
+        join: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<PacketRow>, StoreError> {
+        let sql = format!(
+            "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
+             FROM chit_log_packets p JOIN unnest($1::text[], {join} AND p.stream_id = k.s"
+        );
+        Ok(self
+            .client
+            .query(&sql, params)
+            .map_err(read_err)?
+            .iter()
+            .map(to_packet)
+            .collect())
+    }
+}
+
 fn hash_of(v: Vec<u8>, index: i64) -> Result<Hash, StoreError> {
     v.try_into().map_err(|_| {
         StoreError::Read(format!(
@@ -347,35 +369,19 @@ impl Store for PgStore {
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
         let streams: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
         let seqs: Vec<i64> = keys.iter().map(|k| k.1).collect();
-        Ok(self
-            .client
-            .query(
-                "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
-                 FROM chit_log_packets p JOIN unnest($1::text[], $2::int8[]) AS k(s, n) \
-                 ON p.stream_id = k.s AND p.sequence = k.n",
-                &[&streams, &seqs],
-            )
-            .map_err(read_err)?
-            .iter()
-            .map(to_packet)
-            .collect())
+        self.packets_joined(
+            "$2::int8[]) AS k(s, v) ON p.sequence = k.v",
+            &[&streams, &seqs],
+        )
     }
 
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
         let streams: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
         let ids: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
-        Ok(self
-            .client
-            .query(
-                "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
-                 FROM chit_log_packets p JOIN unnest($1::text[], $2::text[]) AS k(s, id) \
-                 ON p.stream_id = k.s AND p.packet_id = k.id",
-                &[&streams, &ids],
-            )
-            .map_err(read_err)?
-            .iter()
-            .map(to_packet)
-            .collect())
+        self.packets_joined(
+            "$2::text[]) AS k(s, v) ON p.packet_id = k.v",
+            &[&streams, &ids],
+        )
     }
 
     fn packets(

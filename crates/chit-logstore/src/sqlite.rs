@@ -143,6 +143,35 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Logged packets at each `(stream, value of column)`, in one read
+    /// transaction.
+    fn packets_where<V: rusqlite::ToSql>(
+        &mut self,
+        column: &str,
+        keys: &[(String, V)],
+    ) -> Result<Vec<PacketRow>, StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
+        let mut stmt = tx
+            .prepare_cached(&format!(
+                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
+                 FROM chit_log_packets WHERE stream_id = ?1 AND {column} = ?2"
+            ))
+            .map_err(read_err)?;
+        let mut out = Vec::new();
+        for (s, v) in keys {
+            if let Some(row) = stmt
+                .query_row(params![s, v], packet_row)
+                .optional()
+                .map_err(read_err)?
+            {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
 fn hash_of(v: Vec<u8>, index: i64) -> Result<Hash, StoreError> {
     v.try_into().map_err(|_| {
         StoreError::Read(format!(
@@ -357,45 +386,11 @@ impl Store for SqliteStore {
     }
 
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
-        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
-                 FROM chit_log_packets WHERE stream_id = ?1 AND sequence = ?2",
-            )
-            .map_err(read_err)?;
-        let mut out = Vec::new();
-        for (s, n) in keys {
-            if let Some(row) = stmt
-                .query_row(params![s, n], packet_row)
-                .optional()
-                .map_err(read_err)?
-            {
-                out.push(row);
-            }
-        }
-        Ok(out)
+        self.packets_where("sequence", keys)
     }
 
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
-        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
-                 FROM chit_log_packets WHERE stream_id = ?1 AND packet_id = ?2",
-            )
-            .map_err(read_err)?;
-        let mut out = Vec::new();
-        for (s, id) in keys {
-            if let Some(row) = stmt
-                .query_row(params![s, id], packet_row)
-                .optional()
-                .map_err(read_err)?
-            {
-                out.push(row);
-            }
-        }
-        Ok(out)
+        self.packets_where("packet_id", keys)
     }
 
     fn packets(

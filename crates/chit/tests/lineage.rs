@@ -331,26 +331,7 @@ fn refusals_before_anything_is_sent() {
     assert!(run.stderr.contains("req.jsonl:1"), "{}", run.stderr);
 
     // 'chit lineage bound' writes a bound that measures accept.
-    let bound = || {
-        chit_in(
-            p,
-            &[
-                "lineage",
-                "bound",
-                "--max-differing-positions",
-                "0",
-                "--min-first-divergent-index",
-                "0",
-                "--max-distinct-sequences",
-                "1",
-                "--repetitions",
-                "2",
-                "--out",
-                "b2.json",
-            ],
-            None,
-        )
-    };
+    let bound = || bound_to(p, "b2.json", None);
     let run = bound();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let written: serde_json::Value =
@@ -564,28 +545,7 @@ fn bound_to(p: &Path, out: &str, log: Option<&str>) -> Run {
 fn a_logged_bound_proves_it_came_before_the_receipt() {
     let dir = setup(2, 8);
     let p = dir.path();
-    assert_eq!(chit_in(p, &["keygen", "--out", "log.pem"], None).code, 0);
-    let init = chit_in(
-        p,
-        &[
-            "log",
-            "init",
-            "--store",
-            "l.db",
-            "--key",
-            "log.pem",
-            "--origin",
-            "test.example/lineage",
-        ],
-        None,
-    );
-    assert_eq!(init.code, 0, "{}", init.stderr);
-    let key = init
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("log key: "))
-        .unwrap()
-        .to_string();
+    let key = common::log_init(p, "l.db", "log.pem", "test.example/lineage");
     let run = bound_to(p, "b3.json", Some("l.db"));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("logged at index 0"), "{}", run.stdout);

@@ -40,23 +40,7 @@ fn lines_file(dir: &Path, name: &str, range: std::ops::Range<usize>) -> PathBuf 
 
 /// A key and a new log in `store`; returns the log's verifier key.
 fn init(dir: &Path, store: &str) -> String {
-    if !dir.join("log.pem").exists() {
-        let r = chit_in(dir, &["keygen", "--out", "log.pem"], None);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-    }
-    let r = chit_in(
-        dir,
-        &[
-            "log", "init", "--store", store, "--key", "log.pem", "--origin", ORIGIN,
-        ],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    r.stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("log key: "))
-        .expect("init prints the log key")
-        .to_string()
+    common::log_init(dir, store, "log.pem", ORIGIN)
 }
 
 fn audit_json(dir: &Path, source: &str, key: &str, state: &str) -> (i32, Value) {
@@ -124,9 +108,7 @@ fn a_receipt_is_logged_and_proven_offline() {
     assert!(v.stdout.contains("log-inclusion"), "{}", v.stdout);
 
     // Another log's key: the checkpoint does not open.
-    let r = chit_in(dir, &["keygen", "--out", "other.pem"], None);
-    assert_eq!(r.code, 0);
-    let other_key = init_other(dir);
+    let other_key = common::log_init(dir, "other.db", "other.pem", ORIGIN);
     let v = chit_in(
         dir,
         &["verify", "--log-key", &other_key, "r0.bundle.json"],
@@ -189,29 +171,6 @@ fn a_receipt_is_logged_and_proven_offline() {
         .collect();
     chit_log::tree::verify_consistency(1, 2, &dec(&c["old_root"]), &dec(&c["new_root"]), &proof)
         .unwrap();
-}
-
-fn init_other(dir: &Path) -> String {
-    let r = chit_in(
-        dir,
-        &[
-            "log",
-            "init",
-            "--store",
-            "other.db",
-            "--key",
-            "other.pem",
-            "--origin",
-            ORIGIN,
-        ],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    r.stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("log key: "))
-        .unwrap()
-        .to_string()
 }
 
 #[test]
@@ -296,19 +255,7 @@ fn exported_tiles_audit_and_a_changed_tile_is_named() {
     let dir = t.path();
     let key = init(dir, "r.db");
     let f = lines_file(dir, "in.jsonl", 0..600);
-    let r = chit_in(
-        dir,
-        &[
-            "log",
-            "append",
-            "--store",
-            "r.db",
-            "--lines",
-            f.to_str().unwrap(),
-        ],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    common::log_append_lines(dir, "r.db", f.to_str().unwrap());
     let r = chit_in(
         dir,
         &["log", "export-tiles", "--store", "r.db", "tiles"],
@@ -369,6 +316,35 @@ fn exported_tiles_audit_and_a_changed_tile_is_named() {
     );
 }
 
+/// `chit log witness` of `store` with the witness key `key_file`.
+fn witness_as(
+    dir: &Path,
+    store: &str,
+    key_file: &str,
+    name: &str,
+    log_key: &str,
+    state: &str,
+) -> common::Run {
+    chit_in(
+        dir,
+        &[
+            "log",
+            "witness",
+            "--store",
+            store,
+            "--key",
+            key_file,
+            "--name",
+            name,
+            "--log-key",
+            log_key,
+            "--state",
+            state,
+        ],
+        None,
+    )
+}
+
 #[test]
 fn witnesses_cosign_only_a_consistent_log() {
     let t = tempfile::tempdir().unwrap();
@@ -376,50 +352,13 @@ fn witnesses_cosign_only_a_consistent_log() {
     let key = init(dir, "r.db");
     assert_eq!(chit_in(dir, &["keygen", "--out", "w.pem"], None).code, 0);
     let f = lines_file(dir, "a.jsonl", 0..30);
-    assert_eq!(
-        chit_in(
-            dir,
-            &[
-                "log",
-                "append",
-                "--store",
-                "r.db",
-                "--lines",
-                f.to_str().unwrap()
-            ],
-            None
-        )
-        .code,
-        0
-    );
+    common::log_append_lines(dir, "r.db", f.to_str().unwrap());
     let witness = |dir: &Path, store: &str| {
-        chit_in(
-            dir,
-            &[
-                "log",
-                "witness",
-                "--store",
-                store,
-                "--key",
-                "w.pem",
-                "--name",
-                "witness.example",
-                "--log-key",
-                &key,
-                "--state",
-                "w.json",
-            ],
-            None,
-        )
+        witness_as(dir, store, "w.pem", "witness.example", &key, "w.json")
     };
     let w = witness(dir, "r.db");
     assert_eq!(w.code, 0, "{}", w.stderr);
-    let wkey = w
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("witness key: "))
-        .unwrap()
-        .to_string();
+    let wkey = common::printed(&w.stdout, "witness key: ");
     let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "4"], None);
     std::fs::write(dir.join("b.json"), &b.stdout).unwrap();
     let v = chit_in(
@@ -439,31 +378,9 @@ fn witnesses_cosign_only_a_consistent_log() {
     assert_eq!(v.code, 0, "{}", v.stdout);
     // Another witness's key: not enough cosignatures.
     assert_eq!(chit_in(dir, &["keygen", "--out", "w2.pem"], None).code, 0);
-    let other = chit_in(
-        dir,
-        &[
-            "log",
-            "witness",
-            "--store",
-            "r.db",
-            "--key",
-            "w2.pem",
-            "--name",
-            "other.example",
-            "--log-key",
-            &key,
-            "--state",
-            "w2.json",
-        ],
-        None,
-    );
+    let other = witness_as(dir, "r.db", "w2.pem", "other.example", &key, "w2.json");
     assert_eq!(other.code, 0, "{}", other.stderr);
-    let okey = other
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("witness key: "))
-        .unwrap()
-        .to_string();
+    let okey = common::printed(&other.stdout, "witness key: ");
     let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "4"], None);
     std::fs::write(dir.join("b2.json"), &b.stdout).unwrap();
     let v = chit_in(
@@ -525,22 +442,7 @@ fn witnesses_cosign_only_a_consistent_log() {
 
     // The log grows: the witness proves consistency and cosigns again.
     let f = lines_file(dir, "b.jsonl", 30..300);
-    assert_eq!(
-        chit_in(
-            dir,
-            &[
-                "log",
-                "append",
-                "--store",
-                "r.db",
-                "--lines",
-                f.to_str().unwrap()
-            ],
-            None
-        )
-        .code,
-        0
-    );
+    common::log_append_lines(dir, "r.db", f.to_str().unwrap());
     let a = audit("aw2.json");
     assert_eq!(a.code, 1, "{}", a.stdout);
     assert!(a.stdout.contains("witnesses"), "{}", a.stdout);
@@ -557,22 +459,7 @@ fn witnesses_cosign_only_a_consistent_log() {
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        chit_in(
-            dir,
-            &[
-                "log",
-                "append",
-                "--store",
-                "fork.db",
-                "--lines",
-                f.to_str().unwrap()
-            ],
-            None
-        )
-        .code,
-        0
-    );
+    common::log_append_lines(dir, "fork.db", f.to_str().unwrap());
     let w = witness(dir, "fork.db");
     assert_eq!(w.code, 1, "{}", w.stdout);
     assert!(
@@ -615,22 +502,7 @@ fn a_full_disk_acknowledges_nothing() {
     let dir = t.path();
     let key = init(dir, "r.db");
     let f = lines_file(dir, "a.jsonl", 0..50);
-    assert_eq!(
-        chit_in(
-            dir,
-            &[
-                "log",
-                "append",
-                "--store",
-                "r.db",
-                "--lines",
-                f.to_str().unwrap()
-            ],
-            None
-        )
-        .code,
-        0
-    );
+    common::log_append_lines(dir, "r.db", f.to_str().unwrap());
     lines_file(dir, "b.jsonl", 50..600);
     let limit = std::fs::metadata(dir.join("r.db")).unwrap().len() + 64 * 1024;
     // The kernel refuses writes past the limit (EFBIG), as a full disk
@@ -654,12 +526,7 @@ fn a_full_disk_acknowledges_nothing() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["size"], 50);
     // With room again, the next append goes on.
-    let r = chit_in(
-        dir,
-        &["log", "append", "--store", "r.db", "--lines", "b.jsonl"],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    common::log_append_lines(dir, "r.db", "b.jsonl");
     let (code, v) = audit_json(dir, "r.db", &key, "s.json");
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["size"], 600);

@@ -40,6 +40,16 @@ impl tlog_tiles::TileReader for Folder {
     fn save_tiles(&self, _tiles: &[tlog_tiles::Tile], _data: &[Vec<u8>]) {}
 }
 
+/// A proof chit printed (base64 hashes under `field`), as raw hashes.
+fn proof(v: &Value, field: &str) -> Vec<[u8; 32]> {
+    v[field].as_array().unwrap().iter().map(b64).collect()
+}
+
+/// Go's proof, as raw hashes.
+fn raw(go: &[tlog_tiles::Hash]) -> Vec<[u8; 32]> {
+    go.iter().map(|h| h.0).collect()
+}
+
 fn b64(v: &Value) -> [u8; 32] {
     base64::engine::general_purpose::STANDARD
         .decode(v.as_str().unwrap())
@@ -52,28 +62,7 @@ fn b64(v: &Value) -> [u8; 32] {
 fn go_s_tlog_and_note_read_chit_s_log() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
-    assert_eq!(chit_in(dir, &["keygen", "--out", "log.pem"], None).code, 0);
-    let init = chit_in(
-        dir,
-        &[
-            "log",
-            "init",
-            "--store",
-            "r.db",
-            "--key",
-            "log.pem",
-            "--origin",
-            "interop.example/log",
-        ],
-        None,
-    );
-    assert_eq!(init.code, 0, "{}", init.stderr);
-    let vkey = init
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("log key: "))
-        .unwrap()
-        .to_string();
+    let vkey = common::log_init(dir, "r.db", "log.pem", "interop.example/log");
     // 65,600 entries: tile levels 0 and 1 full, level 2 partial. Each a
     // bare packet valid by its own rules, in a stream of its own.
     let mut receipts = Vec::new();
@@ -149,14 +138,11 @@ fn go_s_tlog_and_note_read_chit_s_log() {
             None,
         );
         let p: Value = serde_json::from_slice(&p.stdout).unwrap();
-        let ours: Vec<[u8; 32]> = p["inclusion_proof"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(b64)
-            .collect();
-        let theirs: Vec<[u8; 32]> = go.iter().map(|h| h.0).collect();
-        assert_eq!(ours, theirs, "inclusion proof of {index}");
+        assert_eq!(
+            proof(&p, "inclusion_proof"),
+            raw(&go),
+            "inclusion proof of {index}"
+        );
         assert_eq!(b64(&p["root"]), root.0);
     }
     for old in [1u64, 256, 1000, 65_536, 65_599] {
@@ -174,14 +160,11 @@ fn go_s_tlog_and_note_read_chit_s_log() {
             None,
         );
         let c: Value = serde_json::from_slice(&c.stdout).unwrap();
-        let ours: Vec<[u8; 32]> = c["consistency_proof"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(b64)
-            .collect();
-        let theirs: Vec<[u8; 32]> = go.iter().map(|h| h.0).collect();
-        assert_eq!(ours, theirs, "consistency proof from {old}");
+        assert_eq!(
+            proof(&c, "consistency_proof"),
+            raw(&go),
+            "consistency proof from {old}"
+        );
         let old_root = tlog_tiles::Hash(b64(&c["old_root"]));
         tlog_tiles::check_tree(&go, size, root, old, old_root).unwrap();
     }

@@ -131,3 +131,41 @@ pub const REASON_BUNDLE_GATE: [&str; 6] = [
     "-",
     "--require-authorized",
 ];
+
+/// The value a command printed after `prefix` on a line of its own
+/// (`log key: …`, `witness key: …`).
+pub fn printed(stdout: &str, prefix: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no line starting {prefix:?} in {stdout}"))
+        .to_string()
+}
+
+/// `chit log init` of `store` in `dir`, signed by `key` (made first when
+/// missing), under `origin`: the log's verifier key it prints.
+pub fn log_init(dir: &Path, store: &str, key: &str, origin: &str) -> String {
+    if !dir.join(key).exists() {
+        let r = chit_in(dir, &["keygen", "--out", key], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = chit_in(
+        dir,
+        &[
+            "log", "init", "--store", store, "--key", key, "--origin", origin,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    printed(&r.stdout, "log key: ")
+}
+
+/// `chit log append --store STORE --lines FILE` in `dir`, expected to exit 0.
+pub fn log_append_lines(dir: &Path, store: &str, file: &str) {
+    let r = chit_in(
+        dir,
+        &["log", "append", "--store", store, "--lines", file],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
