@@ -345,6 +345,22 @@ fn witness_as(
     )
 }
 
+/// `chit verify --log-key KEY --witness W... --min-witnesses MIN FILE`.
+fn verify_witnessed(
+    dir: &Path,
+    key: &str,
+    witnesses: &[&str],
+    min: &str,
+    file: &str,
+) -> common::Run {
+    let mut args = vec!["verify", "--log-key", key];
+    for w in witnesses {
+        args.extend(["--witness", w]);
+    }
+    args.extend(["--min-witnesses", min, file]);
+    chit_in(dir, &args, None)
+}
+
 #[test]
 fn witnesses_cosign_only_a_consistent_log() {
     let t = tempfile::tempdir().unwrap();
@@ -361,20 +377,7 @@ fn witnesses_cosign_only_a_consistent_log() {
     let wkey = common::printed(&w.stdout, "witness key: ");
     let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "4"], None);
     std::fs::write(dir.join("b.json"), &b.stdout).unwrap();
-    let v = chit_in(
-        dir,
-        &[
-            "verify",
-            "--log-key",
-            &key,
-            "--witness",
-            &wkey,
-            "--min-witnesses",
-            "1",
-            "b.json",
-        ],
-        None,
-    );
+    let v = verify_witnessed(dir, &key, &[&wkey], "1", "b.json");
     assert_eq!(v.code, 0, "{}", v.stdout);
     // Another witness's key: not enough cosignatures.
     assert_eq!(chit_in(dir, &["keygen", "--out", "w2.pem"], None).code, 0);
@@ -383,37 +386,9 @@ fn witnesses_cosign_only_a_consistent_log() {
     let okey = common::printed(&other.stdout, "witness key: ");
     let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "4"], None);
     std::fs::write(dir.join("b2.json"), &b.stdout).unwrap();
-    let v = chit_in(
-        dir,
-        &[
-            "verify",
-            "--log-key",
-            &key,
-            "--witness",
-            &wkey,
-            "--witness",
-            &okey,
-            "--min-witnesses",
-            "2",
-            "b2.json",
-        ],
-        None,
-    );
+    let v = verify_witnessed(dir, &key, &[&wkey, &okey], "2", "b2.json");
     assert_eq!(v.code, 0, "{}", v.stdout);
-    let v = chit_in(
-        dir,
-        &[
-            "verify",
-            "--log-key",
-            &key,
-            "--witness",
-            &okey,
-            "--min-witnesses",
-            "1",
-            "b.json",
-        ],
-        None,
-    );
+    let v = verify_witnessed(dir, &key, &[&okey], "1", "b.json");
     assert_eq!(v.code, 1, "{}", v.stdout);
     assert!(v.stdout.contains("log-witnesses"), "{}", v.stdout);
 
