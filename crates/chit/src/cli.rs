@@ -210,7 +210,7 @@ valid and was logged."
     /// Write the log as static tlog-tiles files any web server can serve.
     ExportTiles(LogExportArgs),
     /// Recompute a log from its entries and prove it consistent with what was seen before.
-    #[command(long_about = AUDIT_LONG)]
+    #[command(long_about = AUDIT_LONG, visible_alias = "verify")]
     Audit(LogAuditArgs),
     /// Cosign the latest checkpoint as a witness, after proving it consistent.
     #[command(
