@@ -136,6 +136,9 @@ pub enum Subject {
     Index,
     /// A Treeship session package against its signed record and artifacts.
     Session,
+    /// A numeric lineage receipt's log bundle against its bound's, given
+    /// in another file (`chit verify --log-key`): the bound logged first.
+    Lineage,
 }
 
 impl Subject {
@@ -148,6 +151,7 @@ impl Subject {
             Subject::Chain => "chain",
             Subject::Index => "index",
             Subject::Session => "session",
+            Subject::Lineage => "lineage",
         }
     }
 }

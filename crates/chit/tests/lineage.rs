@@ -604,7 +604,27 @@ fn a_logged_bound_proves_it_came_before_the_receipt() {
     std::fs::write(p.join("one.json"), &one.stdout).unwrap();
     let v = chit_in(p, &["verify", "--log-key", &key, "one.json"], None);
     assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(
+        v.stdout.contains("INVALID lineage one.json"),
+        "{}",
+        v.stdout
+    );
     assert!(v.stdout.contains("lineage-order"), "{}", v.stdout);
+    // Its bound's bundle in another file: the order is checked across them.
+    let bound = common::chit_raw(p, &["log", "bundle", "--store", "l.db", "0"], None);
+    std::fs::write(p.join("bound.json"), &bound.stdout).unwrap();
+    let v = chit_in(
+        p,
+        &["verify", "--log-key", &key, "one.json", "bound.json"],
+        None,
+    );
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(
+        v.stdout
+            .contains("VALID lineage one.json (log index 1) (bound at 0, receipt at 1)"),
+        "{}",
+        v.stdout
+    );
 
     // A receipt logged before its bound: refused, naming both indexes.
     assert_eq!(bound_to(p, "b5.json", None).code, 0);

@@ -28,6 +28,18 @@ struct Settings<'a> {
     palette: Palette,
     /// `--log-key`: every input is a log bundle of this log.
     log: Option<LogKeys>,
+    /// Lineage bounds and receipts seen in bundles, for the order checked
+    /// across files.
+    lineage: std::sync::Mutex<LineageSeen>,
+}
+
+/// What the lineage order needs of the bundles seen: bounds (digest, log
+/// index) and receipts whose bound was not in their own file (bound digest,
+/// log index, where).
+#[derive(Default)]
+struct LineageSeen {
+    bounds: Vec<(String, u64)>,
+    waiting: Vec<(String, u64, String)>,
 }
 
 /// The keys a log bundle is proven with.
@@ -148,6 +160,7 @@ fn run_with(
         allow_unchecked: args.allow_unchecked,
         palette: out.palette,
         log,
+        lineage: std::sync::Mutex::new(LineageSeen::default()),
     };
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
@@ -449,7 +462,14 @@ fn check_bundles(
                     }
                 }
             }
-            lineage_order(&bounds, &receipts, &mut report);
+            let deferred = lineage_order(&bounds, &receipts, &mut report);
+            let mut seen = settings.lineage.lock().unwrap_or_else(|p| p.into_inner());
+            seen.bounds.extend(bounds);
+            seen.waiting.extend(
+                deferred
+                    .into_iter()
+                    .map(|(d, i, _)| (d, i, format!("{file} (log index {i})"))),
+            );
         }
     }
     let o = Outcome {
@@ -462,28 +482,80 @@ fn check_bundles(
 }
 
 /// A numeric lineage receipt given as a log bundle proves its bound came
-/// first only with the bound's bundle beside it: the bound must be logged
-/// (in the same log, both bundles proven above) at a lower index.
-fn lineage_order(bounds: &[(String, u64)], receipts: &[(String, u64, String)], r: &mut Report) {
-    const RULE: &str = "lineage-order";
+/// first only with the bound's bundle: the bound must be logged (in the
+/// same log, both bundles proven) at a lower index. A bound in the same
+/// file is checked here; the receipts whose bound is not are returned, for
+/// the check across files ([`lineage_across`]).
+fn lineage_order(
+    bounds: &[(String, u64)],
+    receipts: &[(String, u64, String)],
+    r: &mut Report,
+) -> Vec<(String, u64, String)> {
+    let mut deferred = Vec::new();
     for (digest, index, at) in receipts {
-        match bounds.iter().filter(|(d, _)| d == digest).map(|(_, i)| *i).min() {
-            None => r.error(
-                RULE,
-                at.clone(),
-                format!(
-                    "the receipt (log index {index}) was measured against bound {digest}, whose log bundle is not \
-                     in this file: give both (chit log bundle --store STORE BOUND_INDEX {index})"
-                ),
-            ),
+        match bounds
+            .iter()
+            .filter(|(d, _)| d == digest)
+            .map(|(_, i)| *i)
+            .min()
+        {
+            None => deferred.push((digest.clone(), *index, at.clone())),
             Some(b) if b >= *index => r.error(
-                RULE,
+                LINEAGE_ORDER,
                 at.clone(),
                 format!("the bound was logged at index {b}, after the receipt (index {index})"),
             ),
             Some(_) => {}
         }
     }
+    deferred
+}
+
+const LINEAGE_ORDER: &str = "lineage-order";
+
+/// The lineage order of receipts whose bound was in another file: one
+/// check across inputs each.
+fn lineage_across(seen: LineageSeen) -> Vec<chit_core::across::CrossReport> {
+    seen.waiting
+        .into_iter()
+        .map(|(digest, index, name)| {
+            let mut r = Report::new(chit_core::kinds::numeric_lineage::KIND);
+            let bound = seen
+                .bounds
+                .iter()
+                .filter(|(d, _)| *d == digest)
+                .map(|(_, i)| *i)
+                .min();
+            let detail = match bound {
+                None => {
+                    r.error(
+                        LINEAGE_ORDER,
+                        "",
+                        format!(
+                            "the receipt was measured against bound {digest}, whose log bundle is not among \
+                             the inputs: give it too (chit log bundle --store STORE BOUND_INDEX {index})"
+                        ),
+                    );
+                    "bound not given".to_string()
+                }
+                Some(b) if b >= index => {
+                    r.error(
+                        LINEAGE_ORDER,
+                        "",
+                        format!("the bound was logged at index {b}, after the receipt (index {index})"),
+                    );
+                    format!("bound at {b}")
+                }
+                Some(b) => format!("bound at {b}, receipt at {index}"),
+            };
+            chit_core::across::CrossReport {
+                subject: chit_core::across::Subject::Lineage,
+                name,
+                detail,
+                report: r,
+            }
+        })
+        .collect()
 }
 
 /// Checks and renders a Treeship session package: its files read here,
@@ -552,7 +624,8 @@ fn cross_checks(
     out: &mut Output,
 ) -> std::io::Result<(usize, usize)> {
     let (mut valid, mut failed) = (0, 0);
-    for c in across.finish() {
+    let seen = std::mem::take(&mut *settings.lineage.lock().unwrap_or_else(|p| p.into_inner()));
+    for c in across.finish().into_iter().chain(lineage_across(seen)) {
         if c.report.valid() {
             valid += 1;
         } else {
