@@ -91,16 +91,31 @@ pub fn parse_location(url: &str) -> Result<(String, String, String), StoreError>
     Ok((pg, schema.clone(), format!("{shown} (schema {schema})")))
 }
 
+/// A PostgreSQL error in one line: the server's own message (with its
+/// SQLSTATE) where it sent one, not only "db error"; a read-only server or
+/// transaction and a full disk said in plain words.
+fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.code().code() {
+            "25006" => "the store is read-only".to_string(),
+            "53100" => "the disk is full".to_string(),
+            code => format!("{} (SQLSTATE {code})", db.message()),
+        },
+        None => e.to_string(),
+    }
+}
+
 fn read_err(e: postgres::Error) -> StoreError {
-    StoreError::Read(format!("PostgreSQL: {e}"))
+    StoreError::Read(format!("PostgreSQL: {}", describe(&e)))
 }
 
 impl PgStore {
     /// Connects; the schema need not hold a log yet (`create` makes one).
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
         let (pg, schema, location) = parse_location(url)?;
-        let mut client = Client::connect(&pg, NoTls)
-            .map_err(|e| StoreError::Read(format!("cannot connect to {location}: {e}")))?;
+        let mut client = Client::connect(&pg, NoTls).map_err(|e| {
+            StoreError::Read(format!("cannot connect to {location}: {}", describe(&e)))
+        })?;
         client
             .batch_execute(&format!("SET search_path TO {schema}"))
             .map_err(read_err)?;
@@ -113,8 +128,9 @@ impl PgStore {
 
     fn write_err(&self, e: postgres::Error) -> StoreError {
         StoreError::Write(format!(
-            "cannot write {}: {e}; nothing of this batch was acknowledged",
-            self.location
+            "cannot write {}: {}; nothing of this batch was acknowledged",
+            self.location,
+            describe(&e)
         ))
     }
 
@@ -196,7 +212,9 @@ impl Store for PgStore {
         let schema = self.schema.clone();
         let mut tx = self.client.transaction().map_err(read_err)?;
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-            .map_err(|e| StoreError::Write(format!("cannot create schema {schema}: {e}")))?;
+            .map_err(|e| {
+                StoreError::Write(format!("cannot create schema {schema}: {}", describe(&e)))
+            })?;
         let exists: bool = tx
             .query_one(
                 "SELECT to_regclass($1) IS NOT NULL",
@@ -208,7 +226,9 @@ impl Store for PgStore {
             return Err(StoreError::Exists(self.location.clone()));
         }
         let location = self.location.clone();
-        let w = |e: postgres::Error| StoreError::Write(format!("cannot write {location}: {e}"));
+        let w = |e: postgres::Error| {
+            StoreError::Write(format!("cannot write {location}: {}", describe(&e)))
+        };
         tx.batch_execute(SCHEMA).map_err(w)?;
         let rows = [
             ("format", Some(crate::FORMAT.to_string())),
@@ -408,16 +428,18 @@ impl Store for PgStore {
         let location = self.location.clone();
         let w = |e: postgres::Error| {
             StoreError::Write(format!(
-                "cannot write {location}: {e}; nothing of this batch was acknowledged"
+                "cannot write {location}: {}; nothing of this batch was acknowledged",
+                describe(&e)
             ))
         };
         let mut tx = self.client.transaction().map_err(w)?;
+        // Locking the head row is the batch's first write.
         let found: i64 = tx
             .query_one(
                 "SELECT size FROM chit_log_head WHERE id = 0 FOR UPDATE",
                 &[],
             )
-            .map_err(read_err)?
+            .map_err(w)?
             .get(0);
         if found as u64 != batch.old_size {
             return Err(StoreError::Conflict {

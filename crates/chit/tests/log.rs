@@ -662,3 +662,59 @@ fn kill_nine_during_appends_loses_nothing_acknowledged_postgres() {
         .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
         .unwrap();
 }
+
+/// A PostgreSQL log whose every transaction is read-only (the server's
+/// `default_transaction_read_only`, passed through the URL as any libpq
+/// option is): append fails in one line and acknowledges nothing.
+#[test]
+fn a_read_only_postgres_store_acknowledges_nothing() {
+    let base = std::env::var("CHIT_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let mut client = match postgres::Client::connect(&base, postgres::NoTls) {
+        Ok(c) => c,
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping: PostgreSQL at {base}: {e} (set CHIT_TEST_POSTGRES)");
+            return;
+        }
+        Err(e) => panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}"),
+    };
+    let schema = format!(
+        "chit_ro{}_{}",
+        std::process::id(),
+        SCHEMAS.fetch_add(1, Ordering::SeqCst)
+    );
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}schema={schema}");
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, &url);
+    std::fs::write(dir.join("good.json"), receipt(1)).unwrap();
+    let ro = format!("{url}&options=-c%20default_transaction_read_only%3Don");
+    let r = chit_in(
+        dir,
+        &[
+            "log",
+            "append",
+            "--store",
+            &ro,
+            "--key",
+            "log.pem",
+            "good.json",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("read-only") && r.stderr.contains("nothing of this batch"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("APPENDED"), "{}", r.stdout);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    let (code, v) = audit_json(dir, &url, &key, "a.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 0);
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .unwrap();
+}
