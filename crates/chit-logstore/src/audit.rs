@@ -20,8 +20,9 @@
 //! 8. `reverify` (optional): every entry is checked again under the log's
 //!    policy.
 //!
-//! Memory stays bounded: entries are streamed, and the tree is recomputed
-//! with its right edge only (`O(log n)` hashes) plus one tile per level.
+//! Memory: entries are streamed; the tree is recomputed with its right edge
+//! (`O(log n)` hashes) and one 32-byte leaf hash per entry read (for the
+//! tiles), never per entry a checkpoint merely claims.
 
 use crate::policy::{Compiled, Verdict};
 use crate::store::{PacketRow, Store};
@@ -142,11 +143,9 @@ impl Source for TilesDir {
             };
             let data = match self.read(&tile.path())? {
                 Some(d) => d,
-                None => {
-                    // Missing entries: the caller names each index.
-                    index += u64::from(width);
-                    continue;
-                }
+                // Missing from here on: the caller reports the range (a
+                // checkpoint claiming a huge size costs no more than this).
+                None => return Ok(()),
             };
             let entries = tiles::parse_entry_bundle(&data, width)
                 .map_err(|e| format!("{}: {e}", tile.path()))?;
@@ -421,6 +420,9 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
     let (mut refused, mut checked, mut bytes) = (0u64, 0u64, 0u64);
     let mut expected = 0u64;
     let mut beyond: Vec<u64> = Vec::new();
+    // The first missing entry: past it the tree cannot be recomputed, so
+    // only the entries themselves are still checked.
+    let mut first_missing: Option<u64> = None;
     let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), String> {
         if i >= size {
             beyond.push(i);
@@ -429,9 +431,10 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         if i < expected {
             return Err(format!("the source gave entry {i} twice or out of order"));
         }
-        while expected < i {
-            missing(expected, &mut problems, &mut edge, &mut leaves, &mut wanted);
-            expected += 1;
+        if expected < i {
+            missing(expected, i, &mut problems);
+            first_missing.get_or_insert(expected);
+            expected = i;
         }
         let leaf = leaf_hash(data);
         if let Some(sha) = sha {
@@ -451,7 +454,9 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
                 });
             }
         }
-        take_leaf(&mut edge, &mut leaves, &mut wanted, leaf);
+        if first_missing.is_none() {
+            take_leaf(&mut edge, &mut leaves, &mut wanted, leaf);
+        }
         bytes += data.len() as u64;
         expected += 1;
         if opts.reverify.is_some() {
@@ -479,9 +484,9 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         &mut refused,
         &mut checked,
     );
-    while expected < size {
-        missing(expected, &mut problems, &mut edge, &mut leaves, &mut wanted);
-        expected += 1;
+    if expected < size {
+        missing(expected, size, &mut problems);
+        first_missing.get_or_insert(expected);
     }
     (opts.progress)(expected);
     report.entries_hashed = expected;
@@ -505,20 +510,32 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         }
     }
 
-    // 3. tiles
-    let mut tiles = TileCheck {
-        bufs: Vec::new(),
-        next: Vec::new(),
-    };
-    for h in &leaves {
-        tiles.push(src, 0, *h, &mut problems)?;
+    // 3. tiles (only over a whole tree)
+    if first_missing.is_none() {
+        let mut tiles = TileCheck {
+            bufs: Vec::new(),
+            next: Vec::new(),
+        };
+        for h in &leaves {
+            tiles.push(src, 0, *h, &mut problems)?;
+        }
+        tiles.finish(src, &mut problems)?;
     }
-    tiles.finish(src, &mut problems)?;
     drop(leaves);
 
     // 4. root
     let root = edge.root();
-    if root != report.root {
+    if first_missing.is_some() {
+        problems.push(Problem {
+            step: "root",
+            index: first_missing,
+            message: format!(
+                "the tree of {size} cannot be recomputed: entries are missing from {}",
+                first_missing.unwrap_or(0)
+            ),
+            evidence: vec![note.clone()],
+        });
+    } else if root != report.root {
         problems.push(Problem {
             step: "root",
             index: problems.iter().find_map(|p| p.index),
@@ -531,9 +548,20 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         });
     }
 
-    // 5. history
+    // 5. history (the sizes the entries reach)
+    let reach = first_missing.unwrap_or(size);
+    let mut now: Option<u64> = None;
     for (s, old) in &history {
         if *s > size {
+            // Committed while this audit read: not a problem, unless the
+            // source's own head is behind it.
+            let n = match now {
+                Some(n) => n,
+                None => *now.insert(src.size_now()?),
+            };
+            if *s <= n {
+                continue;
+            }
             problems.push(Problem {
                 step: "history",
                 index: None,
@@ -562,6 +590,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
                 ),
                 evidence: vec![old.clone()],
             }),
+            Ok(_) if *s > reach => {}
             Ok(o) => {
                 if wanted.get(s).copied().flatten() != Some(o.checkpoint.root) {
                     problems.push(Problem {
@@ -589,6 +618,8 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
                 ),
                 evidence: vec![prev_note.to_vec(), note.clone()],
             });
+        } else if m > reach {
+            // Entries are missing below it: reported above, not provable.
         } else if m == size && r != report.root {
             problems.push(Problem {
                 step: "consistency",
@@ -646,22 +677,30 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
     Ok(report)
 }
 
-/// A missing entry: named, and its place in the tree taken by a hash no
-/// entry has (the tree cannot be recomputed past it).
-fn missing(
-    index: u64,
-    problems: &mut Vec<Problem>,
-    edge: &mut Edge,
-    leaves: &mut Vec<Hash>,
-    wanted: &mut BTreeMap<u64, Option<Hash>>,
-) {
-    problems.push(Problem {
-        step: "entries",
-        index: Some(index),
-        message: format!("entry {index} is missing (a row deleted?)"),
-        evidence: vec![],
-    });
-    take_leaf(edge, leaves, wanted, [0u8; 32]);
+/// Entries `from..to` missing: named one by one (a few), else as a range.
+fn missing(from: u64, to: u64, problems: &mut Vec<Problem>) {
+    const NAMED: u64 = 20;
+    if to - from <= NAMED {
+        for index in from..to {
+            problems.push(Problem {
+                step: "entries",
+                index: Some(index),
+                message: format!("entry {index} is missing (a row deleted?)"),
+                evidence: vec![],
+            });
+        }
+    } else {
+        problems.push(Problem {
+            step: "entries",
+            index: Some(from),
+            message: format!(
+                "entries {from} to {} are missing ({} entries)",
+                to - 1,
+                to - from
+            ),
+            evidence: vec![],
+        });
+    }
 }
 
 fn take_leaf(
@@ -820,9 +859,19 @@ pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), St
             ));
         }
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text.as_bytes())
-        .and_then(|_| std::fs::File::open(&tmp).and_then(|f| f.sync_all()))
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("cannot write the audit state {}: {e}", path.display()))
+    // A new file of a fresh name (never a link followed), synced, renamed
+    // over the state.
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fail = |e: std::io::Error| format!("cannot write the audit state {}: {e}", path.display());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".chit-state-")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
 }

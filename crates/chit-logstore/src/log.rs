@@ -227,9 +227,20 @@ impl Log {
             .signer
             .as_ref()
             .ok_or_else(|| LogError::Key("appending needs the log's private key (--key)".into()))?;
-        if verdicts.len() != inputs.len() {
+        // The verdicts must be these inputs': each content address is
+        // recomputed, so a misaligned verdict cannot let bytes in unchecked.
+        let aligned = verdicts.len() == inputs.len()
+            && verdicts.iter().zip(inputs).all(|((_, h), b)| {
+                let d: Hash = sha2::Digest::finalize(sha2::Digest::chain_update(
+                    <sha2::Sha256 as sha2::Digest>::new(),
+                    b.as_ref(),
+                ))
+                .into();
+                d == *h
+            });
+        if !aligned {
             return Err(LogError::Policy(
-                "one verdict per submission is needed".into(),
+                "the verdicts given are not these submissions' (one each, in order)".into(),
             ));
         }
         let mut last_conflict = None;
@@ -261,6 +272,16 @@ impl Log {
                 .map(|(_, h)| *h)
                 .collect();
             let found = self.store.find(&accepted)?;
+            // Found beyond the size read above: another sequencer committed
+            // in between; read again, so no index is answered that the
+            // checkpoint given does not cover.
+            if found.iter().flatten().any(|&i| i >= size) {
+                last_conflict = Some(StoreError::Conflict {
+                    expected: size,
+                    found: size + 1,
+                });
+                continue;
+            }
             let mut known: HashMap<Hash, u64> = accepted
                 .iter()
                 .zip(found)

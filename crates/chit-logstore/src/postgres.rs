@@ -31,10 +31,10 @@ CREATE TABLE chit_log_tiles (
   PRIMARY KEY (level, idx)
 );
 CREATE TABLE chit_log_packets (
-  stream_id TEXT NOT NULL,
+  stream_id BYTEA NOT NULL,
   sequence BIGINT NOT NULL,
-  packet_id TEXT NOT NULL,
-  prev_packet_id TEXT,
+  packet_id BYTEA NOT NULL,
+  prev_packet_id BYTEA,
   idx BIGINT NOT NULL,
   PRIMARY KEY (stream_id, sequence)
 );
@@ -164,7 +164,7 @@ impl PgStore {
     ) -> Result<Vec<PacketRow>, StoreError> {
         let sql = format!(
             "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
-             FROM chit_log_packets p JOIN unnest($1::text[], {join} AND p.stream_id = k.s"
+             FROM chit_log_packets p JOIN unnest($1::bytea[], {join} AND p.stream_id = k.s"
         );
         Ok(self
             .client
@@ -193,12 +193,17 @@ fn to_entry(r: &postgres::Row) -> Result<Entry, StoreError> {
     })
 }
 
+/// Ids are kept as their UTF-8 bytes (`BYTEA`): PostgreSQL's `TEXT`
+/// refuses U+0000, which JSON strings, and SQLite, allow.
 fn to_packet(r: &postgres::Row) -> PacketRow {
+    let text = |v: Vec<u8>| {
+        String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    };
     PacketRow {
-        stream_id: r.get(0),
+        stream_id: text(r.get(0)),
         sequence: r.get(1),
-        packet_id: r.get(2),
-        prev_packet_id: r.get(3),
+        packet_id: text(r.get(2)),
+        prev_packet_id: r.get::<_, Option<Vec<u8>>>(3).map(text),
         index: r.get::<_, i64>(4) as u64,
     }
 }
@@ -308,18 +313,20 @@ impl Store for PgStore {
             .collect())
     }
 
-    fn replace_checkpoint(&mut self, size: u64, note: &[u8]) -> Result<(), StoreError> {
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
         let n = self
             .client
             .execute(
-                "UPDATE chit_log_checkpoints SET note = $2 WHERE size = $1",
-                &[&(size as i64), &note],
+                "UPDATE chit_log_checkpoints SET note = $3 WHERE size = $1 AND note = $2",
+                &[&(size as i64), &old, &note],
             )
             .map_err(|e| self.write_err(e))?;
-        if n == 0 {
-            return Err(StoreError::Read(format!("no checkpoint of size {size}")));
-        }
-        Ok(())
+        Ok(n == 1)
     }
 
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
@@ -387,7 +394,7 @@ impl Store for PgStore {
     }
 
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
-        let streams: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+        let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
         let seqs: Vec<i64> = keys.iter().map(|k| k.1).collect();
         self.packets_joined(
             "$2::int8[]) AS k(s, v) ON p.sequence = k.v",
@@ -396,10 +403,10 @@ impl Store for PgStore {
     }
 
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
-        let streams: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
+        let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
+        let ids: Vec<&[u8]> = keys.iter().map(|k| k.1.as_bytes()).collect();
         self.packets_joined(
-            "$2::text[]) AS k(s, v) ON p.packet_id = k.v",
+            "$2::bytea[]) AS k(s, v) ON p.packet_id = k.v",
             &[&streams, &ids],
         )
     }
@@ -469,22 +476,24 @@ impl Store for PgStore {
         .map_err(w)?;
         if !batch.packets.is_empty() {
             let ps = &batch.packets;
-            let s: Vec<&str> = ps.iter().map(|p| p.stream_id.as_str()).collect();
+            let s: Vec<&[u8]> = ps.iter().map(|p| p.stream_id.as_bytes()).collect();
             let n: Vec<i64> = ps.iter().map(|p| p.sequence).collect();
-            let id: Vec<&str> = ps.iter().map(|p| p.packet_id.as_str()).collect();
-            let prev: Vec<Option<&str>> = ps.iter().map(|p| p.prev_packet_id.as_deref()).collect();
+            let id: Vec<&[u8]> = ps.iter().map(|p| p.packet_id.as_bytes()).collect();
+            let prev: Vec<Option<&[u8]>> = ps
+                .iter()
+                .map(|p| p.prev_packet_id.as_deref().map(str::as_bytes))
+                .collect();
             let i: Vec<i64> = ps.iter().map(|p| p.index as i64).collect();
             tx.execute(
                 "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
-                 SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[])",
+                 SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::bytea[], $5::int8[])",
                 &[&s, &n, &id, &prev, &i],
             )
             .map_err(w)?;
         }
         let new_size = batch.new_size() as i64;
         tx.execute(
-            "INSERT INTO chit_log_checkpoints (size, note) VALUES ($1, $2) \
-             ON CONFLICT (size) DO UPDATE SET note = excluded.note",
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES ($1, $2)",
             &[&new_size, &batch.checkpoint],
         )
         .map_err(w)?;

@@ -307,18 +307,20 @@ impl Store for SqliteStore {
         Ok(rows)
     }
 
-    fn replace_checkpoint(&mut self, size: u64, note: &[u8]) -> Result<(), StoreError> {
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
         let n = self
             .conn
             .execute(
-                "UPDATE chit_log_checkpoints SET note = ?2 WHERE size = ?1",
-                params![size as i64, note],
+                "UPDATE chit_log_checkpoints SET note = ?3 WHERE size = ?1 AND note = ?2",
+                params![size as i64, old, note],
             )
             .map_err(|e| write_err(&self.path, e))?;
-        if n == 0 {
-            return Err(StoreError::Read(format!("no checkpoint of size {size}")));
-        }
-        Ok(())
+        Ok(n == 1)
     }
 
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
@@ -473,8 +475,7 @@ impl Store for SqliteStore {
             }
         }
         tx.execute(
-            "INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2) \
-             ON CONFLICT (size) DO UPDATE SET note = excluded.note",
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2)",
             params![batch.new_size() as i64, &batch.checkpoint],
         )
         .map_err(w)?;

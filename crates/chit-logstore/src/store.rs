@@ -121,9 +121,15 @@ pub trait Store: Send {
     fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError>;
 
     /// Replaces the note of the checkpoint of `size` with one holding more
-    /// signatures (a witness's cosignature). The note's text must be the
-    /// same; the caller checks it.
-    fn replace_checkpoint(&mut self, size: u64, note: &[u8]) -> Result<(), StoreError>;
+    /// signatures (a witness's cosignature), only if it is still `old`:
+    /// false when another writer changed it first (read it again and merge).
+    /// The note's text must be the same; the caller checks it.
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError>;
 
     /// The index of each content address, where the log holds it.
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError>;

@@ -149,6 +149,7 @@ both!(
     audit_names_a_changed_entry,
     audit_names_a_deleted_entry,
     a_tampered_tree_is_never_extended,
+    audit_of_a_huge_claimed_size_ends,
     audit_names_an_inserted_entry,
     audit_catches_a_rewritten_history,
     bundles_verify_offline_and_fail_when_forged,
@@ -406,6 +407,25 @@ fn streams_hold_p1_p2_p4_and_allow_gaps(b: &dyn Backend) {
         "{:?}",
         r.gaps
     );
+    // Ids are any JSON string, U+0000 too (PostgreSQL keeps them as bytes).
+    let sub = log
+        .submit(&[
+            packet("n\u{0}ul", 0, "a\u{0}0", None),
+            packet("n\u{0}ul", 1, "a\u{0}1", Some("a\u{0}0")),
+            packet("n\u{0}ul", 2, "a\u{0}0", Some("a\u{0}1")),
+        ])
+        .unwrap();
+    assert!(
+        matches!(sub.outcomes[0], Outcome::Appended { .. }),
+        "{:?}",
+        sub.outcomes[0]
+    );
+    assert!(
+        matches!(sub.outcomes[1], Outcome::Appended { .. }),
+        "{:?}",
+        sub.outcomes[1]
+    );
+    assert!(refused_by(&sub.outcomes[2], "P1"), "{:?}", sub.outcomes[2]);
     // Unsigned packets are refused under a trust file, unless the policy
     // accepts unsigned documents.
     let bare = br#"{"schema":"verification.packet.v1"}"#;
@@ -478,6 +498,32 @@ fn a_tampered_tree_is_never_extended(b: &dyn Backend) {
     let r = audit_once(b, None);
     assert!(
         r.problems.iter().any(|p| p.step == "tiles"),
+        "{:?}",
+        r.problems
+    );
+}
+
+/// A head rolled forward to a checkpoint claiming 2^40 entries (signed
+/// with the log's key): the audit names the missing range and ends, in the
+/// time and memory the real entries take.
+fn audit_of_a_huge_claimed_size_ends(b: &dyn Backend) {
+    fill(b, 300);
+    let claimed = 1u64 << 40;
+    let forged = chit_log::Checkpoint::new(ORIGIN, claimed, [9; 32])
+        .sign(&log_key())
+        .unwrap();
+    b.sql(&format!(
+        "INSERT INTO chit_log_checkpoints (size, note) VALUES ({claimed}, {}); \
+         UPDATE chit_log_head SET size = {claimed} WHERE id = 0",
+        b.bytes(&forged)
+    ));
+    let started = std::time::Instant::now();
+    let r = audit_once(b, None);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(
+        r.problems.iter().any(|p| p
+            .message
+            .contains(&format!("entries 300 to {} are missing", claimed - 1))),
         "{:?}",
         r.problems
     );
@@ -592,7 +638,9 @@ fn witnesses_cosign_consistent_checkpoints(b: &dyn Backend) {
     let opened = open_checkpoint(&now, ORIGIN, &log_key().verifier(), &[]).unwrap();
     let sig = w.cosign(&opened.text, 1_796_025_600).unwrap();
     let cosigned = chit_log::checkpoint::add_signatures(&now, &[sig]).unwrap();
-    log.store().replace_checkpoint(20, &cosigned).unwrap();
+    assert!(log.store().replace_checkpoint(20, &now, &cosigned).unwrap());
+    // A second writer holding the note as it was: refused, nothing lost.
+    assert!(!log.store().replace_checkpoint(20, &now, &now).unwrap());
     let bundle = log.bundle(5).unwrap();
     let v = log_key().verifier();
     bundle.verify(&v, &[w.verifier()], 1).unwrap();

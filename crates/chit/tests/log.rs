@@ -718,3 +718,91 @@ fn a_read_only_postgres_store_acknowledges_nothing() {
         .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
         .unwrap();
 }
+
+/// With --log-key, the entries' checks across inputs still run: two
+/// bundles of one stream with a packet missing between them fail P3, as
+/// the packets would bare.
+#[test]
+fn bundles_keep_their_checks_across_inputs() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let ex = common::repo().join("examples/packets");
+    let trust = ex.join("trust.toml");
+    assert_eq!(chit_in(dir, &["keygen", "--out", "log.pem"], None).code, 0);
+    let init = chit_in(
+        dir,
+        &[
+            "log",
+            "init",
+            "--store",
+            "r.db",
+            "--key",
+            "log.pem",
+            "--origin",
+            ORIGIN,
+            "--trust",
+            trust.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let key = common::printed(&init.stdout, "log key: ");
+    for p in ["p0.env.json", "p2.env.json", "p1.env.json"] {
+        let r = chit_in(
+            dir,
+            &[
+                "log",
+                "append",
+                "--store",
+                "r.db",
+                ex.join(p).to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(r.code, 0, "{}", r.stdout);
+    }
+    for (i, f) in [("0", "b0.json"), ("1", "b2.json"), ("2", "b1.json")] {
+        let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", i], None);
+        std::fs::write(dir.join(f), &b.stdout).unwrap();
+    }
+    let v = chit_in(
+        dir,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--trust",
+            trust.to_str().unwrap(),
+            "b0.json",
+            "b2.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(
+        v.stdout.contains("INVALID stream demo-stream"),
+        "{}",
+        v.stdout
+    );
+    assert!(v.stdout.contains("P3"), "{}", v.stdout);
+    let v = chit_in(
+        dir,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--trust",
+            trust.to_str().unwrap(),
+            "b0.json",
+            "b1.json",
+            "b2.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(
+        v.stdout.contains("VALID stream demo-stream (3 packets)"),
+        "{}",
+        v.stdout
+    );
+}

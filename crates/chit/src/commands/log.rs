@@ -12,7 +12,7 @@ use crate::output::Output;
 use crate::render;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use chit_log::checkpoint::{open_checkpoint, Checkpoint, CosignatureVerifier, Cosigner};
+use chit_log::checkpoint::{open_checkpoint, CosignatureVerifier, Cosigner};
 use chit_log::note::{NoteSigner, NoteVerifier};
 use chit_log::tiles::{Tile, TileKind};
 use chit_logstore::audit;
@@ -603,14 +603,9 @@ fn export_tiles(a: &LogExportArgs, out: &mut Output) -> CmdResult {
     match std::fs::read_dir(dir) {
         Ok(mut it) => {
             if it.next().is_some() {
+                // Ours: its checkpoint opens with this log's key.
                 let ours = std::fs::read(dir.join("checkpoint"))
-                    .ok()
-                    .and_then(|c| {
-                        let text = String::from_utf8(c).ok()?;
-                        let first = text.lines().next()?.to_string();
-                        Some(first == log.meta().origin)
-                    })
-                    .unwrap_or(false);
+                    .is_ok_and(|c| log.open_checkpoint(&c, &[]).is_ok());
                 if !ours {
                     return Err(Failure::error(format!(
                         "{} is not empty and holds no export of {}; chit writes tiles only into a new or empty folder, or one it exported this log to",
@@ -703,13 +698,18 @@ fn write_file(path: &Path, data: &[u8]) -> Result<(), Failure> {
             )));
         }
     }
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("tile")
-    ));
-    std::fs::write(&tmp, data)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(fail)
+    // A new file of a fresh name (never a link followed), renamed over.
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".chit-")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    tmp.write_all(data).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
 }
 
 /// chit's state folder: $XDG_STATE_HOME/chit, else ~/.local/state/chit.
@@ -721,7 +721,55 @@ fn state_dir() -> Option<PathBuf> {
         .map(|d| d.join("chit"))
 }
 
-fn default_state(kind: &str, origin: &str) -> Result<PathBuf, Failure> {
+/// An exclusive lock on a state file's `.lock` beside it, held while the
+/// returned file is open (the kernel drops it when the process ends).
+fn lock_state(state: &Path) -> Result<std::fs::File, Failure> {
+    let path = state.with_file_name(format!(
+        "{}.lock",
+        state
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("state")
+    ));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::error(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Failure::error(format!("cannot open {}: {e}", path.display())))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(Failure::error(format!(
+                "{} is in use by another run of chit log witness; try again when it ends",
+                state.display()
+            )));
+        }
+    }
+    Ok(f)
+}
+
+/// The default audit state of a source: by its origin and by where it is
+/// (a path made absolute, or a URL without its password), so a source
+/// that changes its origin and key is still held to what it showed
+/// before, and a mirror is not held to its log's newer checkpoint.
+fn default_state(kind: &str, origin: &str, source: &str) -> Result<PathBuf, Failure> {
+    let place = std::fs::canonicalize(source)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| {
+            chit_logstore::postgres::parse_location(source)
+                .map(|(_, _, shown)| shown)
+                .unwrap_or_else(|_| source.to_string())
+        });
+    let tag = &chit_core::digest::sha256_hex(place.as_bytes())[..12];
+    let origin = format!("{origin}-{tag}");
+    let origin = origin.as_str();
     let name: String = origin
         .chars()
         .map(|c| {
@@ -760,7 +808,7 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     let origin = origin_of(&head);
     let state_path = match &a.state {
         Some(p) => p.clone(),
-        None => default_state("audit", &origin)?,
+        None => default_state("audit", &origin, &a.source)?,
     };
     // The key: given, else the state's, else the store's own.
     let key_text = match &a.log_key {
@@ -958,6 +1006,9 @@ fn witness(a: &LogWitnessArgs, out: &mut Output) -> CmdResult {
             cp.size
         )));
     }
+    // One run of this witness at a time: two at once could each prove a
+    // different fork consistent with the same last checkpoint.
+    let _lock = lock_state(&a.state)?;
     let previous = audit::load_state(&a.state, &key_text).map_err(Failure::error)?;
     if let Some(prev) = &previous {
         let old = open_checkpoint(prev, &origin, &verifier, &[])
@@ -995,13 +1046,35 @@ fn witness(a: &LogWitnessArgs, out: &mut Output) -> CmdResult {
     let sig = cosigner
         .cosign(&opened.text, now)
         .map_err(|e| Failure::error(e.to_string()))?;
-    let cosigned = chit_log::checkpoint::add_signatures(&note, &[sig])
-        .map_err(|e| Failure::error(e.to_string()))?;
-    log.store()
-        .replace_checkpoint(cp.size, &cosigned)
-        .map_err(store_failure)?;
+    // Added to the note as it is now: another witness may have added its
+    // own since it was read; a lost race is read again and merged.
+    let mut current = note.clone();
+    for attempt in 0.. {
+        let cosigned = chit_log::checkpoint::add_signatures(&current, std::slice::from_ref(&sig))
+            .map_err(|e| Failure::error(e.to_string()))?;
+        if log
+            .store()
+            .replace_checkpoint(cp.size, &current, &cosigned)
+            .map_err(store_failure)?
+        {
+            break;
+        }
+        current = log
+            .store()
+            .checkpoint_at(cp.size)
+            .map_err(store_failure)?
+            .filter(|n| {
+                attempt < 16
+                    && open_checkpoint(n, &origin, &verifier, &[])
+                        .is_ok_and(|o| o.text == opened.text)
+            })
+            .ok_or_else(|| {
+                Failure::error(
+                    "the checkpoint changed while it was cosigned; run chit log witness again",
+                )
+            })?;
+    }
     audit::save_state(&a.state, &key_text, &note).map_err(Failure::error)?;
-    let _ = Checkpoint::parse(&opened.text);
     writeln!(
         out,
         "cosigned {origin} at size {} (time {now})\nwitness key: {}",

@@ -177,8 +177,8 @@ fn run_with(
     let mut across = Across::new(args.expect_count).trusted(settings.ctx.trust.is_some());
     let mut emit = |status: Status,
                     rendered: &str,
-                    f: Option<(Origin, Facts)>,
-                    a: Option<(Origin, ArtifactFacts)>,
+                    f: Vec<(Origin, Facts)>,
+                    a: Vec<(Origin, ArtifactFacts)>,
                     out: &mut Output|
      -> std::io::Result<()> {
         match status {
@@ -188,10 +188,10 @@ fn run_with(
             Status::Invalid => tally.invalid += 1,
             Status::Unreadable => tally.unreadable += 1,
         }
-        if let Some((origin, f)) = f {
+        for (origin, f) in f {
             across.add(origin, f);
         }
-        if let Some((origin, a)) = a {
+        for (origin, a) in a {
             across.add_artifact(origin, a);
         }
         out.write_all(rendered.as_bytes())
@@ -203,7 +203,7 @@ fn run_with(
                 Ok(r) => r,
                 Err(why) => {
                     let (status, s) = finish(&unreadable(label, None, why), None, &settings);
-                    emit(status, &s, None, None, out)?;
+                    emit(status, &s, Vec::new(), Vec::new(), out)?;
                     continue;
                 }
             };
@@ -299,8 +299,8 @@ fn write_batch(
     emit: &mut impl FnMut(
         Status,
         &str,
-        Option<(Origin, Facts)>,
-        Option<(Origin, ArtifactFacts)>,
+        Vec<(Origin, Facts)>,
+        Vec<(Origin, ArtifactFacts)>,
         &mut Output,
     ) -> std::io::Result<()>,
     out: &mut Output,
@@ -392,7 +392,12 @@ fn check(
             let origin = Origin::new(file.clone(), line);
             let artifact = checked.artifact.map(|a| (origin.clone(), a));
             let facts = checked.facts.map(|f| (origin, f));
-            (status, shown, facts, artifact)
+            (
+                status,
+                shown,
+                facts.into_iter().collect(),
+                artifact.into_iter().collect(),
+            )
         }
     }
 }
@@ -414,6 +419,8 @@ fn check_bundles(
         return no_facts(finish(&unreadable(file, line, why), None, settings));
     }
     let mut report = Report::new("log bundle");
+    let mut facts = Vec::new();
+    let mut artifacts = Vec::new();
     match chit_logstore::bundle::read_bundles(bytes) {
         Err(e) => report.error(
             e.step(),
@@ -442,23 +449,33 @@ fn check_bundles(
                         if !many {
                             report.kind = checked.report.kind;
                         }
-                        if let Ok(doc) = chit_core::json::parse(&b.entry, &ctx.limits) {
-                            let v = doc.root();
-                            if let Some(d) = chit_core::kinds::lineage_bound::digest_of(v) {
-                                bounds.push((d, b.index));
-                            } else if checked.report.kind == chit_core::kinds::numeric_lineage::KIND
-                            {
-                                if let Some(d) = v
-                                    .get("signed_body")
-                                    .and_then(|s| s.get("bound_ref"))
-                                    .and_then(|r| r.get("bound_digest_sha256"))
-                                    .and_then(|d| d.as_str())
-                                {
-                                    receipts.push((d.to_string(), b.index, format!("{at}/entry")));
-                                }
+                        let here = format!("{at}/entry");
+                        match lineage_role(&b.entry, checked.report.kind, &ctx.limits) {
+                            LineageRole::Bound(d) => bounds.push((d, b.index)),
+                            LineageRole::Receipt(Some(d)) => {
+                                receipts.push((d, b.index, here.clone()))
                             }
+                            LineageRole::Receipt(None) => report.error(
+                                LINEAGE_ORDER,
+                                here.clone(),
+                                "a numeric lineage receipt whose bound_ref.bound_digest_sha256 could not be read: its order cannot be proven",
+                            ),
+                            LineageRole::Neither => {}
                         }
-                        report.absorb(checked.report, &format!("{at}/entry"));
+                        // Its facts join the checks across inputs, as the
+                        // entry's would bare (streams, recompute, chains).
+                        let origin = if many {
+                            Origin::new(format!("{file}{at}"), line)
+                        } else {
+                            Origin::new(file.clone(), line)
+                        };
+                        if let Some(f) = checked.facts {
+                            facts.push((origin.clone(), f));
+                        }
+                        if let Some(a) = checked.artifact {
+                            artifacts.push((origin, a));
+                        }
+                        report.absorb(checked.report, &here);
                     }
                 }
             }
@@ -478,7 +495,60 @@ fn check_bundles(
         result: Ok(report),
         artifact_id: None,
     };
-    no_facts(finish(&o, None, settings))
+    let (status, shown) = finish(&o, None, settings);
+    (status, shown, facts, artifacts)
+}
+
+/// What a log entry is to the lineage order.
+enum LineageRole {
+    /// A committed bound, with its digest.
+    Bound(String),
+    /// A numeric lineage receipt, with its bound's digest where it can be read.
+    Receipt(Option<String>),
+    Neither,
+}
+
+/// A log entry's place in the lineage order: the document itself, or the
+/// payload of its envelope (a receipt logged signed is held to its bound
+/// just the same).
+fn lineage_role(entry: &[u8], kind: &str, limits: &chit_core::Limits) -> LineageRole {
+    let is_receipt = kind == chit_core::kinds::numeric_lineage::KIND;
+    let of = |v: Val| {
+        if let Some(d) = chit_core::kinds::lineage_bound::digest_of(v) {
+            LineageRole::Bound(d)
+        } else if is_receipt {
+            LineageRole::Receipt(
+                v.get("signed_body")
+                    .and_then(|s| s.get("bound_ref"))
+                    .and_then(|r| r.get("bound_digest_sha256"))
+                    .and_then(|d| d.as_str())
+                    .map(str::to_string),
+            )
+        } else {
+            LineageRole::Neither
+        }
+    };
+    let unread = if is_receipt {
+        LineageRole::Receipt(None)
+    } else {
+        LineageRole::Neither
+    };
+    let Ok(doc) = chit_core::json::parse(entry, limits) else {
+        return unread;
+    };
+    if !chit_core::envelope::looks_like_envelope(&doc) {
+        return of(doc.root());
+    }
+    let Some(env) = Envelope::read(&doc, &mut Report::new("envelope")) else {
+        return unread;
+    };
+    let Ok(statement) = chit_core::json::parse(&env.payload, limits) else {
+        return unread;
+    };
+    match statement.root().get("payload") {
+        Some(p) => of(p),
+        None => unread,
+    }
 }
 
 /// A numeric lineage receipt given as a log bundle proves its bound came
@@ -598,7 +668,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
             };
             let (status, shown) = finish(&o, None, settings);
             let facts = checked.facts.map(|f| (Origin::new(file.clone(), None), f));
-            (status, shown, facts, None)
+            (status, shown, facts.into_iter().collect(), Vec::new())
         }
     }
 }
@@ -607,12 +677,12 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
 type Done = (
     Status,
     String,
-    Option<(Origin, Facts)>,
-    Option<(Origin, ArtifactFacts)>,
+    Vec<(Origin, Facts)>,
+    Vec<(Origin, ArtifactFacts)>,
 );
 
 fn no_facts((status, shown): (Status, String)) -> Done {
-    (status, shown, None, None)
+    (status, shown, Vec::new(), Vec::new())
 }
 
 /// The checks across documents: each packet stream (P1-P8), each rebind
@@ -662,4 +732,63 @@ fn progress_bar(len: Option<usize>) -> ProgressBar {
             .with_key("rate", rate),
     );
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document signed into a one-line envelope, as `chit sign` makes it.
+    fn signed(kind: &str, payload: serde_json::Value) -> Vec<u8> {
+        let statement = serde_json::json!({
+            "type": "treeship/receipt/v1",
+            "timestamp": "2026-11-30T09:00:00Z",
+            "system": "system://test",
+            "kind": kind,
+            "payload": payload,
+        });
+        chit_core::envelope::Envelope::sign(
+            chit_core::envelope::TREESHIP_RECEIPT,
+            serde_json::to_vec(&statement).unwrap(),
+            &chit_core::keys::SecretKey::from_seed(&[5; 32]),
+        )
+        .to_json()
+        .into_bytes()
+    }
+
+    #[test]
+    fn a_lineage_receipt_or_bound_in_an_envelope_keeps_its_place_in_the_order() {
+        let receipt: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../examples/lineage/receipt.json"))
+                .unwrap();
+        let digest = receipt["signed_body"]["bound_ref"]["bound_digest_sha256"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let limits = chit_core::Limits::default();
+        let lineage = chit_core::kinds::numeric_lineage::KIND;
+        let bare = serde_json::to_vec(&receipt).unwrap();
+        let env = signed(lineage, receipt.clone());
+        for entry in [&bare, &env] {
+            match lineage_role(entry, lineage, &limits) {
+                LineageRole::Receipt(Some(d)) => assert_eq!(d, digest),
+                _ => panic!("not read as a receipt"),
+            }
+        }
+        // Its bound, bare and signed.
+        let mut bound = receipt["signed_body"]["bound_ref"].clone();
+        bound["schema"] = chit_core::kinds::lineage_bound::KIND.into();
+        let env = signed(chit_core::kinds::lineage_bound::KIND, bound.clone());
+        for entry in [serde_json::to_vec(&bound).unwrap(), env] {
+            match lineage_role(&entry, chit_core::kinds::lineage_bound::KIND, &limits) {
+                LineageRole::Bound(d) => assert_eq!(d, digest),
+                _ => panic!("not read as a bound"),
+            }
+        }
+        // A receipt whose bound cannot be read: no order, not a pass.
+        assert!(matches!(
+            lineage_role(b"{\"signed_body\":{}}", lineage, &limits),
+            LineageRole::Receipt(None)
+        ));
+    }
 }
