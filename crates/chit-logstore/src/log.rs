@@ -307,7 +307,7 @@ impl Log {
                 let outcome = match verdict {
                     Verdict::Unreadable(why) => Outcome::Unreadable(why.clone()),
                     Verdict::Refuse(r) => Outcome::Refused(r.clone()),
-                    Verdict::Accept { status, packet } => {
+                    Verdict::Accept { status, packet, .. } => {
                         if let Some(&index) = known.get(sha) {
                             Outcome::Duplicate {
                                 index,

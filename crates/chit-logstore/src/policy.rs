@@ -35,6 +35,8 @@ pub enum Verdict {
     /// for a packet, what the stream rules need.
     Accept {
         status: Status,
+        /// The kind it was checked as (`Report::kind`).
+        kind: &'static str,
         packet: Option<Box<PacketFacts>>,
     },
     /// Refused, with the findings `chit verify` gives.
@@ -131,20 +133,19 @@ impl Compiled {
             .collect()
     }
 
-    /// The verdict on one submission's bytes.
-    pub fn decide(&self, bytes: &[u8]) -> Verdict {
+    /// What `chit verify` under this policy finds in one submission: the
+    /// core's check with the policy's trust file (and, with
+    /// `accept_unsigned`, a document no key signed held to its own rules);
+    /// `Err` where it cannot be read, or is too large to be an entry.
+    pub fn checked(&self, bytes: &[u8]) -> Result<chit_core::Checked, String> {
         if bytes.len() > chit_log::tiles::MAX_ENTRY_BYTES {
-            return Verdict::Unreadable(format!(
+            return Err(format!(
                 "{} bytes: a log entry is at most 65,535 bytes (the length prefix of tlog-tiles entry bundles); \
                  log a smaller receipt, or its digest inside one",
                 bytes.len()
             ));
         }
-        let checked = match check(bytes, &self.context(true)) {
-            Ok(c) => c,
-            Err(e) => return Verdict::Unreadable(e.to_string()),
-        };
-        let mut checked = checked;
+        let checked = check(bytes, &self.context(true)).map_err(|e| e.to_string())?;
         if self.trust.is_some()
             && self.policy.accept_unsigned
             && checked.artifact_id.is_none()
@@ -153,11 +154,17 @@ impl Compiled {
             && !checked.report.breaks(chit_core::rule::SIGNATURE)
         {
             // Signed by no key at all: held to its own rules alone.
-            match check(bytes, &self.context(false)) {
-                Ok(c) => checked = c,
-                Err(e) => return Verdict::Unreadable(e.to_string()),
-            }
+            return check(bytes, &self.context(false)).map_err(|e| e.to_string());
         }
+        Ok(checked)
+    }
+
+    /// The verdict on one submission's bytes.
+    pub fn decide(&self, bytes: &[u8]) -> Verdict {
+        let checked = match self.checked(bytes) {
+            Ok(c) => c,
+            Err(why) => return Verdict::Unreadable(why),
+        };
         let status = checked.report.status();
         let pass = match status {
             Status::Valid => true,
@@ -173,6 +180,10 @@ impl Compiled {
             Some(Facts::Packet(p)) => Some(Box::new(p)),
             _ => None,
         };
-        Verdict::Accept { status, packet }
+        Verdict::Accept {
+            status,
+            kind: checked.report.kind,
+            packet,
+        }
     }
 }

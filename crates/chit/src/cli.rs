@@ -144,6 +144,9 @@ on a terminal a newline is added for readability."
     /// Zerker Reason's own commands, as a drop-in: Reason's output and exit statuses.
     #[command(long_about = REASON_LONG, after_help = REASON_AFTER)]
     Reason(ReasonArgs),
+    /// Serve a receipt log and the verifier over HTTP.
+    #[command(long_about = SERVE_LONG)]
+    Serve(ServeArgs),
     /// Keep receipts in an append-only, provable log (SQLite or PostgreSQL).
     #[command(subcommand, long_about = LOG_LONG, after_help = LOG_AFTER)]
     Log(LogCommand),
@@ -160,6 +163,18 @@ is refused, a gap (P3) is allowed and reported by audit.
 STORE is a SQLite file (created by init; nothing to set up) or a PostgreSQL URL, \
 postgres://USER@HOST:PORT/DATABASE?schema=NAME, for a log several processes share (one \
 sequences at a time). Every append is durable before chit prints its index.";
+
+const SERVE_LONG: &str = "\
+Serve the log in STORE (made by 'chit log init') over HTTP: POST /v1/entries appends a \
+receipt (or JSON Lines of them, Content-Type application/jsonl) once it is valid under the \
+log's policy, answering 201 with its index, inclusion proof and checkpoint (200 when it was \
+already logged, 422 with the findings when it is not valid); POST /v1/verify gives the \
+verdict and appends nothing; GET /v1/entries/{INDEX|sha256:HEX} gives the entry's log bundle; \
+GET /checkpoint and /tile/... are C2SP tlog-tiles; GET /v1/consistency?from=&to=, /healthz \
+and /metrics (Prometheus). Reads are public; writes need a bearer token from --tokens (a TOML \
+file of [[token]] tables: name, sha256 of the token, optional kinds). One thread sequences: \
+submissions from all requests are appended in batches, each durable before it is answered. \
+SIGTERM or Ctrl-C stops taking connections and answers every request in flight.";
 
 const LOG_AFTER: &str = "\
 Examples:
@@ -233,6 +248,22 @@ entry is also checked again under the log's policy.
 
 Without --log-key, the key is the one the state file saw before, else the store's own (trust \
 on first use: give --log-key to pin it). Exit 0: consistent; 1: a problem found; 2: unreadable.";
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME.
+    #[arg(long, value_name = "STORE")]
+    pub store: String,
+    /// The log's private key (default: the key file named at chit log init).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// Where to listen (port 0: any free port, printed at start).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Who may write: a TOML file of [[token]] tables (name, sha256, kinds).
+    #[arg(long, value_name = "FILE")]
+    pub tokens: Option<PathBuf>,
+}
 
 #[derive(Args, Debug)]
 pub struct LogStoreArg {

@@ -12,6 +12,7 @@ mod files;
 mod inputs;
 mod output;
 mod render;
+mod serve;
 
 use clap::Parser;
 use cli::{Cli, ColorWhen, Command, KeyCommand, LineageCommand, PacketsCommand};
@@ -77,5 +78,6 @@ fn dispatch(command: &Command, out: &mut Output) -> exit::CmdResult {
         Command::Lineage(LineageCommand::Open(a)) => lineage::open(a, out),
         Command::Reason(a) => reason::run(a, out),
         Command::Log(c) => log::run(c, out),
+        Command::Serve(a) => crate::serve::run(a, out),
     }
 }

@@ -50,6 +50,13 @@ fn store_failure(e: impl std::fmt::Display) -> Failure {
     Failure::error(e.to_string())
 }
 
+/// The log a store location holds, to read.
+pub fn open_store_log(store: &str) -> Result<Log, Failure> {
+    open_log(&LogStoreArg {
+        store: store.to_string(),
+    })
+}
+
 fn open_log(store: &LogStoreArg) -> Result<Log, Failure> {
     let s = chit_logstore::open(&store.store).map_err(store_failure)?;
     Log::open(s).map_err(store_failure)
@@ -446,15 +453,22 @@ fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std:
     }
 }
 
+/// A content address written as 64 hex digits.
+pub fn parse_sha256(h: &str) -> Option<[u8; 32]> {
+    if h.len() != 64 {
+        return None;
+    }
+    let bytes: Vec<u8> = (0..64)
+        .step_by(2)
+        .map(|i| h.get(i..i + 2).and_then(|x| u8::from_str_radix(x, 16).ok()))
+        .collect::<Option<_>>()?;
+    bytes.try_into().ok()
+}
+
 fn find_index(log: &mut Log, which: &str) -> Result<u64, Failure> {
     if let Some(h) = which.strip_prefix("sha256:") {
-        let bytes: Vec<u8> = (0..h.len())
-            .step_by(2)
-            .map(|i| h.get(i..i + 2).and_then(|x| u8::from_str_radix(x, 16).ok()))
-            .collect::<Option<_>>()
-            .filter(|b: &Vec<u8>| b.len() == 32 && h.len() == 64)
+        let d = parse_sha256(h)
             .ok_or_else(|| Failure::error(format!("{which}: sha256: takes 64 hex digits")))?;
-        let d: [u8; 32] = bytes.try_into().expect("32 bytes");
         return log
             .store()
             .find(&[d])
@@ -640,7 +654,7 @@ fn export_tiles(a: &LogExportArgs, out: &mut Output) -> CmdResult {
     Ok(Exit::Ok)
 }
 
-fn tile_bytes(log: &mut Log, t: &Tile) -> Result<Vec<u8>, Failure> {
+pub fn tile_bytes(log: &mut Log, t: &Tile) -> Result<Vec<u8>, Failure> {
     let w = u64::from(chit_log::tiles::TILE_WIDTH);
     match t.kind {
         TileKind::Hashes(level) => {
@@ -796,8 +810,13 @@ fn origin_of(note: &[u8]) -> String {
 }
 
 fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
-    let is_dir = !is_postgres(&a.source) && Path::new(&a.source).is_dir();
-    let mut source: Box<dyn audit::Source> = if is_dir {
+    let is_url = crate::serve::remote::is_url(&a.source);
+    // A folder of tiles or a URL: only what the log serves (no policy, no
+    // key named), as any tiles client sees it.
+    let is_dir = is_url || (!is_postgres(&a.source) && Path::new(&a.source).is_dir());
+    let mut source: Box<dyn audit::Source> = if is_url {
+        Box::new(crate::serve::remote::Remote::new(&a.source).map_err(Failure::error)?)
+    } else if is_dir {
         Box::new(audit::TilesDir {
             root: PathBuf::from(&a.source),
         })

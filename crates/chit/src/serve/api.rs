@@ -1,0 +1,544 @@
+//! The HTTP API: the log's writes (with a token) and reads, the verifier,
+//! and C2SP tlog-tiles, so any tiles client can audit the server.
+//!
+//! | route | answer |
+//! | --- | --- |
+//! | `POST /v1/entries` | 201 appended, 200 already logged, 422 invalid (the findings `chit verify --json` gives), 400 unreadable, 401/403 token, 413 too large; JSON Lines in (`Content-Type: application/jsonl`), one answer a line out |
+//! | `POST /v1/verify` | the verdict line `chit verify --json` gives; 200 valid, 422 not |
+//! | `GET /v1/entries/{index}`, `GET /v1/entries/sha256:{hex}` | the entry's log bundle (`chit verify --log-key` proves it) |
+//! | `GET /v1/consistency?from=&to=` | a consistency proof (as `chit log consistency`) |
+//! | `GET /checkpoint`, `GET /tile/…` | C2SP tlog-tiles |
+//! | `GET /healthz`, `GET /metrics` | liveness; Prometheus text |
+
+// A refusal is an HTTP response, built once where it is found and returned
+// as is: boxing every one would only add noise to each handler.
+#![allow(clippy::result_large_err)]
+
+use super::sequencer::{Appended, Job};
+use super::tokens::Tokens;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use chit_log::tiles::{Tile, TileKind};
+use chit_logstore::policy::Compiled;
+use chit_logstore::{Log, Outcome, Verdict};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+
+/// What every handler shares.
+pub struct AppState {
+    /// A log on its own store connection, for reads.
+    pub reader: Mutex<Log>,
+    pub checker: Arc<Compiled>,
+    pub jobs: mpsc::Sender<Job>,
+    pub tokens: Tokens,
+    pub metrics: Metrics,
+    /// Most bytes a JSON Lines body or a /v1/verify body may hold.
+    pub max_body: usize,
+}
+
+/// Counters for `/metrics`.
+#[derive(Default)]
+pub struct Metrics {
+    pub appended: AtomicU64,
+    pub present: AtomicU64,
+    pub refused: AtomicU64,
+    pub unreadable: AtomicU64,
+    pub size: AtomicU64,
+    pub responses: Mutex<BTreeMap<u16, u64>>,
+}
+
+type Shared = Arc<AppState>;
+
+fn error(code: StatusCode, why: impl Into<String>) -> Response {
+    (code, axum::Json(json!({ "error": why.into() }))).into_response()
+}
+
+fn hex(h: &[u8]) -> String {
+    h.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs blocking work (checks, store reads) off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Response> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+/// The bearer token, if the request carries one the file lists.
+fn token<'a>(
+    state: &'a AppState,
+    headers: &HeaderMap,
+) -> Result<&'a super::tokens::Token, Response> {
+    if state.tokens.is_empty() {
+        return Err(error(
+            StatusCode::UNAUTHORIZED,
+            "this server takes no writes: start it with --tokens FILE",
+        ));
+    }
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or_else(|| {
+            error(
+                StatusCode::UNAUTHORIZED,
+                "a write needs Authorization: Bearer TOKEN",
+            )
+        })?;
+    state.tokens.find(presented.trim()).ok_or_else(|| {
+        error(
+            StatusCode::UNAUTHORIZED,
+            "that token is not one this server knows",
+        )
+    })
+}
+
+fn is_lines(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.contains("jsonl") || t.contains("ndjson"))
+}
+
+/// One submission's answer, as JSON, and its HTTP status.
+fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
+    match o {
+        Outcome::Appended { index, sha256, .. } => (
+            StatusCode::CREATED,
+            json!({"status": "appended", "index": index, "sha256": hex(sha256), "size": appended.size}),
+        ),
+        Outcome::Duplicate { index, sha256 } => (
+            StatusCode::OK,
+            json!({"status": "present", "index": index, "sha256": hex(sha256), "size": appended.size}),
+        ),
+        Outcome::Refused(r) => (StatusCode::UNPROCESSABLE_ENTITY, refused(r)),
+        Outcome::Unreadable(why) => (
+            StatusCode::BAD_REQUEST,
+            json!({"status": "unreadable", "error": why}),
+        ),
+    }
+}
+
+/// A refusal: the verdict line `chit verify --json` gives, with a status.
+fn refused(r: &chit_core::Report) -> Value {
+    let mut line = Vec::new();
+    chit_core::report::json::verdict_line("request", None, None, Ok(r), &mut line);
+    let mut v: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("status".into(), "refused".into());
+    }
+    v
+}
+
+fn count(state: &AppState, o: &Outcome) {
+    let c = match o {
+        Outcome::Appended { .. } => &state.metrics.appended,
+        Outcome::Duplicate { .. } => &state.metrics.present,
+        Outcome::Refused(_) => &state.metrics.refused,
+        Outcome::Unreadable(_) => &state.metrics.unreadable,
+    };
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `POST /v1/entries`.
+pub async fn post_entries(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let tok = match token(&state, &headers) {
+        Ok(t) => t.clone(),
+        Err(r) => return r,
+    };
+    let lines = is_lines(&headers);
+    let inputs: Vec<Vec<u8>> = if lines {
+        body.split(|&b| b == b'\n')
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .map(<[u8]>::to_vec)
+            .collect()
+    } else {
+        if body.len() > chit_log::tiles::MAX_ENTRY_BYTES {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "{} bytes: a log entry is at most 65,535 bytes (tlog-tiles' entry bundles)",
+                    body.len()
+                ),
+            );
+        }
+        vec![body.to_vec()]
+    };
+    if inputs.is_empty() {
+        return error(StatusCode::BAD_REQUEST, "an empty body: send a receipt");
+    }
+    let checker = state.checker.clone();
+    let (inputs, verdicts) = match blocking(move || {
+        let v = checker.check_all(&inputs);
+        (inputs, v)
+    })
+    .await
+    {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    // A kind this token may not submit is answered, never appended.
+    let mut forbidden = vec![None; inputs.len()];
+    let mut send_inputs = Vec::new();
+    let mut send_verdicts = Vec::new();
+    let mut order = Vec::new();
+    for (i, (input, (verdict, hash))) in inputs.into_iter().zip(verdicts).enumerate() {
+        if let Verdict::Accept { kind, .. } = &verdict {
+            if !tok.may_submit(kind) {
+                forbidden[i] = Some(format!("token {} may not submit {kind}", tok.name));
+                continue;
+            }
+        }
+        order.push(i);
+        send_inputs.push(input);
+        send_verdicts.push((verdict, hash));
+    }
+    let appended = if send_inputs.is_empty() {
+        None
+    } else {
+        let (reply, rx) = oneshot::channel();
+        let job = Job {
+            inputs: send_inputs,
+            verdicts: send_verdicts,
+            reply,
+        };
+        if state.jobs.send(job).await.is_err() {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            );
+        }
+        match rx.await {
+            Ok(Ok(a)) => Some(a),
+            Ok(Err(why)) => {
+                return error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("{why}; nothing of it was acknowledged"),
+                )
+            }
+            Err(_) => return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server stopped before the batch was written; nothing of it was acknowledged",
+            ),
+        }
+    };
+    if let Some(a) = &appended {
+        state.metrics.size.store(a.size, Ordering::Relaxed);
+        for o in &a.outcomes {
+            count(&state, o);
+        }
+    }
+    if !lines {
+        if let Some(why) = forbidden[0].take() {
+            return error(StatusCode::FORBIDDEN, why);
+        }
+        let a = appended.expect("one submission sent");
+        let o = &a.outcomes[0];
+        let (code, mut v) = answer(o, &a);
+        if let Some(index) = o.index() {
+            // The proof and the checkpoint that covers it.
+            let s = state.clone();
+            let size = a.size;
+            let proof = blocking(move || {
+                let mut log = s.reader.lock().unwrap_or_else(|p| p.into_inner());
+                log.inclusion_proof(index, size)
+            })
+            .await;
+            match proof {
+                Ok(Ok(p)) => {
+                    v["inclusion_proof"] =
+                        json!(p.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
+                    v["checkpoint"] = json!(String::from_utf8_lossy(&a.checkpoint));
+                }
+                Ok(Err(e)) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+                Err(r) => return r,
+            }
+        }
+        return (code, axum::Json(v)).into_response();
+    }
+    // JSON Lines: one answer a line, in order.
+    let mut out = String::new();
+    let mut outcomes = appended.as_ref().map(|a| a.outcomes.iter());
+    let mut sent = order.into_iter().peekable();
+    for (i, f) in forbidden.iter().enumerate() {
+        let mut v = match f {
+            Some(why) => json!({"status": "forbidden", "error": why}),
+            None => {
+                sent.next();
+                let o = outcomes
+                    .as_mut()
+                    .and_then(|it| it.next())
+                    .expect("one outcome per line sent");
+                answer(o, appended.as_ref().expect("sent")).1
+            }
+        };
+        v["line"] = json!(i + 1);
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/jsonl")],
+        out,
+    )
+        .into_response()
+}
+
+/// `POST /v1/verify`: the verdict, nothing appended.
+pub async fn post_verify(State(state): State<Shared>, body: Bytes) -> Response {
+    if body.len() > state.max_body {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "larger than this server reads",
+        );
+    }
+    let checker = state.checker.clone();
+    let checked = match blocking(move || checker.checked(&body)).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let mut line = Vec::new();
+    let (code, result) = match &checked {
+        Ok(c) => (
+            if c.report.valid() {
+                StatusCode::OK
+            } else {
+                StatusCode::UNPROCESSABLE_ENTITY
+            },
+            Ok(&c.report),
+        ),
+        Err(why) => (StatusCode::BAD_REQUEST, Err(why.as_str())),
+    };
+    let art = checked.as_ref().ok().and_then(|c| c.artifact_id.as_deref());
+    chit_core::report::json::verdict_line("request", None, art, result, &mut line);
+    (code, [(header::CONTENT_TYPE, "application/json")], line).into_response()
+}
+
+/// `GET /v1/entries/{index}` and `GET /v1/entries/sha256:{hex}`: the log
+/// bundle.
+pub async fn get_entry(State(state): State<Shared>, Path(which): Path<String>) -> Response {
+    let r = blocking(move || -> Result<Value, Response> {
+        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let index = if let Some(h) = which.strip_prefix("sha256:") {
+            let d = super::super::commands::log::parse_sha256(h)
+                .ok_or_else(|| error(StatusCode::BAD_REQUEST, "sha256: takes 64 hex digits"))?;
+            log.store()
+                .find(&[d])
+                .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+                .first()
+                .copied()
+                .flatten()
+                .ok_or_else(|| error(StatusCode::NOT_FOUND, "no entry has that content address"))?
+        } else {
+            which
+                .parse::<u64>()
+                .map_err(|_| error(StatusCode::BAD_REQUEST, "give an index or sha256:HEX"))?
+        };
+        match log.bundle(index) {
+            Ok(b) => Ok(b.to_json()),
+            Err(chit_logstore::LogError::Proof(chit_log::ProofError::IndexOutOfRange {
+                ..
+            })) => Err(error(StatusCode::NOT_FOUND, format!("no entry {index}"))),
+            Err(e) => Err(error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+        }
+    })
+    .await;
+    match r {
+        Ok(Ok(v)) => axum::Json(v).into_response(),
+        Ok(Err(r)) | Err(r) => r,
+    }
+}
+
+#[derive(serde::Deserialize)]
+pub struct Sizes {
+    from: u64,
+    to: u64,
+}
+
+/// `GET /v1/consistency?from=&to=`.
+pub async fn get_consistency(State(state): State<Shared>, Query(q): Query<Sizes>) -> Response {
+    let r = blocking(move || -> Result<Value, Response> {
+        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let (size, _) = log
+            .head()
+            .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        if q.from > q.to || q.to > size {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                format!("need from <= to <= {size} (the log's size)"),
+            ));
+        }
+        let fail =
+            |e: chit_logstore::LogError| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
+        let proof = log.consistency_proof(q.from, q.to).map_err(fail)?;
+        let (a, b) = (
+            log.root(q.from).map_err(fail)?,
+            log.root(q.to).map_err(fail)?,
+        );
+        Ok(json!({
+            "old": q.from,
+            "new": q.to,
+            "old_root": B64.encode(a),
+            "new_root": B64.encode(b),
+            "consistency_proof": proof.iter().map(|h| B64.encode(h)).collect::<Vec<_>>(),
+        }))
+    })
+    .await;
+    match r {
+        Ok(Ok(v)) => axum::Json(v).into_response(),
+        Ok(Err(r)) | Err(r) => r,
+    }
+}
+
+/// `GET /checkpoint`: the latest signed checkpoint, as signed.
+pub async fn get_checkpoint(State(state): State<Shared>) -> Response {
+    let r = blocking(move || {
+        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+        log.head()
+    })
+    .await;
+    match r {
+        Ok(Ok((_, note))) => (
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            note,
+        )
+            .into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(r) => r,
+    }
+}
+
+/// `GET /tile/…`: a hash tile or an entry bundle of the current tree; a
+/// partial tile by its width (`N.p/W`), as tlog-tiles asks.
+pub async fn get_tile(State(state): State<Shared>, Path(rest): Path<String>) -> Response {
+    let Some(t) = Tile::parse_path(&format!("tile/{rest}")) else {
+        return error(StatusCode::NOT_FOUND, "not a tile path");
+    };
+    let r = blocking(move || -> Result<Vec<u8>, Response> {
+        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let (size, _) = log
+            .head()
+            .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        // The tile must lie within the current tree at that width or less.
+        let level_count = match t.kind {
+            TileKind::Hashes(l) => size >> (u32::from(l) * chit_log::tiles::TILE_HEIGHT),
+            TileKind::Entries => size,
+        };
+        let w = u64::from(chit_log::tiles::TILE_WIDTH);
+        let have = level_count.saturating_sub(t.index.saturating_mul(w)).min(w);
+        if u64::from(t.width) > have {
+            return Err(error(StatusCode::NOT_FOUND, "no such tile in the log yet"));
+        }
+        super::super::commands::log::tile_bytes(&mut log, &t)
+            .map_err(|f| error(StatusCode::INTERNAL_SERVER_ERROR, f.message))
+    })
+    .await;
+    match r {
+        Ok(Ok(data)) => {
+            let cache = if t.width == chit_log::tiles::TILE_WIDTH {
+                "public, max-age=31536000, immutable"
+            } else {
+                "public, max-age=60"
+            };
+            (
+                [
+                    (header::CONTENT_TYPE, "application/octet-stream"),
+                    (header::CACHE_CONTROL, cache),
+                ],
+                data,
+            )
+                .into_response()
+        }
+        Ok(Err(r)) | Err(r) => r,
+    }
+}
+
+/// `GET /healthz`.
+pub async fn healthz(State(state): State<Shared>) -> Response {
+    let r = blocking(move || {
+        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+        log.head().map(|(s, _)| s)
+    })
+    .await;
+    match r {
+        Ok(Ok(size)) => axum::Json(json!({"status": "ok", "size": size})).into_response(),
+        Ok(Err(e)) => error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        Err(r) => r,
+    }
+}
+
+/// `GET /metrics`: Prometheus text.
+pub async fn metrics(State(state): State<Shared>) -> Response {
+    let m = &state.metrics;
+    let mut s = String::new();
+    let mut counter = |name: &str, help: &str, v: u64| {
+        s.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}\n"
+        ));
+    };
+    counter(
+        "chit_entries_appended_total",
+        "Submissions appended.",
+        m.appended.load(Ordering::Relaxed),
+    );
+    counter(
+        "chit_entries_present_total",
+        "Submissions already in the log.",
+        m.present.load(Ordering::Relaxed),
+    );
+    counter(
+        "chit_entries_refused_total",
+        "Submissions refused as invalid.",
+        m.refused.load(Ordering::Relaxed),
+    );
+    counter(
+        "chit_entries_unreadable_total",
+        "Submissions that could not be read.",
+        m.unreadable.load(Ordering::Relaxed),
+    );
+    s.push_str(&format!(
+        "# HELP chit_log_size Entries in the log at the last append.\n# TYPE chit_log_size gauge\nchit_log_size {}\n",
+        m.size.load(Ordering::Relaxed)
+    ));
+    s.push_str("# HELP chit_http_responses_total HTTP responses by status.\n# TYPE chit_http_responses_total counter\n");
+    for (code, n) in m.responses.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        s.push_str(&format!(
+            "chit_http_responses_total{{code=\"{code}\"}} {n}\n"
+        ));
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
+}
+
+/// Counts every response by status (for `/metrics`).
+pub async fn count_responses(
+    State(state): State<Shared>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let r = next.run(req).await;
+    *state
+        .metrics
+        .responses
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(r.status().as_u16())
+        .or_default() += 1;
+    r
+}

@@ -1,0 +1,117 @@
+//! `chit serve`: the receipt log and the verifier over HTTP (axum on
+//! tokio). One thread sequences ([`sequencer`]); requests check their
+//! submissions on the blocking pool and wait for their batch; reads use a
+//! store connection of their own. See [`api`] for the routes.
+
+pub mod api;
+pub mod remote;
+pub mod sequencer;
+pub mod tokens;
+
+use crate::cli::ServeArgs;
+use crate::exit::{CmdResult, Exit, Failure};
+use crate::output::Output;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// Most bytes a request body may hold (a JSON Lines body, a /v1/verify
+/// body): chit's reading limit for one input.
+const MAX_BODY: usize = 64 << 20;
+
+/// The routes over a shared state.
+pub fn router(state: Arc<api::AppState>) -> Router {
+    Router::new()
+        .route("/v1/entries", post(api::post_entries))
+        .route("/v1/entries/{which}", get(api::get_entry))
+        .route("/v1/verify", post(api::post_verify))
+        .route("/v1/consistency", get(api::get_consistency))
+        .route("/checkpoint", get(api::get_checkpoint))
+        .route("/tile/{*rest}", get(api::get_tile))
+        .route("/healthz", get(api::healthz))
+        .route("/metrics", get(api::metrics))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            api::count_responses,
+        ))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state)
+}
+
+pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
+    let tokens = match &a.tokens {
+        None => tokens::Tokens::default(),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::error(format!("cannot read {}: {e}", p.display())))?;
+            tokens::Tokens::parse(&text)
+                .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
+        }
+    };
+    let writer = crate::commands::log::open_for_append(&a.store, a.key.as_deref())?;
+    let reader = crate::commands::log::open_store_log(&a.store)?;
+    let checker = writer.checker();
+    let origin = writer.meta().origin.clone();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
+    let (jobs, queue) = tokio::sync::mpsc::channel(1024);
+    let sequencer = std::thread::Builder::new()
+        .name("chit-sequencer".into())
+        .spawn(move || sequencer::run(writer, queue))
+        .map_err(|e| Failure::error(format!("cannot start the sequencer: {e}")))?;
+    let state = Arc::new(api::AppState {
+        reader: Mutex::new(reader),
+        checker,
+        jobs,
+        tokens,
+        metrics: api::Metrics::default(),
+        max_body: MAX_BODY,
+    });
+    let app = router(state);
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Failure::error(e.to_string()))?;
+        writeln!(out, "chit serve: log {origin} at http://{addr}/").map_err(Failure::write)?;
+        out.flush().map_err(Failure::write)?;
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(|e| Failure::error(format!("the server stopped: {e}")))
+    });
+    // Every request has been answered; the sequencer ends with its queue.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+    let _ = sequencer.join();
+    served.map(|()| Exit::Ok)
+}
+
+/// Ctrl-C or SIGTERM: stop taking connections, answer the requests in
+/// flight (each waits for its batch to be written), then stop.
+async fn shutdown() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let terminated = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminated => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,71 @@
+//! The one thread that appends: submissions from every request, already
+//! checked on the request's side, are gathered into batches (whatever is
+//! waiting, up to [`BATCH`] submissions) and appended in one durable tree
+//! update each. A request is answered only after its batch is committed.
+
+use chit_log::Hash;
+use chit_logstore::{Log, Outcome, Verdict};
+use tokio::sync::{mpsc, oneshot};
+
+/// Submissions per tree update, at most.
+pub const BATCH: usize = 4096;
+
+/// One request's submissions, checked, and where to answer.
+pub struct Job {
+    pub inputs: Vec<Vec<u8>>,
+    pub verdicts: Vec<(Verdict, Hash)>,
+    pub reply: oneshot::Sender<Result<Appended, String>>,
+}
+
+/// A request's outcomes (in its order) and the checkpoint that covers them.
+pub struct Appended {
+    pub outcomes: Vec<Outcome>,
+    pub size: u64,
+    pub checkpoint: Vec<u8>,
+}
+
+/// Runs until every sender is dropped (the server shut down): the batch in
+/// hand is finished, nothing queued after the last batch is left
+/// unanswered (its senders get an error when the queue is dropped).
+pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
+    while let Some(first) = jobs.blocking_recv() {
+        let mut batch = vec![first];
+        let mut count = batch[0].inputs.len();
+        while count < BATCH {
+            match jobs.try_recv() {
+                Ok(j) => {
+                    count += j.inputs.len();
+                    batch.push(j);
+                }
+                Err(_) => break,
+            }
+        }
+        let mut inputs = Vec::with_capacity(count);
+        let mut verdicts = Vec::with_capacity(count);
+        let mut shape = Vec::with_capacity(batch.len());
+        for j in batch {
+            shape.push((j.inputs.len(), j.reply));
+            inputs.extend(j.inputs);
+            verdicts.extend(j.verdicts);
+        }
+        match log.submit_checked(&inputs, verdicts) {
+            Ok(sub) => {
+                let mut outcomes = sub.outcomes.into_iter();
+                for (n, reply) in shape {
+                    let mine: Vec<Outcome> = outcomes.by_ref().take(n).collect();
+                    let _ = reply.send(Ok(Appended {
+                        outcomes: mine,
+                        size: sub.size,
+                        checkpoint: sub.checkpoint.clone(),
+                    }));
+                }
+            }
+            Err(e) => {
+                let why = e.to_string();
+                for (_, reply) in shape {
+                    let _ = reply.send(Err(why.clone()));
+                }
+            }
+        }
+    }
+}

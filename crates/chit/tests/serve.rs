@@ -1,0 +1,305 @@
+//! `chit serve` end to end on loopback: appends with tokens, refusals and
+//! their status codes, the verifier, bundles proven offline, tlog-tiles
+//! audited over HTTP by `chit log audit URL`, metrics, and SIGTERM.
+
+mod common;
+
+use base64::Engine;
+use common::chit_in;
+use serde_json::Value;
+use std::io::{BufRead, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path, extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
+        .args(["serve", "--store", "s.db", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.trim().strip_suffix('/'))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 request: the status and the body.
+fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let split = out
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let head = String::from_utf8_lossy(&out[..split]).into_owned();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let mut body = out[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    (status, body)
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let end = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..end]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[end + 2..end + 2 + n]);
+        b = &b[end + 2 + n + 2..];
+    }
+}
+
+fn json(b: &[u8]) -> Value {
+    serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(b)))
+}
+
+fn receipt(n: usize) -> Vec<u8> {
+    let text = common::example_text("agreed-verified.json");
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["id"] = format!("run-{n}").into();
+    chit_core::seal::seal(
+        &serde_json::to_vec(&v).unwrap(),
+        None,
+        &chit_core::Limits::default(),
+    )
+    .unwrap()
+    .bytes
+}
+
+fn token_line(name: &str, token: &str, kinds: Option<&str>) -> String {
+    let hex = chit_core::digest::sha256_hex(token.as_bytes());
+    let kinds = kinds
+        .map(|k| format!("kinds = [\"{k}\"]\n"))
+        .unwrap_or_default();
+    format!("[[token]]\nname = \"{name}\"\nsha256 = \"{hex}\"\n{kinds}")
+}
+
+#[test]
+fn the_server_appends_verifies_proves_and_is_audited_over_http() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = common::log_init(dir, "s.db", "log.pem", "serve.example/log");
+    std::fs::write(
+        dir.join("tokens.toml"),
+        token_line("ci", "tok-ci", None)
+            + &token_line("packets", "tok-p", Some("verification.packet.v1")),
+    )
+    .unwrap();
+    let server = serve(dir, &["--tokens", "tokens.toml"]);
+    let a = server.addr.as_str();
+    let auth = [("Authorization", "Bearer tok-ci")];
+
+    // Appended: 201, with a proof that verifies against its checkpoint.
+    let r0 = receipt(0);
+    let (code, body) = http(a, "POST", "/v1/entries", &auth, &r0);
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let v = json(&body);
+    assert_eq!(v["index"], 0);
+    let note = v["checkpoint"].as_str().unwrap();
+    assert!(note.starts_with("serve.example/log\n1\n"), "{note}");
+    // Again: 200, its index.
+    let (code, body) = http(a, "POST", "/v1/entries", &auth, &r0);
+    assert_eq!(code, 200);
+    assert_eq!(json(&body)["status"], "present");
+    // Invalid: 422 with the findings chit verify gives, nothing appended.
+    let mut broken: Value = serde_json::from_slice(&receipt(1)).unwrap();
+    broken["agreement"] = "maybe".into();
+    let (code, body) = http(
+        a,
+        "POST",
+        "/v1/entries",
+        &auth,
+        broken.to_string().as_bytes(),
+    );
+    assert_eq!(code, 422);
+    assert!(!json(&body)["errors"].as_array().unwrap().is_empty());
+    // Not JSON: 400. No token, a wrong one: 401. A kind the token may not
+    // submit: 403. Too large for an entry: 413.
+    assert_eq!(http(a, "POST", "/v1/entries", &auth, b"{\"trunc").0, 400);
+    assert_eq!(http(a, "POST", "/v1/entries", &[], &receipt(2)).0, 401);
+    assert_eq!(
+        http(
+            a,
+            "POST",
+            "/v1/entries",
+            &[("Authorization", "Bearer nope")],
+            &receipt(2)
+        )
+        .0,
+        401
+    );
+    assert_eq!(
+        http(
+            a,
+            "POST",
+            "/v1/entries",
+            &[("Authorization", "Bearer tok-p")],
+            &receipt(2)
+        )
+        .0,
+        403
+    );
+    assert_eq!(
+        http(a, "POST", "/v1/entries", &auth, &vec![b' '; 70_000]).0,
+        413
+    );
+
+    // JSON Lines: each line answered, in order; the valid ones appended.
+    let mut lines = receipt(3);
+    lines.push(b'\n');
+    lines.extend_from_slice(broken.to_string().as_bytes());
+    lines.push(b'\n');
+    lines.extend_from_slice(&receipt(4));
+    lines.push(b'\n');
+    let mut h = auth.to_vec();
+    h.push(("Content-Type", "application/jsonl"));
+    let (code, body) = http(a, "POST", "/v1/entries", &h, &lines);
+    assert_eq!(code, 200);
+    let answers: Vec<Value> = body
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(json)
+        .collect();
+    let statuses: Vec<&str> = answers
+        .iter()
+        .map(|v| v["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["appended", "refused", "appended"]);
+    assert_eq!(answers[2]["index"], 2);
+
+    // The verifier: the verdict, nothing appended.
+    let (code, body) = http(a, "POST", "/v1/verify", &[], &receipt(5));
+    assert_eq!(code, 200);
+    assert_eq!(json(&body)["valid"], true);
+    assert_eq!(
+        http(a, "POST", "/v1/verify", &[], broken.to_string().as_bytes()).0,
+        422
+    );
+
+    // Reads: the bundle proves itself offline; by content address too.
+    let (code, bundle) = http(a, "GET", "/v1/entries/2", &[], b"");
+    assert_eq!(code, 200);
+    std::fs::write(dir.join("b2.json"), &bundle).unwrap();
+    let v = chit_in(dir, &["verify", "--log-key", &key, "b2.json"], None);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    let sha = chit_core::digest::sha256_hex(&r0);
+    let (code, body) = http(a, "GET", &format!("/v1/entries/sha256:{sha}"), &[], b"");
+    assert_eq!(code, 200);
+    let entry = base64::engine::general_purpose::STANDARD
+        .decode(json(&body)["entry"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(entry, r0);
+    assert_eq!(http(a, "GET", "/v1/entries/99", &[], b"").0, 404);
+    let (code, body) = http(a, "GET", "/v1/consistency?from=1&to=3", &[], b"");
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(json(&body)["new"], 3);
+
+    // Any tiles client can audit it: chit log audit URL.
+    let url = format!("http://{a}");
+    let r = chit_in(
+        dir,
+        &["log", "audit", &url, "--log-key", &key, "--state", "a.json"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("CONSISTENT"), "{}", r.stdout);
+
+    let (code, body) = http(a, "GET", "/metrics", &[], b"");
+    assert_eq!(code, 200);
+    let m = String::from_utf8_lossy(&body);
+    assert!(m.contains("chit_entries_appended_total 3"), "{m}");
+    assert!(
+        m.contains("chit_http_responses_total{code=\"401\"} 2"),
+        "{m}"
+    );
+    assert_eq!(http(a, "GET", "/healthz", &[], b"").0, 200);
+}
+
+#[test]
+#[cfg(unix)]
+fn sigterm_stops_the_server_after_answering() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    common::log_init(dir, "s.db", "log.pem", "serve.example/log");
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok-ci", None)).unwrap();
+    let mut server = serve(dir, &["--tokens", "tokens.toml"]);
+    let (code, _) = http(
+        &server.addr,
+        "POST",
+        "/v1/entries",
+        &[("Authorization", "Bearer tok-ci")],
+        &receipt(0),
+    );
+    assert_eq!(code, 201);
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = server.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the server did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    // What it acknowledged is in the log.
+    let r = chit_in(dir, &["log", "info", "--store", "s.db"], None);
+    assert!(r.stdout.contains("size: 1"), "{}", r.stdout);
+}
