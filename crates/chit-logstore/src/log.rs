@@ -158,6 +158,11 @@ impl Log {
         Ok(self.store.lease(wait)?)
     }
 
+    /// Gives the sequencer's lease back (see [`Store::release`]).
+    pub fn release(&mut self) -> Result<(), LogError> {
+        Ok(self.store.release()?)
+    }
+
     pub fn meta(&self) -> &Meta {
         &self.meta
     }

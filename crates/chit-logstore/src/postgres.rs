@@ -505,6 +505,14 @@ impl Store for PgStore {
         tx.commit().map_err(w)
     }
 
+    fn release(&mut self) -> Result<(), StoreError> {
+        let key = format!("chit-log:{}", self.schema);
+        self.client
+            .execute("SELECT pg_advisory_unlock(hashtext($1)::bigint)", &[&key])
+            .map_err(read_err)?;
+        Ok(())
+    }
+
     fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
         self.require_log()?;
         let key = format!("chit-log:{}", self.schema);

@@ -172,6 +172,12 @@ pub trait Store: Send {
     /// are safe without it ([`StoreError::Conflict`]); with it, a sequencer
     /// shared by several processes does not waste batches on conflicts.
     fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError>;
+
+    /// Gives the lease back (a server sequencing batch by batch, so that
+    /// several servers on one store take turns).
+    fn release(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// Opens the store a location names: `postgres://…` or `postgresql://…`

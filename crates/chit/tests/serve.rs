@@ -26,8 +26,12 @@ impl Drop for Server {
 }
 
 fn serve(dir: &Path, extra: &[&str]) -> Server {
+    serve_store(dir, "s.db", extra)
+}
+
+fn serve_store(dir: &Path, store: &str, extra: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args(["serve", "--store", "s.db", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--store", store, "--listen", "127.0.0.1:0"])
         .args(extra)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -56,8 +60,19 @@ fn http(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    try_http(addr, method, path, headers, body).unwrap()
+}
+
+/// [`http`], or why the exchange failed (a server gone).
+fn try_http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -66,16 +81,20 @@ fn http(
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
+    s.write_all(req.as_bytes())?;
+    s.write_all(body)?;
     let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
+    s.read_to_end(&mut out)?;
     let split = out
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .expect("a response head");
+        .ok_or_else(|| std::io::Error::other("no response head"))?;
     let head = String::from_utf8_lossy(&out[..split]).into_owned();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other("no status"))?;
     let mut body = out[split + 4..].to_vec();
     if head
         .to_ascii_lowercase()
@@ -83,7 +102,7 @@ fn http(
     {
         body = dechunk(&body);
     }
-    (status, body)
+    Ok((status, body))
 }
 
 fn dechunk(mut b: &[u8]) -> Vec<u8> {
@@ -302,4 +321,122 @@ fn sigterm_stops_the_server_after_answering() {
     // What it acknowledged is in the log.
     let r = chit_in(dir, &["log", "info", "--store", "s.db"], None);
     assert!(r.stdout.contains("size: 1"), "{}", r.stdout);
+}
+
+/// Two servers on one PostgreSQL log: both take writes, one sequences at a
+/// time; one killed with SIGKILL mid-load; one consistent tree, no index
+/// given twice, nothing acknowledged lost.
+#[test]
+fn two_servers_one_postgres_log_one_killed_mid_load() {
+    let base = std::env::var("CHIT_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let mut client = match postgres::Client::connect(&base, postgres::NoTls) {
+        Ok(c) => c,
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping: PostgreSQL at {base}: {e} (set CHIT_TEST_POSTGRES)");
+            return;
+        }
+        Err(e) => panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}"),
+    };
+    let schema = format!("chit_srv{}", std::process::id());
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}schema={schema}");
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = common::log_init(dir, &url, "log.pem", "two.example/log");
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok", None)).unwrap();
+    let mut a = serve_store(dir, &url, &["--tokens", "tokens.toml"]);
+    let b = serve_store(dir, &url, &["--tokens", "tokens.toml"]);
+    let (addr_a, addr_b) = (a.addr.clone(), b.addr.clone());
+    const CLIENTS: usize = 4;
+    const EACH: usize = 60;
+    let receipts: Vec<Vec<u8>> = (0..CLIENTS * EACH).map(|n| receipt(1000 + n)).collect();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let acked: Vec<(u64, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let (addr_a, addr_b, done) = (addr_a.clone(), addr_b.clone(), done.clone());
+                let receipts = &receipts;
+                s.spawn(move || {
+                    let mut acked = Vec::new();
+                    for i in 0..EACH {
+                        let body = &receipts[c * EACH + i];
+                        let first = if i % 2 == 0 { &addr_a } else { &addr_b };
+                        let h = [("Authorization", "Bearer tok")];
+                        // A server gone: the other one takes the write.
+                        let r = try_http(first, "POST", "/v1/entries", &h, body)
+                            .ok()
+                            .filter(|(code, _)| *code == 200 || *code == 201)
+                            .or_else(|| try_http(&addr_b, "POST", "/v1/entries", &h, body).ok());
+                        if let Some((code, body)) = r {
+                            if code == 200 || code == 201 {
+                                let v = json(&body);
+                                acked.push((
+                                    v["index"].as_u64().unwrap(),
+                                    v["sha256"].as_str().unwrap().to_string(),
+                                ));
+                            }
+                        }
+                        done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    acked
+                })
+            })
+            .collect();
+        // Kill A a third of the way in.
+        while done.load(std::sync::atomic::Ordering::SeqCst) < CLIENTS * EACH / 3 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        a.child.kill().unwrap();
+        let _ = a.child.wait();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    // No index given twice to different bytes; each acknowledged entry is
+    // at its index with its bytes.
+    let mut by_index = std::collections::HashMap::new();
+    for (i, sha) in &acked {
+        if let Some(other) = by_index.insert(*i, sha.clone()) {
+            assert_eq!(&other, sha, "index {i} given to two entries");
+        }
+    }
+    let mut log = chit_logstore::Log::open(chit_logstore::open(&url).unwrap()).unwrap();
+    for (i, sha) in &acked {
+        let e = log.store().entry(*i).unwrap().unwrap();
+        assert_eq!(chit_core::digest::hex(&e.sha256), *sha);
+    }
+    // Everything again through B: all of it in the log, exactly once.
+    for r in &receipts {
+        let (code, _) = http(
+            &addr_b,
+            "POST",
+            "/v1/entries",
+            &[("Authorization", "Bearer tok")],
+            r,
+        );
+        assert!(code == 200 || code == 201, "{code}");
+    }
+    let audit = chit_in(
+        dir,
+        &[
+            "log",
+            "audit",
+            &url,
+            "--log-key",
+            &key,
+            "--state",
+            "s.json",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(audit.code, 0, "{}{}", audit.stdout, audit.stderr);
+    let v = json(audit.stdout.as_bytes());
+    assert_eq!(v["size"].as_u64(), Some((CLIENTS * EACH) as u64));
+    drop(b);
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .unwrap();
 }

@@ -183,6 +183,15 @@ struct Pending {
 /// Opens a log to append to: its private key from `key`, else the file
 /// named at init; the sequencer's lease taken.
 pub fn open_for_append(store: &str, key: Option<&Path>) -> Result<Log, Failure> {
+    let mut log = open_with_key(store, key)?;
+    log.lease(std::time::Duration::from_secs(30))
+        .map_err(store_failure)?;
+    Ok(log)
+}
+
+/// Opens a log with its private key, without the sequencer's lease (a
+/// server takes it batch by batch).
+pub fn open_with_key(store: &str, key: Option<&Path>) -> Result<Log, Failure> {
     let log = open_log(&LogStoreArg {
         store: store.to_string(),
     })?;
@@ -196,10 +205,7 @@ pub fn open_for_append(store: &str, key: Option<&Path>) -> Result<Log, Failure> 
         }
     };
     let pem = read_text(&key_path, "key")?;
-    let mut log = log.with_signer(&pem).map_err(store_failure)?;
-    log.lease(std::time::Duration::from_secs(30))
-        .map_err(store_failure)?;
-    Ok(log)
+    log.with_signer(&pem).map_err(store_failure)
 }
 
 /// Appends one document; its index, or a failure naming why it was refused.

@@ -50,7 +50,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
                 .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
         }
     };
-    let writer = crate::commands::log::open_for_append(&a.store, a.key.as_deref())?;
+    let writer = crate::commands::log::open_with_key(&a.store, a.key.as_deref())?;
     let reader = crate::commands::log::open_store_log(&a.store)?;
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();

@@ -10,6 +10,9 @@ use tokio::sync::{mpsc, oneshot};
 /// Submissions per tree update, at most.
 pub const BATCH: usize = 4096;
 
+/// How long a batch waits for another server's batch.
+const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// One request's submissions, checked, and where to answer.
 pub struct Job {
     pub inputs: Vec<Vec<u8>>,
@@ -48,7 +51,19 @@ pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
             inputs.extend(j.inputs);
             verdicts.extend(j.verdicts);
         }
-        match log.submit_checked(&inputs, verdicts) {
+        // The lease for this batch only: several servers on one store take
+        // turns, and a server that dies gives its turn up with its
+        // connection.
+        let appended = log.lease(LEASE_WAIT).and_then(|()| {
+            let r = log.submit_checked(&inputs, verdicts);
+            // What was committed is answered as committed; a lease not
+            // given back is the connection's until it ends.
+            if let Err(e) = log.release() {
+                eprintln!("chit serve: the sequencer's lease was not given back: {e}");
+            }
+            r
+        });
+        match appended {
             Ok(sub) => {
                 let mut outcomes = sub.outcomes.into_iter();
                 for (n, reply) in shape {
