@@ -411,6 +411,23 @@ impl Log {
         Ok(tree::inclusion_proof(&src, index, size)?)
     }
 
+    /// Inclusion proofs of many entries in the tree of `size` leaves, each
+    /// subtree hash computed once for all of them (a batch's answers).
+    pub fn inclusion_proofs(
+        &mut self,
+        indexes: &[u64],
+        size: u64,
+    ) -> Result<Vec<Vec<Hash>>, LogError> {
+        let src = Memo {
+            inner: self.hash_source(size),
+            memo: RefCell::new(HashMap::new()),
+        };
+        indexes
+            .iter()
+            .map(|&i| Ok(tree::inclusion_proof(&src, i, size)?))
+            .collect()
+    }
+
     /// The consistency proof between two sizes.
     pub fn consistency_proof(&mut self, old: u64, new: u64) -> Result<Vec<Hash>, LogError> {
         let src = self.hash_source(new);
@@ -504,6 +521,26 @@ impl tree::HashSource for StoreTiles<'_> {
             Ok(d)
         });
         src.subtree_hash(level, index)
+    }
+}
+
+/// A source that remembers every subtree hash it gave.
+struct Memo<'a> {
+    inner: StoreTiles<'a>,
+    memo: RefCell<HashMap<(u8, u64), Hash>>,
+}
+
+impl tree::HashSource for Memo<'_> {
+    fn size(&self) -> u64 {
+        self.inner.size
+    }
+    fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
+        if let Some(h) = self.memo.borrow().get(&(level, index)) {
+            return Ok(*h);
+        }
+        let h = self.inner.subtree_hash(level, index)?;
+        self.memo.borrow_mut().insert((level, index), h);
+        Ok(h)
     }
 }
 

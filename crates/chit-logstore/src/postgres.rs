@@ -516,24 +516,29 @@ impl Store for PgStore {
     fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
         self.require_log()?;
         let key = format!("chit-log:{}", self.schema);
-        let start = std::time::Instant::now();
-        loop {
-            let got: bool = self
-                .client
-                .query_one("SELECT pg_try_advisory_lock(hashtext($1)::bigint)", &[&key])
-                .map_err(read_err)?
-                .get(0);
-            if got {
-                return Ok(());
-            }
-            if start.elapsed() >= wait {
-                return Err(StoreError::Write(format!(
+        // Waits in the server (no polling): the lock is granted the moment
+        // its holder gives it back or its connection ends; the statement
+        // timeout bounds the wait.
+        let ms = wait.as_millis().clamp(1, i32::MAX as u128);
+        self.client
+            .batch_execute(&format!("SET statement_timeout = {ms}"))
+            .map_err(read_err)?;
+        let got = self
+            .client
+            .execute("SELECT pg_advisory_lock(hashtext($1)::bigint)", &[&key]);
+        self.client
+            .batch_execute("SET statement_timeout = 0")
+            .map_err(read_err)?;
+        match got {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) => {
+                Err(StoreError::Write(format!(
                     "another process is sequencing {} (it holds the sequencer's lease); \
                      try again when it finishes, or append through it",
                     self.location
-                )));
+                )))
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            Err(e) => Err(read_err(e)),
         }
     }
 }

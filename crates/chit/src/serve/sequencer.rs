@@ -20,9 +20,11 @@ pub struct Job {
     pub reply: oneshot::Sender<Result<Appended, String>>,
 }
 
-/// A request's outcomes (in its order) and the checkpoint that covers them.
+/// A request's outcomes (in its order), the checkpoint that covers them,
+/// and each logged one's inclusion proof in that checkpoint's tree.
 pub struct Appended {
     pub outcomes: Vec<Outcome>,
+    pub proofs: Vec<Option<Vec<Hash>>>,
     pub size: u64,
     pub checkpoint: Vec<u8>,
 }
@@ -65,11 +67,29 @@ pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
         });
         match appended {
             Ok(sub) => {
+                // Every proof of the batch at once: their subtrees shared.
+                let indexes: Vec<u64> = sub.outcomes.iter().filter_map(Outcome::index).collect();
+                let mut proofs = match log.inclusion_proofs(&indexes, sub.size) {
+                    Ok(p) => p.into_iter(),
+                    Err(e) => {
+                        let why =
+                            format!("{e}; the batch is logged, but its proofs could not be made");
+                        for (_, reply) in shape {
+                            let _ = reply.send(Err(why.clone()));
+                        }
+                        continue;
+                    }
+                };
                 let mut outcomes = sub.outcomes.into_iter();
                 for (n, reply) in shape {
                     let mine: Vec<Outcome> = outcomes.by_ref().take(n).collect();
+                    let mine_proofs = mine
+                        .iter()
+                        .map(|o| o.index().and_then(|_| proofs.next()))
+                        .collect();
                     let _ = reply.send(Ok(Appended {
                         outcomes: mine,
+                        proofs: mine_proofs,
                         size: sub.size,
                         checkpoint: sub.checkpoint.clone(),
                     }));

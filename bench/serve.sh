@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Benchmark: chit serve under load on loopback. N (default 50,000) signed
+# packet envelopes from chit-corpus, each POSTed to /v1/entries by CLIENTS
+# (default 256) concurrent clients of a load generator running as its own
+# process (crates/chit/examples/load.rs), verification and proofs included;
+# beside it, in the same run, `chit verify --lines --trust` on the same
+# file (the floor). Then two servers on one PostgreSQL log
+# (CHIT_BENCH_POSTGRES), the clients split between them.
+# Targets (issue 14): SQLite 40% of the verify rate with p99 under 50 ms;
+# two servers on PostgreSQL 25%.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+n=${BENCH_COUNT:-50000}
+clients=${BENCH_CLIENTS:-256}
+pg=${CHIT_BENCH_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}
+out="$root/bench/out/serve"
+cd "$root"
+cargo build --quiet --release -p chit -p chit-corpus
+cargo build --quiet --release -p chit --example load
+chit=./target/release/chit
+load=./target/release/examples/load
+rm -rf "$out"; mkdir -p "$out"
+./target/release/chit-corpus packets "$out/p" "$n" > /dev/null
+file="$out/p/packets.jsonl"; trust="$out/p/trust.toml"
+"$chit" keygen --out "$out/log.pem" > /dev/null
+printf '[[token]]\nname = "load"\nsha256 = "%s"\n' "$(printf %s loadtoken | sha256sum | cut -d' ' -f1)" > "$out/tokens.toml"
+
+"$chit" verify --lines --quiet --trust "$trust" "$file" > /dev/null
+t0=$(date +%s.%N); "$chit" verify --lines --quiet --trust "$trust" "$file" > /dev/null; t1=$(date +%s.%N)
+vrate=$(echo "$n / ($t1 - $t0)" | bc -l)
+printf 'chit verify --lines --trust: %d envelopes = %.0f/s\n' "$n" "$vrate"
+
+start() { # STORE PORT
+  "$chit" serve --store "$1" --key "$out/log.pem" --listen "127.0.0.1:$2" --tokens "$out/tokens.toml" > "$out/serve-$2.txt" 2>&1 &
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$2/healthz" > /dev/null && return; sleep 0.1; done
+  echo "the server on $2 did not start"; cat "$out/serve-$2.txt"; exit 1
+}
+ratio() { # the load generator's line: rate as a share of verify's
+  local rate
+  rate=$(echo "$1" | sed -n 's/.* = \([0-9]*\)\/s.*/\1/p')
+  printf '%.0f%%' "$(echo "100 * $rate / $vrate" | bc -l)"
+}
+
+"$chit" log init --store "$out/s.db" --key "$out/log.pem" --origin bench.example/serve --trust "$trust" > /dev/null
+start "$out/s.db" 18301
+line=$("$load" http://127.0.0.1:18301 loadtoken "$file" "$clients")
+kill %1; wait || true
+echo "SQLite, one server:        $line"
+echo "                           = $(ratio "$line") of verify (target 40%, p99 under 50 ms)"
+
+schema="bench_serve_$$"
+sep='?'; case "$pg" in *\?*) sep='&';; esac
+url="$pg${sep}schema=$schema"
+if "$chit" log init --store "$url" --key "$out/log.pem" --origin bench.example/serve2 --trust "$trust" > /dev/null 2>&1; then
+  start "$url" 18302; start "$url" 18303
+  line=$("$load" http://127.0.0.1:18302,http://127.0.0.1:18303 loadtoken "$file" "$clients")
+  kill %1 %2; wait || true
+  echo "PostgreSQL, two servers:   $line"
+  echo "                           = $(ratio "$line") of verify (target 25%)"
+  psql "${pg%%\?*}" -q -c "DROP SCHEMA $schema CASCADE" 2> /dev/null || echo "(drop schema $schema by hand)"
+else
+  echo "PostgreSQL at $pg cannot be reached: not measured"
+fi
