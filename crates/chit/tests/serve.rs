@@ -440,3 +440,165 @@ fn two_servers_one_postgres_log_one_killed_mid_load() {
         .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
         .unwrap();
 }
+
+/// A server killed with SIGKILL under load: every entry it acknowledged is
+/// in the log when it starts again.
+#[test]
+fn kill_nine_under_load_loses_nothing_acknowledged() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = common::log_init(dir, "s.db", "log.pem", "kill.example/log");
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok", None)).unwrap();
+    let receipts: Vec<Vec<u8>> = (0..400).map(|n| receipt(5000 + n)).collect();
+    let mut server = serve(dir, &["--tokens", "tokens.toml"]);
+    let addr = server.addr.clone();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let acked: Vec<(u64, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|c| {
+                let (addr, done, receipts) = (addr.clone(), done.clone(), &receipts);
+                s.spawn(move || {
+                    let mut acked = Vec::new();
+                    for i in (c..receipts.len()).step_by(8) {
+                        let h = [("Authorization", "Bearer tok")];
+                        if let Ok((code, body)) =
+                            try_http(&addr, "POST", "/v1/entries", &h, &receipts[i])
+                        {
+                            if code == 201 || code == 200 {
+                                let v = json(&body);
+                                acked.push((
+                                    v["index"].as_u64().unwrap(),
+                                    v["sha256"].as_str().unwrap().to_string(),
+                                ));
+                            }
+                        }
+                        done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    acked
+                })
+            })
+            .collect();
+        while done.load(std::sync::atomic::Ordering::SeqCst) < receipts.len() / 2 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        server.child.kill().unwrap(); // SIGKILL
+        let _ = server.child.wait();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(!acked.is_empty());
+    let audit = chit_in(
+        dir,
+        &[
+            "log",
+            "audit",
+            "s.db",
+            "--log-key",
+            &key,
+            "--state",
+            "a.json",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(audit.code, 0, "{}", audit.stdout);
+    let mut log = chit_logstore::Log::open(
+        chit_logstore::open(&dir.join("s.db").display().to_string()).unwrap(),
+    )
+    .unwrap();
+    for (i, sha) in &acked {
+        let e = log
+            .store()
+            .entry(*i)
+            .unwrap()
+            .unwrap_or_else(|| panic!("acknowledged {i} lost"));
+        assert_eq!(chit_core::digest::hex(&e.sha256), *sha);
+    }
+    // It starts again on the same store and goes on.
+    let again = serve(dir, &["--tokens", "tokens.toml"]);
+    let (code, _) = http(
+        &again.addr,
+        "POST",
+        "/v1/entries",
+        &[("Authorization", "Bearer tok")],
+        &receipts[0],
+    );
+    assert!(code == 200 || code == 201);
+}
+
+/// Hostile requests are answered, and counted: a body announced as 1 GB,
+/// malformed JSON, a document of no kind chit knows; and 2,000 connections
+/// opened at once (this test raises its own open-file limit).
+#[test]
+#[cfg(unix)]
+fn hostile_requests_are_answered() {
+    // Room for 2,000 connections on both ends (the server inherits it).
+    raise_open_files(8192);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    common::log_init(dir, "s.db", "log.pem", "hostile.example/log");
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok", None)).unwrap();
+    let server = serve(dir, &["--tokens", "tokens.toml"]);
+    let a = server.addr.as_str();
+    let auth = [("Authorization", "Bearer tok")];
+    // 1 GB announced: refused from its length, without reading it.
+    let mut s = TcpStream::connect(a).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(
+        format!("POST /v1/verify HTTP/1.1\r\nHost: {a}\r\nContent-Length: 1073741824\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    s.write_all(&[b'x'; 65536]).unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 413");
+    assert_eq!(
+        http(a, "POST", "/v1/entries", &auth, b"{\"a\": [1, 2,").0,
+        400
+    );
+    assert_eq!(http(a, "POST", "/v1/verify", &[], b"{\"a\": ]").0, 400);
+    let (code, body) = http(a, "POST", "/v1/entries", &auth, b"{\"what\": \"no kind\"}");
+    assert_eq!(code, 422, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(json(&body)["errors"][0]["rule"], "kind");
+    // 2,000 connections at once, then a request still answered.
+    let conns: Vec<TcpStream> = (0..2000)
+        .filter_map(|_| TcpStream::connect(a).ok())
+        .collect();
+    assert!(
+        conns.len() >= 1900,
+        "only {} connections opened",
+        conns.len()
+    );
+    assert_eq!(http(a, "GET", "/healthz", &[], b"").0, 200);
+    drop(conns);
+    let (code, body) = http(a, "GET", "/metrics", &[], b"");
+    assert_eq!(code, 200);
+    let m = String::from_utf8_lossy(&body);
+    assert!(
+        m.contains("chit_http_responses_total{code=\"400\"} 2"),
+        "{m}"
+    );
+    assert!(
+        m.contains("chit_http_responses_total{code=\"422\"} 1"),
+        "{m}"
+    );
+}
+
+/// Raises this process's open-file limit to `want` (or its hard limit).
+#[cfg(unix)]
+fn raise_open_files(want: u64) {
+    // SAFETY: getrlimit and setrlimit on a struct of this process.
+    unsafe {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && (r.rlim_cur as u64) < want {
+            r.rlim_cur = (want as libc::rlim_t).min(r.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}

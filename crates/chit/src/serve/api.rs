@@ -529,6 +529,34 @@ pub async fn metrics(State(state): State<Shared>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
 }
 
+/// Refuses a body announced larger than the server reads, from its
+/// Content-Length, before a byte of it is read (a body that grows past the
+/// limit without announcing it is cut off by the body limit).
+pub async fn length_limit(
+    State(state): State<Shared>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > state.max_body as u64) {
+        let mut r = error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a body of at most {} bytes", state.max_body),
+        );
+        // The rest of the body is not read: the connection ends here.
+        r.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        return r;
+    }
+    next.run(req).await
+}
+
 /// Counts every response by status (for `/metrics`).
 pub async fn count_responses(
     State(state): State<Shared>,

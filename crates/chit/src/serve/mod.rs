@@ -34,6 +34,10 @@ pub fn router(state: Arc<api::AppState>) -> Router {
         .route("/metrics", get(api::metrics))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            api::length_limit,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             api::count_responses,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY))
