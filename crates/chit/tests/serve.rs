@@ -589,6 +589,7 @@ fn hostile_requests_are_answered() {
 
 /// Raises this process's open-file limit to `want` (or its hard limit).
 #[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not everywhere
 fn raise_open_files(want: u64) {
     // SAFETY: getrlimit and setrlimit on a struct of this process.
     unsafe {
