@@ -263,6 +263,14 @@ pub struct ServeArgs {
     /// Who may write: a TOML file of [[token]] tables (name, sha256, kinds).
     #[arg(long, value_name = "FILE")]
     pub tokens: Option<PathBuf>,
+    /// Seconds a client has to send a request's headers (a slow client is
+    /// cut off, not waited on).
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout: u64,
+    /// Seconds a whole request may take, its body and its answer included
+    /// (408 after that).
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout: u64,
 }
 
 #[derive(Args, Debug)]

@@ -603,3 +603,40 @@ fn raise_open_files(want: u64) {
         }
     }
 }
+
+/// A slow client is cut off, not waited on: headers that never end (a
+/// slowloris) close the connection at the header deadline; a body that
+/// never ends is answered 408 at the request deadline.
+#[test]
+fn slow_clients_are_cut_off() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    common::log_init(dir, "s.db", "log.pem", "slow.example/log");
+    let server = serve(dir, &["--header-timeout", "1", "--request-timeout", "2"]);
+    let a = server.addr.as_str();
+    let started = std::time::Instant::now();
+    let mut slow = TcpStream::connect(a).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    slow.write_all(b"POST /v1/verify HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let mut rest = Vec::new();
+    let _ = slow.read_to_end(&mut rest); // ends when the server closes it
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let started = std::time::Instant::now();
+    let mut body = TcpStream::connect(a).unwrap();
+    body.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    body.write_all(b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\":")
+        .unwrap();
+    let mut head = [0u8; 12];
+    body.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 408");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Others are served all the while.
+    assert_eq!(http(a, "GET", "/healthz", &[], b"").0, 200);
+}

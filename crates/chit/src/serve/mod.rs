@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 const MAX_BODY: usize = 64 << 20;
 
 /// The routes over a shared state.
-pub fn router(state: Arc<api::AppState>) -> Router {
+pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -> Router {
     Router::new()
         .route("/v1/entries", post(api::post_entries))
         .route("/v1/entries/{which}", get(api::get_entry))
@@ -35,6 +35,23 @@ pub fn router(state: Arc<api::AppState>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             api::length_limit,
+        ))
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                match tokio::time::timeout(request_timeout, next.run(req)).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        use axum::response::IntoResponse;
+                        (
+                            axum::http::StatusCode::REQUEST_TIMEOUT,
+                            axum::Json(serde_json::json!({
+                                "error": "the request took too long (its body, or its answer)"
+                            })),
+                        )
+                            .into_response()
+                    }
+                }
+            },
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -75,7 +92,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         metrics: api::Metrics::default(),
         max_body: MAX_BODY,
     });
-    let app = router(state);
+    let app = router(state, std::time::Duration::from_secs(a.request_timeout));
+    let header_timeout = std::time::Duration::from_secs(a.header_timeout);
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(&a.listen)
             .await
@@ -85,15 +103,55 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
             .map_err(|e| Failure::error(e.to_string()))?;
         writeln!(out, "chit serve: log {origin} at http://{addr}/").map_err(Failure::write)?;
         out.flush().map_err(Failure::write)?;
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown())
-            .await
-            .map_err(|e| Failure::error(format!("the server stopped: {e}")))
+        serve_connections(listener, app, header_timeout).await;
+        Ok(())
     });
     // Every request has been answered; the sequencer ends with its queue.
     runtime.shutdown_timeout(std::time::Duration::from_secs(10));
     let _ = sequencer.join();
     served.map(|()| Exit::Ok)
+}
+
+/// Accepts connections until Ctrl-C or SIGTERM, each served by hyper with a
+/// deadline for its headers (a slowloris client is cut off); then answers
+/// the requests in flight (at most 30 s more) and returns.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    header_timeout: std::time::Duration,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut stop = std::pin::pin!(shutdown());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((s, _)) => s,
+                    Err(e) => {
+                        // Out of file descriptors, or a connection reset
+                        // before it was accepted: wait, go on.
+                        eprintln!("chit serve: accept: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let svc = hyper_util::service::TowerToHyperService::new(app.clone());
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(header_timeout)
+                    .serve_connection(TokioIo::new(stream), svc);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            _ = &mut stop => break,
+        }
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), graceful.shutdown()).await;
 }
 
 /// Ctrl-C or SIGTERM: stop taking connections, answer the requests in
