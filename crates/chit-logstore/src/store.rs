@@ -200,3 +200,113 @@ pub fn now_millis() -> i64 {
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
+
+/// A store whose full hash tiles, once read, are kept in memory: a full
+/// tile never changes in an append-only log, so a sequencer or a server
+/// reads each once instead of once a batch (most of a proof's tiles are
+/// full). Partial tiles, the right edge, are always read again. At most
+/// [`FullTiles::MAX`] are kept (32 MiB); past that the memory starts over.
+pub struct FullTiles {
+    inner: Box<dyn Store>,
+    tiles: std::collections::HashMap<(u8, u64), Vec<u8>>,
+}
+
+impl FullTiles {
+    pub const MAX: usize = 4096;
+
+    pub fn new(inner: Box<dyn Store>) -> FullTiles {
+        FullTiles {
+            inner,
+            tiles: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl Store for FullTiles {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        self.inner.create(meta, checkpoint)
+    }
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        self.inner.meta()
+    }
+    fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+        self.inner.head()
+    }
+    fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.checkpoint_at(size)
+    }
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.inner.checkpoints()
+    }
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.inner.replace_checkpoint(size, old, note)
+    }
+    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        self.inner.find(digests)
+    }
+    fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
+        self.inner.entry(index)
+    }
+    fn scan(
+        &mut self,
+        start: u64,
+        end: u64,
+        each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.inner.scan(start, end, each)
+    }
+    fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(t) = self.tiles.get(&(level, index)) {
+            return Ok(Some(t.clone()));
+        }
+        let t = self.inner.tile(level, index)?;
+        if let Some(d) = &t {
+            if d.len() == usize::from(chit_log::tiles::TILE_WIDTH) * 32 {
+                if self.tiles.len() >= Self::MAX {
+                    self.tiles.clear();
+                }
+                self.tiles.insert((level, index), d.clone());
+            }
+        }
+        Ok(t)
+    }
+    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.inner.packets_at(keys)
+    }
+    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.inner.packets_named(keys)
+    }
+    fn packets(
+        &mut self,
+        each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.inner.packets(each)
+    }
+    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+        self.inner.commit(batch)?;
+        // What this batch filled is known now: kept, not read back.
+        for (level, index, data) in &batch.tiles {
+            if data.len() == usize::from(chit_log::tiles::TILE_WIDTH) * 32 {
+                if self.tiles.len() >= Self::MAX {
+                    self.tiles.clear();
+                }
+                self.tiles.insert((*level, *index), data.clone());
+            }
+        }
+        Ok(())
+    }
+    fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
+        self.inner.lease(wait)
+    }
+    fn release(&mut self) -> Result<(), StoreError> {
+        self.inner.release()
+    }
+}

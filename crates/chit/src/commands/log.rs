@@ -50,11 +50,11 @@ fn store_failure(e: impl std::fmt::Display) -> Failure {
     Failure::error(e.to_string())
 }
 
-/// The log a store location holds, to read.
+/// The log a store location holds, to read (a server's reads: its full
+/// tiles kept once read).
 pub fn open_store_log(store: &str) -> Result<Log, Failure> {
-    open_log(&LogStoreArg {
-        store: store.to_string(),
-    })
+    let inner = chit_logstore::open(store).map_err(store_failure)?;
+    Log::open(Box::new(chit_logstore::store::FullTiles::new(inner))).map_err(store_failure)
 }
 
 fn open_log(store: &LogStoreArg) -> Result<Log, Failure> {
@@ -190,11 +190,11 @@ pub fn open_for_append(store: &str, key: Option<&Path>) -> Result<Log, Failure> 
 }
 
 /// Opens a log with its private key, without the sequencer's lease (a
-/// server takes it batch by batch).
+/// server takes it batch by batch), its full tiles kept once read.
 pub fn open_with_key(store: &str, key: Option<&Path>) -> Result<Log, Failure> {
-    let log = open_log(&LogStoreArg {
-        store: store.to_string(),
-    })?;
+    let inner = chit_logstore::open(store).map_err(store_failure)?;
+    let log =
+        Log::open(Box::new(chit_logstore::store::FullTiles::new(inner))).map_err(store_failure)?;
     let key_path = match (key, &log.meta().key_file) {
         (Some(k), _) => k.to_path_buf(),
         (None, Some(k)) => PathBuf::from(k),
