@@ -312,7 +312,12 @@ impl Log {
                 let outcome = match verdict {
                     Verdict::Unreadable(why) => Outcome::Unreadable(why.clone()),
                     Verdict::Refuse(r) => Outcome::Refused(r.clone()),
-                    Verdict::Accept { status, packet, .. } => {
+                    Verdict::Accept {
+                        status,
+                        packet,
+                        kind,
+                        art_id,
+                    } => {
                         if let Some(&index) = known.get(sha) {
                             Outcome::Duplicate {
                                 index,
@@ -327,6 +332,12 @@ impl Log {
                             match admitted {
                                 Err(r) => Outcome::Refused(r),
                                 Ok(row) => {
+                                    batch.labels.push(crate::store::Label {
+                                        index,
+                                        kind: kind.to_string(),
+                                        art_id: art_id.clone(),
+                                        stream_id: packet.as_ref().map(|p| p.stream_id.to_string()),
+                                    });
                                     batch.packets.extend(row);
                                     known.insert(*sha, index);
                                     batch.entries.push(Entry {

@@ -37,6 +37,8 @@ pub enum Verdict {
         status: Status,
         /// The kind it was checked as (`Report::kind`).
         kind: &'static str,
+        /// A signed artifact's art id.
+        art_id: Option<String>,
         packet: Option<Box<PacketFacts>>,
     },
     /// Refused, with the findings `chit verify` gives.
@@ -183,6 +185,7 @@ impl Compiled {
         Verdict::Accept {
             status,
             kind: checked.report.kind,
+            art_id: checked.artifact_id,
             packet,
         }
     }

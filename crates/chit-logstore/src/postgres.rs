@@ -9,7 +9,7 @@
 //! connection ends, however it ends: the lease passes on when a sequencer
 //! dies.
 
-use crate::store::{Batch, Entry, Meta, PacketRow, Store, StoreError};
+use crate::store::{Batch, Entry, Hit, Label, Meta, PacketRow, Query, Store, StoreError};
 use chit_log::Hash;
 use postgres::{Client, NoTls};
 use std::collections::HashMap;
@@ -39,6 +39,17 @@ CREATE TABLE chit_log_packets (
   PRIMARY KEY (stream_id, sequence)
 );
 CREATE UNIQUE INDEX chit_log_packet_ids ON chit_log_packets (stream_id, packet_id);
+CREATE TABLE chit_log_labels (
+  idx BIGINT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  art_id TEXT,
+  stream_id BYTEA,
+  integrated_at BIGINT NOT NULL
+);
+CREATE INDEX chit_log_labels_kind ON chit_log_labels (kind, idx);
+CREATE INDEX chit_log_labels_art ON chit_log_labels (art_id) WHERE art_id IS NOT NULL;
+CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
+CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
 ";
 
 /// A log in a PostgreSQL schema.
@@ -431,6 +442,36 @@ impl Store for PgStore {
         Ok(())
     }
 
+    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
+        let after = q.after.map(|a| a.min(i64::MAX as u64) as i64).unwrap_or(-1);
+        let stream = q.stream_id.as_deref().map(str::as_bytes);
+        let limit = i64::from(q.limit);
+        let rows = self
+            .client
+            .query(
+                "SELECT idx, kind, art_id, stream_id, integrated_at FROM chit_log_labels \
+                 WHERE ($1::text IS NULL OR kind = $1) AND ($2::text IS NULL OR art_id = $2) \
+                 AND ($3::bytea IS NULL OR stream_id = $3) AND ($4::int8 IS NULL OR integrated_at >= $4) \
+                 AND ($5::int8 IS NULL OR integrated_at < $5) AND idx > $6 ORDER BY idx LIMIT $7",
+                &[&q.kind, &q.art_id, &stream, &q.since, &q.until, &after, &limit],
+            )
+            .map_err(read_err)?;
+        Ok(rows
+            .iter()
+            .map(|r| Hit {
+                label: Label {
+                    index: r.get::<_, i64>(0) as u64,
+                    kind: r.get(1),
+                    art_id: r.get(2),
+                    stream_id: r
+                        .get::<_, Option<Vec<u8>>>(3)
+                        .map(|v| String::from_utf8_lossy(&v).into_owned()),
+                },
+                integrated_at: r.get(4),
+            })
+            .collect())
+    }
+
     fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
         let location = self.location.clone();
         let w = |e: postgres::Error| {
@@ -474,6 +515,24 @@ impl Store for PgStore {
             &[&levels, &tidx, &tdata],
         )
         .map_err(w)?;
+        if !batch.labels.is_empty() {
+            let ls = &batch.labels;
+            let at = batch.entries.first().map(|e| e.integrated_at).unwrap_or(0);
+            let i: Vec<i64> = ls.iter().map(|l| l.index as i64).collect();
+            let k: Vec<&str> = ls.iter().map(|l| l.kind.as_str()).collect();
+            let art: Vec<Option<&str>> = ls.iter().map(|l| l.art_id.as_deref()).collect();
+            let st: Vec<Option<&[u8]>> = ls
+                .iter()
+                .map(|l| l.stream_id.as_deref().map(str::as_bytes))
+                .collect();
+            let t: Vec<i64> = vec![at; ls.len()];
+            tx.execute(
+                "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at) \
+                 SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::int8[])",
+                &[&i, &k, &art, &st, &t],
+            )
+            .map_err(w)?;
+        }
         if !batch.packets.is_empty() {
             let ps = &batch.packets;
             let s: Vec<&[u8]> = ps.iter().map(|p| p.stream_id.as_bytes()).collect();

@@ -6,7 +6,7 @@
 //! (`BEGIN IMMEDIATE`) and check the tree size inside it, so two processes
 //! appending to one file cannot interleave a batch.
 
-use crate::store::{Batch, Entry, Meta, PacketRow, Store, StoreError};
+use crate::store::{Batch, Entry, Hit, Label, Meta, PacketRow, Query, Store, StoreError};
 use chit_log::Hash;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -38,6 +38,17 @@ CREATE TABLE chit_log_packets (
   PRIMARY KEY (stream_id, sequence)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX chit_log_packet_ids ON chit_log_packets (stream_id, packet_id);
+CREATE TABLE chit_log_labels (
+  idx INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  art_id TEXT,
+  stream_id TEXT,
+  integrated_at INTEGER NOT NULL
+);
+CREATE INDEX chit_log_labels_kind ON chit_log_labels (kind, idx);
+CREATE INDEX chit_log_labels_art ON chit_log_labels (art_id) WHERE art_id IS NOT NULL;
+CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
+CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
 ";
 
 /// A log in one SQLite file.
@@ -413,6 +424,45 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT idx, kind, art_id, stream_id, integrated_at FROM chit_log_labels \
+                 WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR art_id = ?2) \
+                 AND (?3 IS NULL OR stream_id = ?3) AND (?4 IS NULL OR integrated_at >= ?4) \
+                 AND (?5 IS NULL OR integrated_at < ?5) AND idx > ?6 ORDER BY idx LIMIT ?7",
+            )
+            .map_err(read_err)?;
+        let after = q.after.map(|a| a.min(i64::MAX as u64) as i64).unwrap_or(-1);
+        let rows = stmt
+            .query_map(
+                params![
+                    q.kind,
+                    q.art_id,
+                    q.stream_id,
+                    q.since,
+                    q.until,
+                    after,
+                    q.limit
+                ],
+                |r| {
+                    Ok(Hit {
+                        label: Label {
+                            index: r.get::<_, i64>(0)? as u64,
+                            kind: r.get(1)?,
+                            art_id: r.get(2)?,
+                            stream_id: r.get(3)?,
+                        },
+                        integrated_at: r.get(4)?,
+                    })
+                },
+            )
+            .and_then(|rows| rows.collect())
+            .map_err(read_err)?;
+        Ok(rows)
+    }
+
     fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
         let path = self.path.clone();
         let w = |e| write_err(&path, e);
@@ -463,6 +513,18 @@ impl Store for SqliteStore {
                      VALUES (?1, ?2, ?3, ?4, ?5)",
                 )
                 .map_err(w)?;
+            let mut label = tx
+                .prepare_cached(
+                    "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(w)?;
+            let at = batch.entries.first().map(|e| e.integrated_at).unwrap_or(0);
+            for l in &batch.labels {
+                label
+                    .execute(params![l.index as i64, l.kind, l.art_id, l.stream_id, at])
+                    .map_err(w)?;
+            }
             for p in &batch.packets {
                 pk.execute(params![
                     p.stream_id,

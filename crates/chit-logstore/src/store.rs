@@ -57,6 +57,38 @@ pub struct PacketRow {
     pub index: u64,
 }
 
+/// What search finds an entry by (not part of the tree, so not proven):
+/// the kind it was checked as, its art id (a signed Treeship artifact),
+/// its packet stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Label {
+    pub index: u64,
+    pub kind: String,
+    pub art_id: Option<String>,
+    pub stream_id: Option<String>,
+}
+
+/// A search: every field given must match; integration times in
+/// milliseconds since the Unix epoch, `since` included, `until` not;
+/// results in index order after `after`, at most `limit`.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    pub kind: Option<String>,
+    pub art_id: Option<String>,
+    pub stream_id: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub after: Option<u64>,
+    pub limit: u32,
+}
+
+/// One entry a search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    pub label: Label,
+    pub integrated_at: i64,
+}
+
 /// One tree update: everything a batch of appends writes, at once.
 #[derive(Clone, Debug, Default)]
 pub struct Batch {
@@ -69,6 +101,8 @@ pub struct Batch {
     pub tiles: Vec<(u8, u64, Vec<u8>)>,
     /// The packets among the new entries.
     pub packets: Vec<PacketRow>,
+    /// What search finds each new entry by.
+    pub labels: Vec<Label>,
     /// The signed checkpoint of the new size.
     pub checkpoint: Vec<u8>,
 }
@@ -163,6 +197,9 @@ pub trait Store: Send {
         &mut self,
         each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
     ) -> Result<(), StoreError>;
+
+    /// Entries by their labels and integration time.
+    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError>;
 
     /// Writes a batch: atomically, durably, only at `batch.old_size`.
     fn commit(&mut self, batch: &Batch) -> Result<(), StoreError>;
@@ -289,6 +326,9 @@ impl Store for FullTiles {
         each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         self.inner.packets(each)
+    }
+    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
+        self.inner.search(q)
     }
     fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
         self.inner.commit(batch)?;

@@ -150,6 +150,7 @@ both!(
     audit_names_a_deleted_entry,
     a_tampered_tree_is_never_extended,
     audit_of_a_huge_claimed_size_ends,
+    search_finds_entries_by_their_labels,
     audit_names_an_inserted_entry,
     audit_catches_a_rewritten_history,
     bundles_verify_offline_and_fail_when_forged,
@@ -501,6 +502,68 @@ fn a_tampered_tree_is_never_extended(b: &dyn Backend) {
         "{:?}",
         r.problems
     );
+}
+
+/// Search by kind, art id, stream and integration time (labels, not in
+/// the tree).
+fn search_finds_entries_by_their_labels(b: &dyn Backend) {
+    let mut log = new_log(b, &packet_policy());
+    let before = chit_logstore::store::now_millis();
+    log.submit(&[
+        packet("s1", 0, "a0", None),
+        packet("s2", 0, "b0", None),
+        packet("s1", 1, "a1", Some("a0")),
+    ])
+    .unwrap();
+    let q = |f: &dyn Fn(&mut chit_logstore::store::Query)| {
+        let mut q = chit_logstore::store::Query {
+            limit: 100,
+            ..Default::default()
+        };
+        f(&mut q);
+        log_search(b, &q)
+    };
+    assert_eq!(q(&|q| q.stream_id = Some("s1".into())), vec![0, 2]);
+    assert_eq!(
+        q(&|q| q.kind = Some("verification.packet.v1".into())),
+        vec![0, 1, 2]
+    );
+    assert_eq!(
+        q(&|q| q.kind = Some("run-receipt".into())),
+        Vec::<u64>::new()
+    );
+    assert_eq!(q(&|q| q.since = Some(before)), vec![0, 1, 2]);
+    assert_eq!(q(&|q| q.until = Some(before)), Vec::<u64>::new());
+    assert_eq!(
+        q(&|q| {
+            q.after = Some(0);
+            q.limit = 1;
+        }),
+        vec![1]
+    );
+    let art = {
+        let mut s = b.store();
+        s.search(&chit_logstore::store::Query {
+            limit: 1,
+            ..Default::default()
+        })
+        .unwrap()[0]
+            .label
+            .art_id
+            .clone()
+            .unwrap()
+    };
+    assert!(art.starts_with("art_"), "{art}");
+    assert_eq!(q(&|q| q.art_id = Some(art.clone())), vec![0]);
+}
+
+fn log_search(b: &dyn Backend, q: &chit_logstore::store::Query) -> Vec<u64> {
+    b.store()
+        .search(q)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.label.index)
+        .collect()
 }
 
 /// A head rolled forward to a checkpoint claiming 2^40 entries (signed

@@ -273,6 +273,27 @@ fn the_server_appends_verifies_proves_and_is_audited_over_http() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.starts_with("CONSISTENT"), "{}", r.stdout);
 
+    // Search: by kind, and on from where a page ended.
+    let (code, body) = http(a, "GET", "/v1/search?kind=run-receipt&limit=2", &[], b"");
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    let v = json(&body);
+    assert_eq!(v["hits"].as_array().unwrap().len(), 2);
+    assert_eq!(v["next"], 1);
+    let (_, body) = http(a, "GET", "/v1/search?kind=run-receipt&after=1", &[], b"");
+    assert_eq!(json(&body)["hits"][0]["index"], 2);
+    let (_, body) = http(
+        a,
+        "GET",
+        "/v1/search?since=2000-01-01T00:00:00Z&until=2001-01-01T00:00:00Z",
+        &[],
+        b"",
+    );
+    assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        http(a, "GET", "/v1/search?since=yesterday", &[], b"").0,
+        400
+    );
+
     let (code, body) = http(a, "GET", "/metrics", &[], b"");
     assert_eq!(code, 200);
     let m = String::from_utf8_lossy(&body);

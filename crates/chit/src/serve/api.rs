@@ -367,6 +367,79 @@ pub async fn get_entry(State(state): State<Shared>, Path(which): Path<String>) -
 }
 
 #[derive(serde::Deserialize)]
+pub struct SearchParams {
+    kind: Option<String>,
+    art: Option<String>,
+    stream: Option<String>,
+    /// RFC 3339 times: integrated at or after `since`, before `until`.
+    since: Option<String>,
+    until: Option<String>,
+    after: Option<u64>,
+    limit: Option<u32>,
+}
+
+/// `GET /v1/search?kind=&art=&stream=&since=&until=&after=&limit=`:
+/// entries by the kind they were checked as, art id, packet stream and
+/// integration time (labels kept beside the tree, not proven by it), in
+/// index order; `next` continues the list.
+pub async fn search(State(state): State<Shared>, Query(p): Query<SearchParams>) -> Response {
+    let millis = |t: &Option<String>, what: &str| -> Result<Option<i64>, Response> {
+        match t {
+            None => Ok(None),
+            Some(t) => chit_core::time::rfc3339_nanos(t)
+                .map(|n| Some((n / 1_000_000) as i64))
+                .ok_or_else(|| {
+                    error(
+                        StatusCode::BAD_REQUEST,
+                        format!("{what} is not an RFC 3339 time"),
+                    )
+                }),
+        }
+    };
+    let (since, until) = match (millis(&p.since, "since"), millis(&p.until, "until")) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(r), _) | (_, Err(r)) => return r,
+    };
+    let limit = p.limit.unwrap_or(100).clamp(1, 1000);
+    let q = chit_logstore::store::Query {
+        kind: p.kind,
+        art_id: p.art,
+        stream_id: p.stream,
+        since,
+        until,
+        after: p.after,
+        limit,
+    };
+    let r = blocking(move || {
+        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+        log.store().search(&q)
+    })
+    .await;
+    match r {
+        Ok(Ok(hits)) => {
+            let next = (hits.len() == limit as usize)
+                .then(|| hits.last().map(|h| h.label.index))
+                .flatten();
+            let hits: Vec<Value> = hits
+                .iter()
+                .map(|h| {
+                    json!({
+                        "index": h.label.index,
+                        "kind": h.label.kind,
+                        "art_id": h.label.art_id,
+                        "stream_id": h.label.stream_id,
+                        "integrated_at": chit_core::time::format_unix_utc((h.integrated_at / 1000) as u64),
+                    })
+                })
+                .collect();
+            axum::Json(json!({"hits": hits, "next": next})).into_response()
+        }
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(r) => r,
+    }
+}
+
+#[derive(serde::Deserialize)]
 pub struct Sizes {
     from: u64,
     to: u64,

@@ -27,6 +27,7 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/v1/entries", post(api::post_entries))
         .route("/v1/entries/{which}", get(api::get_entry))
         .route("/v1/verify", post(api::post_verify))
+        .route("/v1/search", get(api::search))
         .route("/v1/consistency", get(api::get_consistency))
         .route("/checkpoint", get(api::get_checkpoint))
         .route("/tile/{*rest}", get(api::get_tile))
