@@ -625,6 +625,57 @@ fn raise_open_files(want: u64) {
     }
 }
 
+/// A token over its rate is answered 429 with Retry-After; others are not
+/// held back by it.
+#[test]
+fn a_token_over_its_rate_waits() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    common::log_init(dir, "s.db", "log.pem", "rate.example/log");
+    let hex = chit_core::digest::sha256_hex(b"slow");
+    std::fs::write(
+        dir.join("tokens.toml"),
+        format!("[[token]]\nname = \"slow\"\nsha256 = \"{hex}\"\nrate = 2\n")
+            + &token_line("fast", "fast", None),
+    )
+    .unwrap();
+    let server = serve(dir, &["--tokens", "tokens.toml"]);
+    let a = server.addr.as_str();
+    let codes: Vec<u16> = (0..6)
+        .map(|n| {
+            http(
+                a,
+                "POST",
+                "/v1/entries",
+                &[("Authorization", "Bearer slow")],
+                &receipt(7000 + n),
+            )
+            .0
+        })
+        .collect();
+    // A burst of 2, then 2 a second (a slow machine may refill one or two).
+    let created = codes.iter().filter(|&&c| c == 201).count();
+    assert!((2..=4).contains(&created), "{codes:?}");
+    assert!(codes.contains(&429), "{codes:?}");
+    let (code, _) = http(
+        a,
+        "POST",
+        "/v1/entries",
+        &[("Authorization", "Bearer fast")],
+        &receipt(7100),
+    );
+    assert_eq!(code, 201);
+    std::thread::sleep(Duration::from_millis(600));
+    let (code, _) = http(
+        a,
+        "POST",
+        "/v1/entries",
+        &[("Authorization", "Bearer slow")],
+        &receipt(7200),
+    );
+    assert_eq!(code, 201);
+}
+
 /// A slow client is cut off, not waited on: headers that never end (a
 /// slowloris) close the connection at the header deadline; a body that
 /// never ends is answered 408 at the request deadline.

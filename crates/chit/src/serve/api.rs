@@ -38,6 +38,7 @@ pub struct AppState {
     pub checker: Arc<Compiled>,
     pub jobs: mpsc::Sender<Job>,
     pub tokens: Tokens,
+    pub buckets: super::tokens::Buckets,
     pub metrics: Metrics,
     /// Most bytes a JSON Lines body or a /v1/verify body may hold.
     pub max_body: usize,
@@ -177,6 +178,19 @@ pub async fn post_entries(
         Ok(t) => t.clone(),
         Err(r) => return r,
     };
+    if let Err(wait) = state.buckets.take(&tok) {
+        let mut r = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "token {} is over its rate; try again in {wait:.1} s",
+                tok.name
+            ),
+        );
+        if let Ok(v) = header::HeaderValue::from_str(&format!("{}", wait.ceil().max(1.0) as u64)) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return r;
+    }
     let lines = is_lines(&headers);
     let inputs: Vec<Vec<u8>> = if lines {
         body.split(|&b| b == b'\n')

@@ -90,6 +90,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         checker,
         jobs,
         tokens,
+        buckets: tokens::Buckets::default(),
         metrics: api::Metrics::default(),
         max_body: MAX_BODY,
     });

@@ -6,6 +6,7 @@
 //! name = "ci"
 //! sha256 = "…64 hex digits: printf %s "$TOKEN" | sha256sum"
 //! kinds = ["run-receipt", "verification.packet.v1"]   # omitted: every kind
+//! rate = 200    # requests a second, in bursts of as many; omitted: no limit
 //! ```
 
 use sha2::{Digest, Sha256};
@@ -17,6 +18,8 @@ pub struct Token {
     sha256: [u8; 32],
     /// None: every kind.
     pub kinds: Option<Vec<String>>,
+    /// Write requests a second (and the burst allowed); None: no limit.
+    pub rate: Option<u32>,
 }
 
 impl Token {
@@ -51,7 +54,7 @@ impl Tokens {
             let at = |what: &str| format!("token {}: {what}", i + 1);
             let t = t.as_table().ok_or_else(|| at("not a table"))?;
             for k in t.keys() {
-                if !["name", "sha256", "kinds"].contains(&k.as_str()) {
+                if !["name", "sha256", "kinds", "rate"].contains(&k.as_str()) {
                     return Err(at(&format!("unknown key {k:?}")));
                 }
             }
@@ -77,6 +80,17 @@ impl Tokens {
                         .ok_or_else(|| at("kinds holds something not a string"))?,
                 ),
             };
+            let rate = match t.get("rate") {
+                None => None,
+                Some(r) => Some(
+                    r.as_integer()
+                        .and_then(|r| u32::try_from(r).ok())
+                        .filter(|&r| r > 0)
+                        .ok_or_else(|| {
+                            at("rate is not a whole number of requests a second above 0")
+                        })?,
+                ),
+            };
             if out.iter().any(|o: &Token| o.sha256 == sha256) {
                 return Err(at("the same token twice"));
             }
@@ -84,6 +98,7 @@ impl Tokens {
                 name,
                 sha256,
                 kinds,
+                rate,
             });
         }
         Ok(Tokens(out))
@@ -104,6 +119,31 @@ impl Tokens {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+}
+
+/// Token buckets, one per token name: `rate` requests a second, at most
+/// `rate` at once.
+#[derive(Default)]
+pub struct Buckets(std::sync::Mutex<std::collections::HashMap<String, (f64, std::time::Instant)>>);
+
+impl Buckets {
+    /// Takes one request from the token's bucket: Ok, or the seconds until
+    /// one is there.
+    pub fn take(&self, t: &Token) -> Result<(), f64> {
+        let Some(rate) = t.rate else { return Ok(()) };
+        let rate = f64::from(rate);
+        let now = std::time::Instant::now();
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (level, at) = map.entry(t.name.clone()).or_insert((rate, now));
+        *level = (*level + now.duration_since(*at).as_secs_f64() * rate).min(rate);
+        *at = now;
+        if *level >= 1.0 {
+            *level -= 1.0;
+            Ok(())
+        } else {
+            Err((1.0 - *level) / rate)
+        }
     }
 }
 
