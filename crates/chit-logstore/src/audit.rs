@@ -104,29 +104,23 @@ impl Source for Box<dyn Store> {
     }
 }
 
-/// A folder of tiles, as `chit log export-tiles` writes it (or any
-/// tlog-tiles log mirrored to disk).
-pub struct TilesDir {
-    pub root: PathBuf,
+/// A log read as tlog-tiles files by their paths (`checkpoint`,
+/// `tile/…`): a folder `chit log export-tiles` wrote, or a server. Only
+/// what any tiles client sees: no other checkpoints, no packet labels.
+pub trait TileFiles {
+    fn describe(&self) -> String;
+    /// The file at `path`, or None where there is none.
+    fn read(&mut self, path: &str) -> Result<Option<Vec<u8>>, String>;
 }
 
-impl TilesDir {
-    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
-        match std::fs::read(self.root.join(rel)) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", self.root.join(rel).display())),
-        }
-    }
-}
-
-impl Source for TilesDir {
+impl<T: TileFiles> Source for T {
     fn describe(&self) -> String {
-        self.root.display().to_string()
+        TileFiles::describe(self)
     }
     fn head(&mut self) -> Result<Vec<u8>, String> {
+        let d = TileFiles::describe(self);
         self.read("checkpoint")?
-            .ok_or_else(|| format!("{} has no checkpoint file", self.root.display()))
+            .ok_or_else(|| format!("{d} has no checkpoint"))
     }
     fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
         Ok(Vec::new())
@@ -168,12 +162,31 @@ impl Source for TilesDir {
         Ok(false)
     }
     fn size_now(&mut self) -> Result<u64, String> {
-        let note = self.head()?;
+        let note = Source::head(self)?;
         let text = String::from_utf8_lossy(&note);
         let body = text.split("\n\n").next().unwrap_or("");
         Checkpoint::parse(&format!("{body}\n"))
             .map(|c| c.size)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// A folder of tiles, as `chit log export-tiles` writes it (or any
+/// tlog-tiles log mirrored to disk).
+pub struct TilesDir {
+    pub root: PathBuf,
+}
+
+impl TileFiles for TilesDir {
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+    fn read(&mut self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+        match std::fs::read(self.root.join(rel)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", self.root.join(rel).display())),
+        }
     }
 }
 

@@ -10,7 +10,6 @@ use serde_json::Value;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 const ORIGIN: &str = "test.example/receipts";
@@ -635,32 +634,15 @@ fn kill_nine_during_appends_loses_nothing_acknowledged_sqlite() {
     kill_nine("r.db", t.path(), 20);
 }
 
-static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
-
 #[test]
 fn kill_nine_during_appends_loses_nothing_acknowledged_postgres() {
-    let base = std::env::var("CHIT_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let mut client = match postgres::Client::connect(&base, postgres::NoTls) {
-        Ok(c) => c,
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipping: PostgreSQL at {base}: {e} (set CHIT_TEST_POSTGRES)");
-            return;
-        }
-        Err(e) => panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}"),
+    let Some(pg) = common::pg_schema("chit_k") else {
+        return;
     };
-    let schema = format!(
-        "chit_k{}_{}",
-        std::process::id(),
-        SCHEMAS.fetch_add(1, Ordering::SeqCst)
-    );
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}schema={schema}");
+    let url = pg.url.clone();
     let t = tempfile::tempdir().unwrap();
     kill_nine(&url, t.path(), 10);
-    client
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .unwrap();
+    drop(pg);
 }
 
 /// A PostgreSQL log whose every transaction is read-only (the server's
@@ -668,23 +650,10 @@ fn kill_nine_during_appends_loses_nothing_acknowledged_postgres() {
 /// option is): append fails in one line and acknowledges nothing.
 #[test]
 fn a_read_only_postgres_store_acknowledges_nothing() {
-    let base = std::env::var("CHIT_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let mut client = match postgres::Client::connect(&base, postgres::NoTls) {
-        Ok(c) => c,
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipping: PostgreSQL at {base}: {e} (set CHIT_TEST_POSTGRES)");
-            return;
-        }
-        Err(e) => panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}"),
+    let Some(pg) = common::pg_schema("chit_ro") else {
+        return;
     };
-    let schema = format!(
-        "chit_ro{}_{}",
-        std::process::id(),
-        SCHEMAS.fetch_add(1, Ordering::SeqCst)
-    );
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}schema={schema}");
+    let url = pg.url.clone();
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     let key = init(dir, &url);
@@ -714,9 +683,7 @@ fn a_read_only_postgres_store_acknowledges_nothing() {
     let (code, v) = audit_json(dir, &url, &key, "a.json");
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["size"], 0);
-    client
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .unwrap();
+    drop(pg);
 }
 
 /// With --log-key, the entries' checks across inputs still run: two

@@ -349,19 +349,10 @@ fn sigterm_stops_the_server_after_answering() {
 /// given twice, nothing acknowledged lost.
 #[test]
 fn two_servers_one_postgres_log_one_killed_mid_load() {
-    let base = std::env::var("CHIT_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let mut client = match postgres::Client::connect(&base, postgres::NoTls) {
-        Ok(c) => c,
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipping: PostgreSQL at {base}: {e} (set CHIT_TEST_POSTGRES)");
-            return;
-        }
-        Err(e) => panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}"),
+    let Some(pg) = common::pg_schema("chit_srv") else {
+        return;
     };
-    let schema = format!("chit_srv{}", std::process::id());
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}schema={schema}");
+    let url = pg.url.clone();
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     let key = common::log_init(dir, &url, "log.pem", "two.example/log");
@@ -457,9 +448,7 @@ fn two_servers_one_postgres_log_one_killed_mid_load() {
     let v = json(audit.stdout.as_bytes());
     assert_eq!(v["size"].as_u64(), Some((CLIENTS * EACH) as u64));
     drop(b);
-    client
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .unwrap();
+    drop(pg);
 }
 
 /// A server killed with SIGKILL under load: every entry it acknowledged is

@@ -169,3 +169,49 @@ pub fn log_append_lines(dir: &Path, store: &str, file: &str) {
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
+
+/// A fresh PostgreSQL schema for one test, dropped with this value; `url`
+/// names it for chit (`?schema=`).
+pub struct PgSchema {
+    client: postgres::Client,
+    schema: String,
+    pub url: String,
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let _ = self
+            .client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema));
+    }
+}
+
+/// A schema at `CHIT_TEST_POSTGRES` (default
+/// `postgres://postgres@127.0.0.1:5432/test`), or None where PostgreSQL
+/// cannot be reached (the test is skipped, and says so), except under
+/// `CI=true`, where that fails the test.
+pub fn pg_schema(prefix: &str) -> Option<PgSchema> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let base = std::env::var("CHIT_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let client = match postgres::Client::connect(&base, postgres::NoTls) {
+        Ok(c) => c,
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping: PostgreSQL at {base}: {e} (set CHIT_TEST_POSTGRES)");
+            return None;
+        }
+        Err(e) => panic!("CI=true but PostgreSQL at {base} cannot be reached: {e}"),
+    };
+    let schema = format!(
+        "{prefix}{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    );
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(PgSchema {
+        client,
+        url: format!("{base}{sep}schema={schema}"),
+        schema,
+    })
+}
