@@ -252,8 +252,12 @@ on first use: give --log-key to pin it). Exit 0: consistent; 1: a problem found;
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME.
-    #[arg(long, value_name = "STORE")]
-    pub store: String,
+    #[arg(long, value_name = "STORE", required_unless_present = "demo")]
+    pub store: Option<String>,
+    /// Serve a new log in a temporary folder, the shipped examples already
+    /// in it (its key, store and a write token are made there and printed).
+    #[arg(long, conflicts_with_all = ["store", "key", "tokens"])]
+    pub demo: bool,
     /// The log's private key (default: the key file named at chit log init).
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,

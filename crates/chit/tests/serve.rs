@@ -30,8 +30,16 @@ fn serve(dir: &Path, extra: &[&str]) -> Server {
 }
 
 fn serve_store(dir: &Path, store: &str, extra: &[&str]) -> Server {
+    serve_args(
+        dir,
+        &["serve", "--store", store, "--listen", "127.0.0.1:0"],
+        extra,
+    )
+}
+
+fn serve_args(dir: &Path, args: &[&str], extra: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args(["serve", "--store", store, "--listen", "127.0.0.1:0"])
+        .args(args)
         .args(extra)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -39,10 +47,16 @@ fn serve_store(dir: &Path, store: &str, extra: &[&str]) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // The address is on the line "chit serve: log … at http://…/" (a demo
+    // prints what it logged first).
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    while !first.starts_with("chit serve:") {
+        first.clear();
+        if reader.read_line(&mut first).unwrap() == 0 {
+            panic!("the server printed no address");
+        }
+    }
     let addr = first
         .split("http://")
         .nth(1)
@@ -700,4 +714,28 @@ fn slow_clients_are_cut_off() {
     assert!(started.elapsed() < Duration::from_secs(10));
     // Others are served all the while.
     assert_eq!(http(a, "GET", "/healthz", &[], b"").0, 200);
+}
+
+/// `chit serve --demo`: a log of the shipped examples, searchable at once,
+/// its folder removed when the server stops.
+#[test]
+fn the_demo_serves_the_shipped_examples() {
+    let t = tempfile::tempdir().unwrap();
+    let server = serve_args(
+        t.path(),
+        &["serve", "--demo", "--listen", "127.0.0.1:0"],
+        &[],
+    );
+    let a = server.addr.as_str();
+    let (code, body) = http(a, "GET", "/healthz", &[], b"");
+    assert_eq!(code, 200);
+    assert!(
+        json(&body)["size"].as_u64().unwrap() >= 7,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    let (_, body) = http(a, "GET", "/v1/search?kind=run-receipt", &[], b"");
+    assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 2);
+    let (_, body) = http(a, "GET", "/v1/search?stream=demo-stream", &[], b"");
+    assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 3);
 }

@@ -62,7 +62,135 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .with_state(state)
 }
 
+/// The shipped examples a demo log starts with: run receipts, a signed
+/// packet stream, a Lattice packet, a numeric lineage receipt and a Reason
+/// bundle, as the repository has them.
+const DEMO: &[(&str, &[u8])] = &[
+    (
+        "run-receipts/agreed-verified.json",
+        include_bytes!("../../../../examples/run-receipts/agreed-verified.json"),
+    ),
+    (
+        "run-receipts/not-unanimous-failing.json",
+        include_bytes!("../../../../examples/run-receipts/not-unanimous-failing.json"),
+    ),
+    (
+        "packets/p0.env.json",
+        include_bytes!("../../../../examples/packets/p0.env.json"),
+    ),
+    (
+        "packets/p1.env.json",
+        include_bytes!("../../../../examples/packets/p1.env.json"),
+    ),
+    (
+        "packets/p2.env.json",
+        include_bytes!("../../../../examples/packets/p2.env.json"),
+    ),
+    (
+        "lattice/packet.json",
+        include_bytes!("../../../../examples/lattice/packet.json"),
+    ),
+    (
+        "lineage/receipt.json",
+        include_bytes!("../../../../examples/lineage/receipt.json"),
+    ),
+    (
+        "reason/bundle.json",
+        include_bytes!("../../../../examples/reason/bundle.json"),
+    ),
+];
+
+/// A demo log in a new temporary folder: a key, a SQLite store whose
+/// policy trusts the examples' packet key (and takes unsigned documents by
+/// their own rules), the examples appended, and a write token. Returns the
+/// folder (removed when dropped), the store's path and the token.
+fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure> {
+    let dir = tempfile::Builder::new()
+        .prefix("chit-demo-")
+        .tempdir()
+        .map_err(|e| Failure::error(format!("cannot make a folder for the demo: {e}")))?;
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| Failure::error(format!("no randomness: {e}")))?;
+    let pem = chit_core::keys::SecretKey::from_seed(&seed)
+        .to_pem()
+        .map_err(|e| Failure::error(e.to_string()))?;
+    seed.fill(0);
+    let key_path = dir.path().join("log.pem");
+    crate::files::write_private(&key_path, pem.as_bytes())
+        .map_err(|e| Failure::error(format!("cannot write {}: {e}", key_path.display())))?;
+    let signer = chit_log::NoteSigner::from_pkcs8_pem("demo.chit.localhost/log", &pem)
+        .map_err(|e| Failure::error(e.to_string()))?;
+    let store_path = dir.path().join("demo.db");
+    let store = chit_logstore::sqlite::SqliteStore::create_file(&store_path)
+        .map_err(|e| Failure::error(e.to_string()))?;
+    let policy = chit_logstore::Policy {
+        trust: Some(include_str!("../../../../examples/packets/trust.toml").to_string()),
+        threshold: 1,
+        accept_unsigned: true,
+        allow_unchecked: false,
+    };
+    let mut log = chit_logstore::Log::init(
+        Box::new(store),
+        signer,
+        &policy,
+        Some(key_path.display().to_string()),
+    )
+    .map_err(|e| Failure::error(e.to_string()))?;
+    let bytes: Vec<&[u8]> = DEMO.iter().map(|(_, b)| *b).collect();
+    let sub = log
+        .submit(&bytes)
+        .map_err(|e| Failure::error(e.to_string()))?;
+    for ((name, _), o) in DEMO.iter().zip(&sub.outcomes) {
+        let what = match o {
+            chit_logstore::Outcome::Appended { index, .. } => format!("logged at {index}"),
+            chit_logstore::Outcome::Duplicate { index, .. } => format!("already at {index}"),
+            chit_logstore::Outcome::Refused(r) => format!(
+                "not logged ({})",
+                r.errors.first().map(|f| f.rule).unwrap_or("partial")
+            ),
+            chit_logstore::Outcome::Unreadable(_) => "not logged (unreadable)".to_string(),
+        };
+        writeln!(out, "  examples/{name}: {what}").map_err(Failure::write)?;
+    }
+    let mut raw = [0u8; 24];
+    getrandom::fill(&mut raw).map_err(|e| Failure::error(format!("no randomness: {e}")))?;
+    let token = chit_core::digest::hex(&raw);
+    let tokens = format!(
+        "[[token]]\nname = \"demo\"\nsha256 = \"{}\"\n",
+        chit_core::digest::sha256_hex(token.as_bytes())
+    );
+    std::fs::write(dir.path().join("tokens.toml"), tokens)
+        .map_err(|e| Failure::error(format!("cannot write the demo's tokens: {e}")))?;
+    writeln!(
+        out,
+        "demo log in {} (removed when the server stops)\nlog key: {}\nwrite token: {token}",
+        dir.path().display(),
+        log.meta().verifier_key
+    )
+    .map_err(Failure::write)?;
+    Ok((dir, store_path.display().to_string(), token))
+}
+
 pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
+    let mut a = ServeArgs {
+        store: a.store.clone(),
+        demo: a.demo,
+        key: a.key.clone(),
+        listen: a.listen.clone(),
+        tokens: a.tokens.clone(),
+        header_timeout: a.header_timeout,
+        request_timeout: a.request_timeout,
+    };
+    let _demo = if a.demo {
+        let (dir, store, _token) = demo(out)?;
+        a.store = Some(store);
+        a.tokens = Some(dir.path().join("tokens.toml"));
+        Some(dir)
+    } else {
+        None
+    };
+    let store = a.store.clone().unwrap_or_default();
+    let a = &a;
     let tokens = match &a.tokens {
         None => tokens::Tokens::default(),
         Some(p) => {
@@ -72,8 +200,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
                 .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
         }
     };
-    let writer = crate::commands::log::open_with_key(&a.store, a.key.as_deref())?;
-    let reader = crate::commands::log::open_store_log(&a.store)?;
+    let writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
+    let reader = crate::commands::log::open_store_log(&store)?;
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
