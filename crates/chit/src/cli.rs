@@ -25,6 +25,9 @@ Receipt kinds:
   numeric.lineage
                  Whether an LLM endpoint's temperature-0 tokens change with batch
                  occupancy: L1-L12, and L13-L15 with --transcript.
+  numeric.lineage.bound.v1
+                 A committed divergence bound (chit lineage bound): B1-B2. A receipt
+                 log proves it was logged before the receipt measured against it.
   lattice.executor_packet.v1
                  Lattice's context packets, in Lattice's canonical JSON: X1-X5, and
                  X6 (epoch rebinds) across the packets given together.
@@ -43,6 +46,11 @@ not read. A Reason certificate given without its request is UNCHECKED: its
 own rules hold, but its digests, reasoning and proofs were not recomputed.
 Neither is valid unless --allow-unchecked is given.
 
+Receipt logs: 'chit log' keeps receipts in an append-only Merkle log (RFC 9162;
+C2SP signed checkpoints, witness cosignatures and tiles) in SQLite or
+PostgreSQL, and audits any log; 'chit serve' puts one on HTTP; 'chit verify
+--log-key KEY BUNDLE' proves offline that a receipt is valid and was logged.
+
 Exit status:
   0  every input is valid (warnings allowed; SIGNED and UNCHECKED too with
      --allow-unchecked)
@@ -57,6 +65,8 @@ Examples:
   chit verify --json receipts/ > out.jsonl
   chit verify --lines stream.jsonl       one receipt a line
   chit verify --format markdown r.json   a pull-request comment
+  chit log append --store l.db r.json  verify it, then append it to a log
+  chit serve --demo                      a receipt log of the examples, on HTTP
   chit digest receipt.json               the digest it should carry
   chit seal receipt.json                 check it, then write its digest in
   chit canon doc.json | sha256sum        RFC 8785 canonical bytes
