@@ -65,7 +65,7 @@ Examples:
   chit verify --json receipts/ > out.jsonl
   chit verify --lines stream.jsonl       one receipt a line
   chit verify --format markdown r.json   a pull-request comment
-  chit log append --store l.db r.json  verify it, then append it to a log
+  chit log append --store l.db r.json    verify it, then append it to a log
   chit serve --demo                      a receipt log of the examples, on HTTP
   chit digest receipt.json               the digest it should carry
   chit seal receipt.json                 check it, then write its digest in
