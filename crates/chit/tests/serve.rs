@@ -44,7 +44,14 @@ fn serve_args(dir: &Path, args: &[&str], extra: &[&str]) -> Server {
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        // The access log, one JSON line a request.
+        .stderr(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join("serve.log"))
+                .unwrap(),
+        )
         .spawn()
         .unwrap();
     // The address is on the line "chit serve: log … at http://…/" (a demo
@@ -353,6 +360,13 @@ fn sigterm_stops_the_server_after_answering() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0));
+    // Its access log: one JSON line a request.
+    let log = std::fs::read_to_string(dir.join("serve.log")).unwrap();
+    let line: Value =
+        serde_json::from_str(log.lines().find(|l| l.contains("/v1/entries")).unwrap()).unwrap();
+    assert_eq!(line["method"], "POST");
+    assert_eq!(line["status"], 201);
+    assert_eq!(line["token"], "ci");
     // What it acknowledged is in the log.
     let r = chit_in(dir, &["log", "info", "--store", "s.db"], None);
     assert!(r.stdout.contains("size: 1"), "{}", r.stdout);

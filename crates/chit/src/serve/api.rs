@@ -42,6 +42,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Most bytes a JSON Lines body or a /v1/verify body may hold.
     pub max_body: usize,
+    /// Whether each request is logged to standard error as a JSON line.
+    pub access_log: bool,
 }
 
 /// Counters for `/metrics`.
@@ -645,12 +647,36 @@ pub async fn length_limit(
 }
 
 /// Counts every response by status (for `/metrics`).
+/// Counts every response by status (for `/metrics`) and writes one JSON
+/// line a request to standard error: the access log (time, method, path,
+/// status, milliseconds, the token's name where one was given and known).
 pub async fn count_responses(
     State(state): State<Shared>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    let started = std::time::Instant::now();
+    let method = req.method().to_string();
+    let path = req.uri().path().to_string();
+    let who = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|t| state.tokens.find(t.trim()))
+        .map(|t| t.name.clone());
     let r = next.run(req).await;
+    let line = json!({
+        "time": chit_gateway::rfc3339_micros(std::time::SystemTime::now()),
+        "method": method,
+        "path": path,
+        "status": r.status().as_u16(),
+        "ms": (started.elapsed().as_secs_f64() * 1e3 * 1000.0).round() / 1000.0,
+        "token": who,
+    });
+    if state.access_log {
+        eprintln!("{line}");
+    }
     *state
         .metrics
         .responses

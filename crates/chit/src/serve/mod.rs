@@ -175,6 +175,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let mut a = ServeArgs {
         store: a.store.clone(),
         demo: a.demo,
+        quiet: a.quiet,
         key: a.key.clone(),
         listen: a.listen.clone(),
         tokens: a.tokens.clone(),
@@ -221,6 +222,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         buckets: tokens::Buckets::default(),
         metrics: api::Metrics::default(),
         max_body: MAX_BODY,
+        access_log: !a.quiet,
     });
     let app = router(state, std::time::Duration::from_secs(a.request_timeout));
     let header_timeout = std::time::Duration::from_secs(a.header_timeout);
