@@ -222,7 +222,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         buckets: tokens::Buckets::default(),
         metrics: api::Metrics::default(),
         max_body: MAX_BODY,
-        access_log: !a.quiet,
+        access_log: (!a.quiet).then(api::access_log_writer),
     });
     let app = router(state, std::time::Duration::from_secs(a.request_timeout));
     let header_timeout = std::time::Duration::from_secs(a.header_timeout);
