@@ -211,10 +211,7 @@ impl Cosigner {
 
     /// A witness key from a PKCS#8 PEM Ed25519 private key (`chit keygen`).
     pub fn from_pkcs8_pem(name: &str, pem: &str) -> Result<Self, NoteError> {
-        use ed25519_dalek::pkcs8::DecodePrivateKey;
-        let key = SigningKey::from_pkcs8_pem(pem)
-            .map_err(|_| NoteError::BadKey("not an Ed25519 PKCS#8 PEM private key"))?;
-        Self::new(name, key)
+        Self::new(name, note::signing_key_from_pem(pem)?)
     }
 
     pub fn verifier(&self) -> CosignatureVerifier {

@@ -200,10 +200,7 @@ impl NoteSigner {
     /// The signer for a PKCS#8 PEM Ed25519 private key, the form `chit
     /// keygen` writes (and `chit_core::keys::SecretKey::from_pem` reads).
     pub fn from_pkcs8_pem(name: &str, pem: &str) -> Result<Self, NoteError> {
-        use ed25519_dalek::pkcs8::DecodePrivateKey;
-        let key = SigningKey::from_pkcs8_pem(pem)
-            .map_err(|_| NoteError::BadKey("not an Ed25519 PKCS#8 PEM private key"))?;
-        Self::new(name, key)
+        Self::new(name, signing_key_from_pem(pem)?)
     }
 
     /// Reads Go's private key form
@@ -315,6 +312,14 @@ impl Verifier for NoteVerifier {
             .verify_strict(text, &ed25519_dalek::Signature::from_bytes(&sig))
             .is_ok()
     }
+}
+
+/// An Ed25519 private key in PKCS#8 PEM, the form `chit keygen` writes: a
+/// log's key or a witness's.
+pub(crate) fn signing_key_from_pem(pem: &str) -> Result<SigningKey, NoteError> {
+    use ed25519_dalek::pkcs8::DecodePrivateKey;
+    SigningKey::from_pkcs8_pem(pem)
+        .map_err(|_| NoteError::BadKey("not an Ed25519 PKCS#8 PEM private key"))
 }
 
 /// Signs `text` (which must be a valid note text) with each signer.

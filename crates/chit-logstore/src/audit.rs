@@ -451,11 +451,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
         }
         let leaf = leaf_hash(data);
         if let Some(sha) = sha {
-            let actual: Hash = sha2::Digest::finalize(sha2::Digest::chain_update(
-                <sha2::Sha256 as sha2::Digest>::new(),
-                data,
-            ))
-            .into();
+            let actual: Hash = chit_core::digest::sha256(data);
             if actual != sha {
                 problems.push(Problem {
                     step: "entries",

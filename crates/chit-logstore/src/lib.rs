@@ -19,7 +19,7 @@ pub mod streams;
 
 pub use bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};
-pub use policy::{Policy, Verdict};
+pub use policy::{Policy, Submitted, Verdict};
 pub use store::{open, Store, StoreError};
 
 /// The store layout's version, recorded at `chit log init`.

@@ -13,8 +13,8 @@
 //!
 //! Nothing is acknowledged before step 6 returns.
 
-use crate::policy::{Compiled, Policy, Verdict};
-use crate::store::{now_millis, Batch, Entry, Meta, Store, StoreError};
+use crate::policy::{Compiled, Policy, Submitted, Verdict};
+use crate::store::{now_millis, Batch, Meta, NewEntry, Store, StoreError};
 use crate::streams::StreamCheck;
 use chit_core::report::Status;
 use chit_core::Report;
@@ -216,38 +216,21 @@ impl Log {
 
     /// Checks and appends a batch of submissions: see the module
     /// documentation for the steps. Returns once the batch is durable.
-    pub fn submit<B: AsRef<[u8]> + Sync>(&mut self, inputs: &[B]) -> Result<Submission, LogError> {
-        let checked = self.policy.check_all(inputs);
-        self.submit_checked(inputs, checked)
+    pub fn submit<B: AsRef<[u8]>>(&mut self, inputs: &[B]) -> Result<Submission, LogError> {
+        let checked = self
+            .policy
+            .check_all(inputs.iter().map(|b| b.as_ref().to_vec()).collect());
+        self.submit_checked(&checked)
     }
 
-    /// Steps 2-6 for submissions already checked by this log's policy
-    /// ([`Compiled::check_all`] on [`Log::checker`]), in the same order.
-    pub fn submit_checked<B: AsRef<[u8]>>(
-        &mut self,
-        inputs: &[B],
-        verdicts: Vec<(Verdict, Hash)>,
-    ) -> Result<Submission, LogError> {
+    /// Steps 2-6 for submissions this log's policy checked
+    /// ([`Compiled::check_all`] on [`Log::checker`]); their bytes are
+    /// written as they are, not copied.
+    pub fn submit_checked(&mut self, checked: &[Submitted]) -> Result<Submission, LogError> {
         let signer = self
             .signer
             .as_ref()
             .ok_or_else(|| LogError::Key("appending needs the log's private key (--key)".into()))?;
-        // The verdicts must be these inputs': each content address is
-        // recomputed, so a misaligned verdict cannot let bytes in unchecked.
-        let aligned = verdicts.len() == inputs.len()
-            && verdicts.iter().zip(inputs).all(|((_, h), b)| {
-                let d: Hash = sha2::Digest::finalize(sha2::Digest::chain_update(
-                    <sha2::Sha256 as sha2::Digest>::new(),
-                    b.as_ref(),
-                ))
-                .into();
-                d == *h
-            });
-        if !aligned {
-            return Err(LogError::Policy(
-                "the verdicts given are not these submissions' (one each, in order)".into(),
-            ));
-        }
         let mut last_conflict = None;
         for _ in 0..RETRIES {
             let (size, note) = self.store.head()?;
@@ -269,12 +252,12 @@ impl Log {
                      (edited behind chit's back?): nothing appended; run chit log audit"
                 )));
             }
-            let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(inputs.len());
+            let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(checked.len());
             // 2. dedup
-            let accepted: Vec<Hash> = verdicts
+            let accepted: Vec<Hash> = checked
                 .iter()
-                .filter(|(v, _)| matches!(v, Verdict::Accept { .. }))
-                .map(|(_, h)| *h)
+                .filter(|c| matches!(c.verdict, Verdict::Accept { .. }))
+                .map(|c| c.sha256)
                 .collect();
             let found = self.store.find(&accepted)?;
             // Found beyond the size read above: another sequencer committed
@@ -293,9 +276,9 @@ impl Log {
                 .filter_map(|(h, i)| i.map(|i| (*h, i)))
                 .collect();
             // 3. streams
-            let packets: Vec<_> = verdicts
+            let packets: Vec<_> = checked
                 .iter()
-                .filter_map(|(v, _)| match v {
+                .filter_map(|c| match &c.verdict {
                     Verdict::Accept {
                         packet: Some(p), ..
                     } => Some(&**p),
@@ -308,7 +291,12 @@ impl Log {
                 ..Batch::default()
             };
             let at = now_millis();
-            for ((verdict, sha), input) in verdicts.iter().zip(inputs) {
+            for Submitted {
+                bytes,
+                verdict,
+                sha256: sha,
+            } in checked
+            {
                 let outcome = match verdict {
                     Verdict::Unreadable(why) => Outcome::Unreadable(why.clone()),
                     Verdict::Refuse(r) => Outcome::Refused(r.clone()),
@@ -340,10 +328,10 @@ impl Log {
                                     });
                                     batch.packets.extend(row);
                                     known.insert(*sha, index);
-                                    batch.entries.push(Entry {
+                                    batch.entries.push(NewEntry {
                                         index,
                                         sha256: *sha,
-                                        data: input.as_ref().to_vec(),
+                                        data: bytes,
                                         integrated_at: at,
                                     });
                                     Outcome::Appended {
@@ -367,7 +355,7 @@ impl Log {
                 });
             }
             // 4. tree
-            let leaves: Vec<Hash> = batch.entries.iter().map(|e| leaf_hash(&e.data)).collect();
+            let leaves: Vec<Hash> = batch.entries.iter().map(|e| leaf_hash(e.data)).collect();
             batch.tiles = grow(&mut *self.store, size, &leaves)?;
             let new_size = batch.new_size();
             let root = {

@@ -28,6 +28,15 @@ pub struct Policy {
     pub allow_unchecked: bool,
 }
 
+/// One submission, checked: its bytes, the policy's verdict on them and
+/// their content address.
+#[derive(Debug)]
+pub struct Submitted {
+    pub bytes: Vec<u8>,
+    pub verdict: Verdict,
+    pub sha256: chit_log::Hash,
+}
+
 /// What the policy says of one submission.
 #[derive(Debug)]
 pub enum Verdict {
@@ -121,16 +130,18 @@ impl Compiled {
         }
     }
 
-    /// Step 1 of an append: every submission's verdict and content address
-    /// (SHA-256 of its bytes), on all cores.
-    pub fn check_all<B: AsRef<[u8]> + Sync>(&self, inputs: &[B]) -> Vec<(Verdict, chit_log::Hash)> {
+    /// Step 1 of an append: every submission with its verdict and content
+    /// address (SHA-256 of its bytes), on all cores. The three stay
+    /// together, so an append can never take one input's verdict for
+    /// another's bytes.
+    pub fn check_all(&self, inputs: Vec<Vec<u8>>) -> Vec<Submitted> {
         use rayon::prelude::*;
-        use sha2::{Digest, Sha256};
         inputs
-            .par_iter()
-            .map(|b| {
-                let b = b.as_ref();
-                (self.decide(b), Sha256::digest(b).into())
+            .into_par_iter()
+            .map(|bytes| Submitted {
+                verdict: self.decide(&bytes),
+                sha256: chit_core::digest::sha256(&bytes),
+                bytes,
             })
             .collect()
     }

@@ -472,7 +472,7 @@ impl Store for PgStore {
             .collect())
     }
 
-    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+    fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         let location = self.location.clone();
         let w = |e: postgres::Error| {
             StoreError::Write(format!(
@@ -497,7 +497,7 @@ impl Store for PgStore {
         }
         let idx: Vec<i64> = batch.entries.iter().map(|e| e.index as i64).collect();
         let sha: Vec<&[u8]> = batch.entries.iter().map(|e| &e.sha256[..]).collect();
-        let data: Vec<&[u8]> = batch.entries.iter().map(|e| &e.data[..]).collect();
+        let data: Vec<&[u8]> = batch.entries.iter().map(|e| e.data).collect();
         let at: Vec<i64> = batch.entries.iter().map(|e| e.integrated_at).collect();
         tx.execute(
             "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \

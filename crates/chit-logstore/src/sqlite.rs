@@ -463,7 +463,7 @@ impl Store for SqliteStore {
         Ok(rows)
     }
 
-    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+    fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         let path = self.path.clone();
         let w = |e| write_err(&path, e);
         let tx = self
@@ -492,7 +492,7 @@ impl Store for SqliteStore {
                 ins.execute(params![
                     e.index as i64,
                     &e.sha256[..],
-                    &e.data,
+                    e.data,
                     e.integrated_at
                 ])
                 .map_err(w)?;

@@ -89,13 +89,23 @@ pub struct Hit {
     pub integrated_at: i64,
 }
 
+/// One entry a batch appends: its bytes borrowed from the submission, not
+/// copied.
+#[derive(Clone, Debug)]
+pub struct NewEntry<'a> {
+    pub index: u64,
+    pub sha256: Hash,
+    pub data: &'a [u8],
+    pub integrated_at: i64,
+}
+
 /// One tree update: everything a batch of appends writes, at once.
 #[derive(Clone, Debug, Default)]
-pub struct Batch {
+pub struct Batch<'a> {
     /// The tree size the batch was computed for.
     pub old_size: u64,
     /// The new entries, at `old_size..old_size + entries.len()`.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<NewEntry<'a>>,
     /// Every hash tile the batch touched, `(tile level, tile index, the
     /// tile's hashes)`, replacing the stored one.
     pub tiles: Vec<(u8, u64, Vec<u8>)>,
@@ -107,7 +117,7 @@ pub struct Batch {
     pub checkpoint: Vec<u8>,
 }
 
-impl Batch {
+impl Batch<'_> {
     pub fn new_size(&self) -> u64 {
         self.old_size + self.entries.len() as u64
     }
@@ -202,7 +212,7 @@ pub trait Store: Send {
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError>;
 
     /// Writes a batch: atomically, durably, only at `batch.old_size`.
-    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError>;
+    fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError>;
 
     /// Becomes the one sequencer of this log, waiting up to `wait` for the
     /// holder to finish or die. Held until the store is dropped. Commits
@@ -225,6 +235,19 @@ pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
         Ok(Box::new(crate::postgres::PgStore::connect(location)?))
     } else {
         Ok(Box::new(crate::sqlite::SqliteStore::open(
+            std::path::Path::new(location),
+        )?))
+    }
+}
+
+/// A store for a new log where a location names one: a new SQLite file
+/// (never over an existing file), or a PostgreSQL schema (`create` then
+/// refuses one that holds a log).
+pub fn create(location: &str) -> Result<Box<dyn Store>, StoreError> {
+    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        Ok(Box::new(crate::postgres::PgStore::connect(location)?))
+    } else {
+        Ok(Box::new(crate::sqlite::SqliteStore::create_file(
             std::path::Path::new(location),
         )?))
     }
@@ -330,7 +353,7 @@ impl Store for FullTiles {
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
         self.inner.search(q)
     }
-    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+    fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         self.inner.commit(batch)?;
         // What this batch filled is known now: kept, not read back.
         for (level, index, data) in &batch.tiles {

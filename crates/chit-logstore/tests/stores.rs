@@ -606,7 +606,7 @@ fn audit_names_a_deleted_entry(b: &dyn Backend) {
 fn audit_names_an_inserted_entry(b: &dyn Backend) {
     fill(b, 40);
     let extra = receipt(4040);
-    let sha: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&extra).into();
+    let sha = chit_core::digest::sha256(&extra);
     b.sql(&format!(
         "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) VALUES (40, {}, {}, 0)",
         b.bytes(&sha),

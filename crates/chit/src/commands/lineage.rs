@@ -454,11 +454,7 @@ fn bound_in_log(
             a.bound.display()
         ))
     })?;
-    let sha: [u8; 32] = sha2::Digest::finalize(sha2::Digest::chain_update(
-        <sha2::Sha256 as sha2::Digest>::new(),
-        &bytes,
-    ))
-    .into();
+    let sha: [u8; 32] = chit_core::digest::sha256(&bytes);
     let index = log
         .store()
         .find(&[sha])

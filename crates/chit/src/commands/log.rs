@@ -16,7 +16,6 @@ use chit_log::checkpoint::{open_checkpoint, CosignatureVerifier, Cosigner};
 use chit_log::note::{NoteSigner, NoteVerifier};
 use chit_log::tiles::{Tile, TileKind};
 use chit_logstore::audit;
-use chit_logstore::store::Store;
 use chit_logstore::{Log, Outcome, Policy};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -128,14 +127,7 @@ fn init(a: &LogInitArgs, out: &mut Output) -> CmdResult {
         accept_unsigned: a.accept_unsigned,
         allow_unchecked: a.allow_unchecked,
     };
-    let store: Box<dyn Store> = if is_postgres(&a.store.store) {
-        Box::new(chit_logstore::postgres::PgStore::connect(&a.store.store).map_err(store_failure)?)
-    } else {
-        Box::new(
-            chit_logstore::sqlite::SqliteStore::create_file(Path::new(&a.store.store))
-                .map_err(store_failure)?,
-        )
-    };
+    let store = chit_logstore::store::create(&a.store.store).map_err(store_failure)?;
     let key_file = std::fs::canonicalize(&a.key)
         .ok()
         .map(|p| p.display().to_string());
@@ -172,7 +164,7 @@ fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {
 }
 
 /// A batch read and checked: each input, and the verdicts on the readable ones.
-type Checked = (Vec<Pending>, Vec<(chit_logstore::Verdict, chit_log::Hash)>);
+type Checked = (Vec<Pending>, Vec<chit_logstore::Submitted>);
 
 /// One input waiting for its batch: where it came from and its bytes.
 struct Pending {
@@ -264,13 +256,14 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                 if pending.is_empty() {
                     return true;
                 }
-                let batch = std::mem::take(pending);
-                let readable: Vec<&[u8]> = batch
-                    .iter()
-                    .filter_map(|p| p.bytes.as_deref().ok())
+                let mut batch = std::mem::take(pending);
+                // The readable bytes move on with their verdicts (an empty
+                // Ok stays behind to say the input was read).
+                let readable: Vec<Vec<u8>> = batch
+                    .iter_mut()
+                    .filter_map(|p| p.bytes.as_mut().ok().map(std::mem::take))
                     .collect();
-                let verdicts = checker.check_all(&readable);
-                tx.send((batch, verdicts)).is_ok()
+                tx.send((batch, checker.check_all(readable))).is_ok()
             };
             for source in sources {
                 let label = source.label();
@@ -306,14 +299,8 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
             }
             send(&mut pending);
         });
-        for (pending, verdicts) in rx {
-            let readable: Vec<&[u8]> = pending
-                .iter()
-                .filter_map(|p| p.bytes.as_deref().ok())
-                .collect();
-            let sub = log
-                .submit_checked(&readable, verdicts)
-                .map_err(store_failure)?;
+        for (pending, checked) in rx {
+            let sub = log.submit_checked(&checked).map_err(store_failure)?;
             size = sub.size;
             let mut outcomes = sub.outcomes.into_iter();
             progress.suspend(|| -> Result<(), Failure> {
@@ -381,19 +368,15 @@ fn entry_limit(why: String, max: usize) -> String {
     }
 }
 
-fn hex(h: &[u8]) -> String {
-    h.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std::io::Result<()> {
     let p = out.palette;
     if json {
         let v = match o {
             Outcome::Appended { index, sha256, .. } => {
-                json!({"input": label, "status": "appended", "index": index, "sha256": hex(sha256)})
+                json!({"input": label, "status": "appended", "index": index, "sha256": chit_core::digest::hex(sha256)})
             }
             Outcome::Duplicate { index, sha256 } => {
-                json!({"input": label, "status": "present", "index": index, "sha256": hex(sha256)})
+                json!({"input": label, "status": "present", "index": index, "sha256": chit_core::digest::hex(sha256)})
             }
             Outcome::Refused(r) => json!({
                 "input": label,
@@ -459,21 +442,9 @@ fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std:
     }
 }
 
-/// A content address written as 64 hex digits.
-pub fn parse_sha256(h: &str) -> Option<[u8; 32]> {
-    if h.len() != 64 {
-        return None;
-    }
-    let bytes: Vec<u8> = (0..64)
-        .step_by(2)
-        .map(|i| h.get(i..i + 2).and_then(|x| u8::from_str_radix(x, 16).ok()))
-        .collect::<Option<_>>()?;
-    bytes.try_into().ok()
-}
-
 fn find_index(log: &mut Log, which: &str) -> Result<u64, Failure> {
     if let Some(h) = which.strip_prefix("sha256:") {
-        let d = parse_sha256(h)
+        let d = chit_core::digest::unhex32(h)
             .ok_or_else(|| Failure::error(format!("{which}: sha256: takes 64 hex digits")))?;
         return log
             .store()
@@ -511,7 +482,7 @@ fn get(a: &LogGetArgs, out: &mut Output) -> CmdResult {
     if a.json {
         let v = json!({
             "index": e.index,
-            "sha256": hex(&e.sha256),
+            "sha256": chit_core::digest::hex(&e.sha256),
             "integrated_at": e.integrated_at,
             "entry": B64.encode(&e.data),
         });

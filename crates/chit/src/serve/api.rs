@@ -64,10 +64,6 @@ fn error(code: StatusCode, why: impl Into<String>) -> Response {
     (code, axum::Json(json!({ "error": why.into() }))).into_response()
 }
 
-fn hex(h: &[u8]) -> String {
-    h.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Runs blocking work (checks, store reads) off the async threads.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
@@ -136,11 +132,11 @@ fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
     match o {
         Outcome::Appended { index, sha256, .. } => (
             StatusCode::CREATED,
-            json!({"status": "appended", "index": index, "sha256": hex(sha256), "size": appended.size}),
+            json!({"status": "appended", "index": index, "sha256": chit_core::digest::hex(sha256), "size": appended.size}),
         ),
         Outcome::Duplicate { index, sha256 } => (
             StatusCode::OK,
-            json!({"status": "present", "index": index, "sha256": hex(sha256), "size": appended.size}),
+            json!({"status": "present", "index": index, "sha256": chit_core::digest::hex(sha256), "size": appended.size}),
         ),
         Outcome::Refused(r) => (StatusCode::UNPROCESSABLE_ENTITY, refused(r)),
         Outcome::Unreadable(why) => (
@@ -217,38 +213,28 @@ pub async fn post_entries(
         return error(StatusCode::BAD_REQUEST, "an empty body: send a receipt");
     }
     let checker = state.checker.clone();
-    let (inputs, verdicts) = match on_cores(move || {
-        let v = checker.check_all(&inputs);
-        (inputs, v)
-    })
-    .await
-    {
-        Ok(x) => x,
+    let checked = match on_cores(move || checker.check_all(inputs)).await {
+        Ok(c) => c,
         Err(r) => return r,
     };
     // A kind this token may not submit is answered, never appended.
-    let mut forbidden = vec![None; inputs.len()];
-    let mut send_inputs = Vec::new();
-    let mut send_verdicts = Vec::new();
-    let mut order = Vec::new();
-    for (i, (input, (verdict, hash))) in inputs.into_iter().zip(verdicts).enumerate() {
-        if let Verdict::Accept { kind, .. } = &verdict {
+    let mut forbidden = vec![None; checked.len()];
+    let mut send = Vec::new();
+    for (i, c) in checked.into_iter().enumerate() {
+        if let Verdict::Accept { kind, .. } = &c.verdict {
             if !tok.may_submit(kind) {
                 forbidden[i] = Some(format!("token {} may not submit {kind}", tok.name));
                 continue;
             }
         }
-        order.push(i);
-        send_inputs.push(input);
-        send_verdicts.push((verdict, hash));
+        send.push(c);
     }
-    let appended = if send_inputs.is_empty() {
+    let appended = if send.is_empty() {
         None
     } else {
         let (reply, rx) = oneshot::channel();
         let job = Job {
-            inputs: send_inputs,
-            verdicts: send_verdicts,
+            checked: send,
             reply,
         };
         if state.jobs.send(job).await.is_err() {
@@ -293,12 +279,10 @@ pub async fn post_entries(
     // JSON Lines: one answer a line, in order.
     let mut out = String::new();
     let mut outcomes = appended.as_ref().map(|a| a.outcomes.iter());
-    let mut sent = order.into_iter().peekable();
     for (i, f) in forbidden.iter().enumerate() {
         let mut v = match f {
             Some(why) => json!({"status": "forbidden", "error": why}),
             None => {
-                sent.next();
                 let o = outcomes
                     .as_mut()
                     .and_then(|it| it.next())
@@ -354,7 +338,7 @@ pub async fn get_entry(State(state): State<Shared>, Path(which): Path<String>) -
     let r = blocking(move || -> Result<Value, Response> {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
         let index = if let Some(h) = which.strip_prefix("sha256:") {
-            let d = super::super::commands::log::parse_sha256(h)
+            let d = chit_core::digest::unhex32(h)
                 .ok_or_else(|| error(StatusCode::BAD_REQUEST, "sha256: takes 64 hex digits"))?;
             log.store()
                 .find(&[d])

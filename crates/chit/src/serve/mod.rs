@@ -121,7 +121,7 @@ fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure
     let signer = chit_log::NoteSigner::from_pkcs8_pem("demo.chit.localhost/log", &pem)
         .map_err(|e| Failure::error(e.to_string()))?;
     let store_path = dir.path().join("demo.db");
-    let store = chit_logstore::sqlite::SqliteStore::create_file(&store_path)
+    let store = chit_logstore::store::create(&store_path.display().to_string())
         .map_err(|e| Failure::error(e.to_string()))?;
     let policy = chit_logstore::Policy {
         trust: Some(include_str!("../../../../examples/packets/trust.toml").to_string()),
@@ -129,13 +129,9 @@ fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure
         accept_unsigned: true,
         allow_unchecked: false,
     };
-    let mut log = chit_logstore::Log::init(
-        Box::new(store),
-        signer,
-        &policy,
-        Some(key_path.display().to_string()),
-    )
-    .map_err(|e| Failure::error(e.to_string()))?;
+    let mut log =
+        chit_logstore::Log::init(store, signer, &policy, Some(key_path.display().to_string()))
+            .map_err(|e| Failure::error(e.to_string()))?;
     let bytes: Vec<&[u8]> = DEMO.iter().map(|(_, b)| *b).collect();
     let sub = log
         .submit(&bytes)

@@ -4,7 +4,7 @@
 //! update each. A request is answered only after its batch is committed.
 
 use chit_log::Hash;
-use chit_logstore::{Log, Outcome, Verdict};
+use chit_logstore::{Log, Outcome, Submitted};
 use tokio::sync::{mpsc, oneshot};
 
 /// Submissions per tree update, at most.
@@ -15,8 +15,7 @@ const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One request's submissions, checked, and where to answer.
 pub struct Job {
-    pub inputs: Vec<Vec<u8>>,
-    pub verdicts: Vec<(Verdict, Hash)>,
+    pub checked: Vec<Submitted>,
     pub reply: oneshot::Sender<Result<Appended, String>>,
 }
 
@@ -35,29 +34,27 @@ pub struct Appended {
 pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
     while let Some(first) = jobs.blocking_recv() {
         let mut batch = vec![first];
-        let mut count = batch[0].inputs.len();
+        let mut count = batch[0].checked.len();
         while count < BATCH {
             match jobs.try_recv() {
                 Ok(j) => {
-                    count += j.inputs.len();
+                    count += j.checked.len();
                     batch.push(j);
                 }
                 Err(_) => break,
             }
         }
-        let mut inputs = Vec::with_capacity(count);
-        let mut verdicts = Vec::with_capacity(count);
+        let mut checked = Vec::with_capacity(count);
         let mut shape = Vec::with_capacity(batch.len());
         for j in batch {
-            shape.push((j.inputs.len(), j.reply));
-            inputs.extend(j.inputs);
-            verdicts.extend(j.verdicts);
+            shape.push((j.checked.len(), j.reply));
+            checked.extend(j.checked);
         }
         // The lease for this batch only: several servers on one store take
         // turns, and a server that dies gives its turn up with its
         // connection.
         let appended = log.lease(LEASE_WAIT).and_then(|()| {
-            let r = log.submit_checked(&inputs, verdicts);
+            let r = log.submit_checked(&checked);
             // What was committed is answered as committed; a lease not
             // given back is the connection's until it ends.
             if let Err(e) = log.release() {

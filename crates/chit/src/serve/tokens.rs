@@ -68,7 +68,8 @@ impl Tokens {
                 .get("sha256")
                 .and_then(|h| h.as_str())
                 .ok_or_else(|| at("needs sha256, the token's SHA-256 in hex"))?;
-            let sha256 = decode_hex(hex).ok_or_else(|| at("sha256 is not 64 hex digits"))?;
+            let sha256 =
+                chit_core::digest::unhex32(hex).ok_or_else(|| at("sha256 is not 64 hex digits"))?;
             let kinds = match t.get("kinds") {
                 None => None,
                 Some(k) => Some(
@@ -145,17 +146,6 @@ impl Buckets {
             Err((1.0 - *level) / rate)
         }
     }
-}
-
-fn decode_hex(s: &str) -> Option<[u8; 32]> {
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 #[cfg(test)]
