@@ -163,6 +163,11 @@ fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {
     Ok(Exit::Ok)
 }
 
+/// A progress bar's rate in whole items a second.
+fn whole_rate(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{:.0}/s", state.per_sec());
+}
+
 /// A batch read and checked: each input, and the verdicts on the readable ones.
 type Checked = (Vec<Pending>, Vec<chit_logstore::Submitted>);
 
@@ -230,8 +235,9 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
     let progress = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {pos} appended or refused  {per_sec}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ProgressStyle::with_template("{spinner} {pos} appended or refused  {rate}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner())
+                .with_key("rate", whole_rate),
         );
         bar
     } else {
@@ -850,9 +856,10 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
         let b = ProgressBar::new(size);
         b.set_style(
             ProgressStyle::with_template(
-                "{bar:40.cyan/blue} {pos}/{len} entries  {per_sec}  {eta} left",
+                "{bar:40.cyan/blue} {pos}/{len} entries  {rate}  {eta} left",
             )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("rate", whole_rate),
         );
         b
     } else {
