@@ -7,6 +7,7 @@ pub mod api;
 pub mod remote;
 pub mod sequencer;
 pub mod tokens;
+pub mod web;
 
 use crate::cli::ServeArgs;
 use crate::exit::{CmdResult, Exit, Failure};
@@ -33,6 +34,10 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/tile/{*rest}", get(api::get_tile))
         .route("/healthz", get(api::healthz))
         .route("/metrics", get(api::metrics))
+        .route("/", get(web::index))
+        .route("/assets/app.js", get(web::script))
+        .route("/assets/app.css", get(web::style))
+        .route("/assets/favicon.svg", get(web::icon))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             api::length_limit,
@@ -91,6 +96,10 @@ const DEMO: &[(&str, &[u8])] = &[
         include_bytes!("../../../../examples/lattice/packet.json"),
     ),
     (
+        "lattice/rebind.json",
+        include_bytes!("../../../../examples/lattice/rebind.json"),
+    ),
+    (
         "lineage/receipt.json",
         include_bytes!("../../../../examples/lineage/receipt.json"),
     ),
@@ -124,7 +133,13 @@ fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure
     let store = chit_logstore::store::create(&store_path.display().to_string())
         .map_err(|e| Failure::error(e.to_string()))?;
     let policy = chit_logstore::Policy {
-        trust: Some(include_str!("../../../../examples/packets/trust.toml").to_string()),
+        trust: Some(
+            [
+                include_str!("../../../../examples/packets/trust.toml"),
+                include_str!("../../../../examples/lineage/trust.toml"),
+            ]
+            .join("\n"),
+        ),
         threshold: 1,
         accept_unsigned: true,
         allow_unchecked: false,

@@ -1,0 +1,600 @@
+// chit serve's page: the log's latest checkpoint, search, each entry drawn
+// for a person, and a file checked through /v1/verify. Everything a receipt
+// holds is written as text (textContent, SVG text nodes), never as markup,
+// so a receipt cannot put HTML, links or scripts on this page.
+'use strict';
+
+const $ = (sel) => document.querySelector(sel);
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** An element with attributes and children; strings become text nodes. */
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  setAttrs(e, attrs);
+  append(e, kids);
+  return e;
+}
+
+function svg(tag, attrs, ...kids) {
+  const e = document.createElementNS(SVG_NS, tag);
+  setAttrs(e, attrs);
+  append(e, kids);
+  return e;
+}
+
+function setAttrs(e, attrs) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.setAttribute('class', v);
+    else if (k === 'text') e.textContent = String(v);
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, String(v));
+  }
+}
+
+function append(e, kids) {
+  for (const k of kids.flat(Infinity)) {
+    if (k === null || k === undefined || k === false) continue;
+    e.append(k instanceof Node ? k : String(k));
+  }
+}
+
+/**
+ * A number whose text JSON.parse would change (an integer beyond 2^53, a
+ * decimal with more digits than a double holds): kept as written, so the
+ * page shows 9007199254740993 where the receipt says so.
+ */
+class Exact {
+  constructor(src) { this.src = src; }
+  toString() { return this.src; }
+}
+
+/** JSON, numbers as written where a double would change them. */
+function parseExact(text) {
+  return JSON.parse(text, (_k, v, ctx) =>
+    (typeof v === 'number' && ctx && typeof ctx.source === 'string' && String(v) !== ctx.source) ? new Exact(ctx.source) : v);
+}
+
+/** JSON text of a parsed value, Exact numbers as written; `step` indents. */
+function stringify(v, step, ind = '') {
+  if (v instanceof Exact) return v.src;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  const nl = step ? `\n${ind}${step}` : '';
+  const end = step ? `\n${ind}` : '';
+  if (Array.isArray(v)) return v.length ? `[${v.map((x) => nl + stringify(x, step, ind + step)).join(',')}${end}]` : '[]';
+  const keys = Object.keys(v);
+  const sep = step ? ': ' : ':';
+  return keys.length ? `{${keys.map((k) => nl + JSON.stringify(k) + sep + stringify(v[k], step, ind + step)).join(',')}${end}}` : '{}';
+}
+
+/** A number to compute with (an Exact one as near as a double comes). */
+function num(v) {
+  return v instanceof Exact ? Number(v.src) : v;
+}
+
+/** A value as a person reads it: strings as they are, others as JSON. */
+function show(v) {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'string') return v;
+  return stringify(v, '');
+}
+
+function badge(text, tone) {
+  return el('span', { class: `badge ${tone}`, text });
+}
+
+function facts(pairs) {
+  const dl = el('dl', { class: 'facts' });
+  for (const [k, v] of pairs) {
+    if (v === undefined) continue;
+    dl.append(el('dt', { text: k }), el('dd', {}, v instanceof Node ? v : show(v)));
+  }
+  return dl;
+}
+
+function table(headers, rows) {
+  return el('table', {},
+    el('thead', {}, el('tr', {}, headers.map((h) => el('th', { text: h })))),
+    el('tbody', {}, rows.map((r) => el('tr', {}, r.map((c) => (c instanceof Node && c.tagName === 'TD') ? c : el('td', {}, c instanceof Node ? c : show(c)))))));
+}
+
+// ---------------------------------------------------------------- the API
+
+async function getJSON(url) {
+  const r = await fetch(url, { headers: { accept: 'application/json' } });
+  const text = await r.text();
+  let v;
+  try { v = JSON.parse(text); } catch (_) { throw new Error(`${url} answered ${r.status}, not JSON`); }
+  if (!r.ok) throw new Error(v && v.error ? v.error : `${url} answered ${r.status}`);
+  return v;
+}
+
+/** The verdict /v1/verify gives for some bytes (200 valid, 422 invalid, 400 unreadable). */
+async function verify(bytes) {
+  const r = await fetch('/v1/verify', { method: 'POST', body: bytes, headers: { 'content-type': 'application/json' } });
+  const text = await r.text();
+  try { return JSON.parse(text); } catch (_) { return { status: 'unreadable', error: `the server answered ${r.status}` }; }
+}
+
+// ---------------------------------------------------------------- reading entries
+
+function b64Bytes(s) {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function b64urlBytes(s) {
+  let t = s.replace(/-/g, '+').replace(/_/g, '/');
+  while (t.length % 4) t += '=';
+  return b64Bytes(t);
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+/** An entry's bytes, read: the JSON, and inside a DSSE envelope its payload. */
+function readEntry(bytes) {
+  const e = { bytes, text: utf8.decode(bytes), json: null, envelope: null, statement: null, doc: null, kind: null };
+  try { e.json = parseExact(e.text); } catch (_) { return e; }
+  let doc = e.json;
+  if (doc && typeof doc === 'object' && typeof doc.payload === 'string' && Array.isArray(doc.signatures)) {
+    e.envelope = doc;
+    try { doc = parseExact(utf8.decode(b64urlBytes(doc.payload))); } catch (_) { doc = null; }
+    // A Treeship receipt statement wraps the document: {kind, payload, ...}.
+    if (doc && typeof doc === 'object' && typeof doc.kind === 'string' && doc.payload && typeof doc.payload === 'object') {
+      e.statement = doc;
+      doc = doc.payload;
+    }
+  }
+  e.doc = doc;
+  e.kind = kindOf(doc, e.statement);
+  return e;
+}
+
+function kindOf(d, statement) {
+  if (statement) return statement.kind;
+  if (!d || typeof d !== 'object') return null;
+  if ('receiptVersion' in d) return 'run-receipt';
+  if (d.signed_body && typeof d.signed_body === 'object' && d.signed_body.receipt_type === 'numeric.lineage') return 'numeric.lineage';
+  if (d.schema === 'zerker.reason.authorization-bundle.v1' || d.schema === 'zerker.reason.authorization.v1') return 'zerker.reason.authorization.v1';
+  if (typeof d.schema === 'string') return d.schema;
+  return null;
+}
+
+/** Entry `which` (an index or sha256:HEX), fetched and read. */
+async function fetchEntry(which) {
+  const bundle = await getJSON(`/v1/entries/${encodeURIComponent(which)}`);
+  const e = readEntry(b64Bytes(bundle.entry));
+  e.index = bundle.index;
+  e.bundle = bundle;
+  return e;
+}
+
+/** Entries by a search, fetched (at most `cap`). */
+async function fetchAll(query, cap) {
+  const found = [];
+  let after = null;
+  while (found.length < cap) {
+    const q = new URLSearchParams(query);
+    q.set('limit', String(Math.min(1000, cap - found.length)));
+    if (after !== null) q.set('after', String(after));
+    const r = await getJSON(`/v1/search?${q}`);
+    found.push(...r.hits);
+    if (r.next === null || r.next === undefined) break;
+    after = r.next;
+  }
+  return Promise.all(found.map((h) => fetchEntry(String(h.index)).catch(() => null)))
+    .then((es) => es.filter(Boolean));
+}
+
+// ---------------------------------------------------------------- the checkpoint
+
+async function loadCheckpoint() {
+  try {
+    const r = await fetch('/checkpoint');
+    const note = await r.text();
+    if (!r.ok) throw new Error(note);
+    const [origin, size, root] = note.split('\n');
+    $('#checkpoint').textContent = note;
+    $('#origin').textContent = origin;
+    $('#size').textContent = `${Number(size).toLocaleString('en')} entries`;
+    $('#size').dataset.size = size;
+    $('#checkpoint').title = `root ${root}`;
+  } catch (err) {
+    $('#checkpoint').textContent = `cannot read the checkpoint: ${err.message}`;
+  }
+}
+
+// ---------------------------------------------------------------- search
+
+let lastQuery = null;
+let nextAfter = null;
+
+function queryFromForm() {
+  const q = {};
+  for (const [k, v] of new FormData($('#search'))) if (String(v).trim()) q[k] = String(v).trim();
+  return q;
+}
+
+async function runSearch(query, more) {
+  const list = $('#hits');
+  if (!more) { list.replaceChildren(); nextAfter = null; }
+  lastQuery = query;
+  const q = new URLSearchParams(query);
+  q.set('limit', '100');
+  if (more && nextAfter !== null) q.set('after', String(nextAfter));
+  try {
+    const r = await getJSON(`/v1/search?${q}`);
+    for (const h of r.hits) {
+      list.append(el('li', {}, el('a', { href: `#/entry/${h.index}`, 'data-index': h.index },
+        el('span', { class: 'idx', text: h.index }),
+        el('span', { class: 'kind', text: h.kind || 'unknown kind' }),
+        el('span', { class: 'muted', text: h.stream_id || h.art_id || '' }))));
+    }
+    nextAfter = r.next;
+    $('#more').hidden = r.next === null || r.next === undefined;
+    const n = list.children.length;
+    $('#hits-summary').textContent = n === 0 ? 'No entries match.' : `${n} entr${n === 1 ? 'y' : 'ies'}${$('#more').hidden ? '' : ' so far'}.`;
+    markCurrent();
+  } catch (err) {
+    $('#hits-summary').textContent = `Search failed: ${err.message}`;
+  }
+}
+
+function markCurrent() {
+  const m = location.hash.match(/^#\/entry\/(.+)$/);
+  for (const a of document.querySelectorAll('#hits a')) a.classList.toggle('current', !!m && a.dataset.index === m[1]);
+}
+
+// ---------------------------------------------------------------- verdicts
+
+function verdictBlock(v) {
+  const tone = v.status === 'valid' ? 'ok' : v.status === 'invalid' ? 'bad' : 'warn';
+  const box = el('div', { class: 'verdict', 'data-status': v.status || 'unreadable' },
+    el('div', { class: 'title' }, badge((v.status || 'unreadable').toUpperCase(), tone),
+      v.kind ? el('span', { class: 'mono', text: v.kind }) : null));
+  if (v.error) box.append(el('p', { class: 'error-box', text: v.error }));
+  const items = [];
+  for (const f of v.errors || []) items.push(el('li', { class: 'error' }, el('span', { class: 'rule', text: f.rule }), f.message, f.path ? el('code', { text: ` ${f.path}` }) : null));
+  for (const f of v.warnings || []) items.push(el('li', { class: 'warning' }, el('span', { class: 'rule', text: f.rule }), f.message, f.path ? el('code', { text: ` ${f.path}` }) : null));
+  if (items.length) box.append(el('ul', { class: 'findings' }, items));
+  return box;
+}
+
+// ---------------------------------------------------------------- kinds
+
+const GRADE_TONE = { verified: 'ok', partial: 'warn', reviewed: 'warn', 'not-visible': 'warn', unverified: 'neutral', failed: 'bad' };
+const STANCE_TONE = { agreed: 'ok', objected: 'bad', silent: 'warn', unavailable: 'neutral' };
+
+function drawRunReceipt(d) {
+  const out = el('div', { class: 'kind-run-receipt' });
+  out.append(el('div', { class: 'title' }, el('h2', { text: d.id || 'run receipt' }),
+    badge(show(d.grade), GRADE_TONE[d.grade] || 'neutral')));
+  const v = d.verdict || {};
+  out.append(facts([
+    ['producer', d.producer ? `${show(d.producer.name)} ${show(d.producer.version)}` : undefined],
+    ['ended', d.endedAt], ['revision', d.revision],
+    ['verdict', v.outcome !== undefined ? `${show(v.outcome)}: ${show(v.agreed)} of ${show(v.reviewers)} reviewers agreed` : undefined],
+    ['tokens', d.tokens], ['cost (USD)', d.costUsd], ['digest', d.digest],
+  ]));
+  if (Array.isArray(d.seats)) {
+    out.append(el('h3', { text: `Seats (${d.seats.length})` }), table(['seat', 'role', 'model', 'stance', 'turns', 'errors', 'timeouts'],
+      d.seats.map((s) => [s.name, s.role, s.model, s.stance ? badge(s.stance, STANCE_TONE[s.stance] || 'neutral') : '—', s.turns, s.errors, s.timeouts])));
+  }
+  if (Array.isArray(d.checks)) {
+    out.append(el('h3', { text: `Checks (${d.checks.length})` }), table(['check', 'by', 'where', 'state', 'exit', 'result'],
+      d.checks.map((c) => [
+        el('span', {}, c.purpose ? el('div', { text: c.purpose }) : null, el('code', { text: show(c.command) })),
+        c.by, c.where, c.state,
+        c.exitCode === null || c.exitCode === undefined ? badge('none', 'neutral') : badge(String(c.exitCode), c.exitCode === 0 ? 'ok' : 'bad'),
+        c.result])));
+  }
+  if (Array.isArray(d.gaps) && d.gaps.length) {
+    out.append(el('h3', { text: 'Gaps' }), el('ul', { class: 'gaps' }, d.gaps.map((g) => el('li', { text: show(g) }))));
+  }
+  return out;
+}
+
+/** One packet, and its stream drawn from every packet of it in the log. */
+async function drawPacket(e) {
+  const d = e.doc || {};
+  const out = el('div', { class: 'kind-packet' });
+  out.append(el('div', { class: 'title' }, el('h2', { text: `${show(d.stream_id)} #${show(d.sequence)}` }),
+    badge(show(d.reproducibility), d.reproducibility === 'bit_exact' ? 'ok' : 'neutral')));
+  out.append(facts([
+    ['packet id', d.packet_id], ['previous', d.prev_packet_id], ['produced', d.produced_at],
+    ['input', d.input_digest], ['model', d.model_digest], ['output', d.output_digest],
+    ['signed by', e.envelope ? (e.envelope.signatures || []).map((s) => s.keyid).join(', ') : 'not signed'],
+  ]));
+  if (typeof d.stream_id !== 'string') return out;
+  out.append(el('h3', { text: 'Its stream in this log' }));
+  const row = el('div', { class: 'stream', 'data-stream': d.stream_id }, el('span', { class: 'muted', text: 'reading the stream…' }));
+  out.append(row);
+  const members = (await fetchAll({ stream: d.stream_id }, 1000))
+    .filter((m) => m.doc && Number.isInteger(num(m.doc.sequence)));
+  row.replaceChildren(...streamRow(members, e.index));
+  out.append(el('div', { class: 'legend' },
+    el('span', {}, badge('n', 'ok'), ' a packet'),
+    el('span', {}, badge('n', 'bad'), ' a gap, or a sequence number held by two packets'),
+    el('span', {}, el('span', { class: 'badge bad', text: '━' }), ' a link that does not name the packet before')));
+  return out;
+}
+
+/** The boxes and links of a stream: every sequence number from 0 to the highest. */
+function streamRow(members, here) {
+  const bySeq = new Map();
+  for (const m of members) {
+    const s = num(m.doc.sequence);
+    const list = bySeq.get(s) || [];
+    list.push(m);
+    bySeq.set(s, list);
+  }
+  // At most 2,000 boxes: a stream longer than that is drawn to its 2,000th.
+  const top = Math.min(Math.max(...bySeq.keys()), 1999);
+  const parts = [];
+  let before = null;
+  for (let s = 0; s <= top; s++) {
+    const at = bySeq.get(s);
+    if (s > 0) {
+      const linked = at && before && at.some((m) => before.some((b) => m.doc.prev_packet_id === b.doc.packet_id));
+      parts.push(el('span', { class: linked ? 'link' : 'link broken', title: linked ? 'linked' : 'not linked to the packet before' }));
+    }
+    if (!at) {
+      parts.push(el('span', { class: 'seq gap', title: `sequence ${s} is missing`, text: s }));
+    } else {
+      const replaced = at.length > 1;
+      const cls = ['seq'];
+      if (replaced) cls.push('replaced');
+      if (at.some((m) => m.index === here)) cls.push('here');
+      parts.push(el('a', { class: cls.join(' '), href: `#/entry/${at[0].index}`,
+        title: replaced ? `sequence ${s} is held by entries ${at.map((m) => m.index).join(', ')}` : `entry ${at[0].index}: ${at[0].doc.packet_id}`,
+        text: s }));
+    }
+    before = at || null;
+  }
+  return parts;
+}
+
+const CLASS_TONE = { occupancy_invariant: 'ok', occupancy_coupled: 'bad', indeterminate: 'warn' };
+
+function drawLineage(d) {
+  const b = d.signed_body || {};
+  const dv = b.divergence || {};
+  const out = el('div', { class: 'kind-lineage' });
+  out.append(el('div', { class: 'title' }, el('h2', { text: show(b.lineage_id) }),
+    badge(show(dv.class), CLASS_TONE[dv.class] || 'neutral')));
+  out.append(facts([
+    ['model (declared)', b.endpoint_ref && b.endpoint_ref.declared_model_name], ['measured', b.measured_at],
+    ['requests', b.request_set && b.request_set.request_count], ['signed by', d.key_id], ['receipt id', d.receipt_id],
+  ]));
+  const levels = Array.isArray(b.levels) ? b.levels : [];
+  out.append(el('h3', { text: 'Distinct sequences against induced concurrency' }), lineagePlot(levels, dv));
+  out.append(table(['level', 'concurrency', 'in flight (accept / complete)', 'repetitions', 'distinct sequences', 'tokens'],
+    levels.map((l) => [l.level_index, l.induced_concurrency, `${show(l.observed_in_flight_at_accept)} / ${show(l.observed_in_flight_at_complete)}`,
+      l.repetitions, l.distinct_sequence_count, l.emitted_token_count])));
+  if (Number.isInteger(num(dv.compared_position_count))) {
+    out.append(el('h3', { text: `Compared pair: level ${show(dv.pair_low_level_index)} against level ${show(dv.pair_high_level_index)}` }));
+    out.append(el('p', {}, `${show(dv.differing_position_count)} of ${show(dv.compared_position_count)} positions differ`,
+      Number.isInteger(num(dv.first_divergent_index)) && num(dv.differing_position_count) > 0 ? `, the first at position ${dv.first_divergent_index}.` : '.'));
+    out.append(positionsStrip(dv));
+  }
+  if (b.effect) out.append(el('h3', { text: 'Effect' }), facts(Object.entries(b.effect)));
+  return out;
+}
+
+/** Levels as points: x the induced concurrency (log scale), y the distinct sequences; the compared pair ringed. */
+function lineagePlot(levels, dv) {
+  const W = 420, H = 220, L = 44, R = 16, T = 24, B = 36;
+  const xs = levels.map((l) => Math.log2(Math.max(1, Number(num(l.induced_concurrency)) || 1)));
+  const ys = levels.map((l) => Number(num(l.distinct_sequence_count)) || 0);
+  const xMax = Math.max(1, ...xs), yMax = Math.max(1, ...ys);
+  const X = (x) => L + (x / xMax) * (W - L - R);
+  const Y = (y) => H - B - (y / yMax) * (H - T - B);
+  const plot = svg('svg', { class: 'plot', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'distinct sequences against induced concurrency' });
+  plot.append(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#8c959f' }), svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#8c959f' }));
+  for (let y = 0; y <= yMax; y += Math.max(1, Math.ceil(yMax / 5))) {
+    plot.append(svg('text', { x: L - 8, y: Y(y) + 4, 'text-anchor': 'end' }, String(y)));
+  }
+  levels.forEach((l, i) => plot.append(svg('text', { x: X(xs[i]), y: H - B + 16, 'text-anchor': 'middle' }, show(l.induced_concurrency))));
+  plot.append(svg('text', { x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle' }, 'induced concurrency'));
+  plot.append(svg('text', { x: 12, y: (T + H - B) / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${(T + H - B) / 2})` }, 'distinct sequences'));
+  if (levels.length > 1) {
+    plot.append(svg('polyline', { points: levels.map((_, i) => `${X(xs[i])},${Y(ys[i])}`).join(' '), fill: 'none', stroke: '#0969da', 'stroke-width': 2 }));
+  }
+  levels.forEach((l, i) => {
+    const paired = l.level_index === dv.pair_low_level_index || l.level_index === dv.pair_high_level_index;
+    if (paired) plot.append(svg('circle', { class: 'pair', cx: X(xs[i]), cy: Y(ys[i]), r: 9, fill: 'none', stroke: '#cf222e', 'stroke-width': 2 }));
+    plot.append(svg('circle', { class: 'level', cx: X(xs[i]), cy: Y(ys[i]), r: 4, fill: '#0969da' },
+      svg('title', {}, `level ${show(l.level_index)}: concurrency ${show(l.induced_concurrency)}, ${show(l.distinct_sequence_count)} distinct`)));
+  });
+  return plot;
+}
+
+/** The compared positions as a strip: the first divergent one red, those after it (where the rest differ) amber. */
+function positionsStrip(dv) {
+  const n = Math.min(num(dv.compared_position_count), 2048);
+  const strip = el('div', { class: 'positions', 'aria-label': 'compared positions' });
+  const differs = num(dv.differing_position_count) > 0;
+  const first = num(dv.first_divergent_index);
+  for (let i = 0; i < n; i++) {
+    const cls = !differs ? '' : i === first ? 'first' : i > first ? 'after' : '';
+    strip.append(el('span', { class: cls, title: `position ${i}` }));
+  }
+  return el('div', {}, strip, differs ? el('div', { class: 'legend' },
+    el('span', {}, el('span', { class: 'badge bad', text: ' ' }), ' the first divergent position'),
+    el('span', {}, el('span', { class: 'badge warn', text: ' ' }), ` after it, where the other ${num(dv.differing_position_count) - 1} differing positions lie (the receipt gives their count, not each place)`)) : null);
+}
+
+async function drawLattice(e) {
+  const d = e.doc || {};
+  const out = el('div', { class: 'kind-lattice' });
+  out.append(el('div', { class: 'title' }, el('h2', { text: `${show(d.packet_id)} (${show(d.todo_id)})` }),
+    badge(`epoch ${show(d.plan_epoch)}`, 'neutral')));
+  out.append(facts([
+    ['packet digest', d.packet_digest], ['context content digest', d.context_content_digest],
+    ['plan', d.plan_ref], ['task', d.task_ref], ['base', d.base_sha],
+    ['paths', d.scope && d.scope.paths], ['verifiers', d.verifier_refs], ['forbidden operations', d.forbidden_operations],
+  ]));
+  out.append(el('h3', { text: `Rebinds of ${show(d.todo_id)} in this log` }));
+  const holder = el('div', { class: 'rebinds' }, el('span', { class: 'muted', text: 'reading the packets…' }));
+  out.append(holder);
+  const same = (await fetchAll({ kind: 'lattice.executor_packet.v1' }, 1000))
+    .filter((m) => m.doc && m.doc.todo_id === d.todo_id)
+    .sort((a, b) => (num(a.doc.plan_epoch) - num(b.doc.plan_epoch)) || (a.index - b.index));
+  if (same.length < 2) {
+    holder.replaceChildren(el('p', { class: 'muted', text: 'Only this packet: no rebind to draw.' }));
+    return out;
+  }
+  const rows = same.map((m, i) => {
+    const prev = i > 0 ? same[i - 1].doc : null;
+    const changed = prev && prev.context_content_digest !== m.doc.context_content_digest;
+    const samePlan = prev && prev.plan_ref === m.doc.plan_ref;
+    const sameEpoch = prev && num(prev.plan_epoch) >= num(m.doc.plan_epoch);
+    return [
+      el('a', { href: `#/entry/${m.index}`, text: m.index }), m.doc.packet_id,
+      el('td', { class: sameEpoch ? 'changed' : '' }, show(m.doc.plan_epoch)),
+      el('td', { class: samePlan ? 'changed' : '' }, show(m.doc.plan_ref)),
+      el('td', { class: changed ? 'changed mono' : 'mono' }, show(m.doc.context_content_digest)),
+      el('td', { class: 'mono' }, show(m.doc.packet_digest)),
+    ];
+  });
+  const t = table(['entry', 'packet', 'epoch', 'plan', 'context content digest', 'packet digest'], rows);
+  t.classList.add('chain');
+  holder.replaceChildren(t, el('p', { class: 'muted', text: 'Red: what a rebind may not do (change the content, keep the plan, repeat the epoch).' }));
+  return out;
+}
+
+const STATUS_TONE = { authorized: 'ok', denied: 'bad', conflicted: 'bad', insufficient_evidence: 'warn' };
+
+function drawReason(d) {
+  const cert = d.certificate || d;
+  const out = el('div', { class: 'kind-reason' });
+  out.append(el('div', { class: 'title' }, el('h2', { text: `${show(cert.action && cert.action.tool)} under ${show(cert.mission && cert.mission.id)}` }),
+    badge(show(cert.status), STATUS_TONE[cert.status] || 'neutral')));
+  const r = cert.reasoning || {};
+  out.append(facts([
+    ['action', cert.action && cert.action.id], ['arguments', cert.action && cert.action.arguments],
+    ['reasoning', r.status], ['query', r.query ? atom(r.query) : undefined],
+    ['request digest', cert.request_digest], ['the request', d.request ? 'in this bundle' : 'not given'],
+  ]));
+  if (Array.isArray(cert.issues) && cert.issues.length) {
+    out.append(el('h3', { text: 'Issues' }), el('ul', { class: 'findings' }, cert.issues.map((i) => el('li', { class: 'warning' }, el('span', { class: 'rule', text: show(i.code) }), show(i.message)))));
+  }
+  const proof = r.proof;
+  if (proof && Array.isArray(proof.nodes)) {
+    out.append(el('h3', { text: `Proof (${proof.nodes.length} nodes)` }));
+    const byId = new Map(proof.nodes.map((n) => [n.id, n]));
+    out.append(el('ul', { class: 'tree' }, proofNode(byId, proof.root, new Set(), 0)));
+  }
+  return out;
+}
+
+function atom(a) {
+  if (!a || typeof a !== 'object') return show(a);
+  return `${show(a.predicate)}(${(Array.isArray(a.arguments) ? a.arguments : []).map(show).join(', ')})`;
+}
+
+function proofNode(byId, id, path, depth) {
+  const n = byId.get(id);
+  if (!n) return el('li', { class: 'error-box', text: `${show(id)}: not among the proof's nodes` });
+  if (path.has(id) || depth > 64) return el('li', { class: 'error-box', text: `${show(id)}: a cycle` });
+  const tone = n.kind === 'fact' ? 'neutral' : 'ok';
+  const label = el('span', {}, el('span', { class: `badge nk ${tone}`, text: show(n.kind) }), el('span', { class: 'atom', text: atom(n.atom) }),
+    n.authority ? el('span', { class: 'muted', text: `  ${show(n.authority)}` }) : null,
+    n.kind !== 'fact' && n.source_id ? el('span', { class: 'muted', text: `  by ${show(n.source_id)}` }) : null);
+  const premises = Array.isArray(n.premises) ? n.premises : [];
+  if (!premises.length) return el('li', {}, label);
+  const next = new Set(path).add(id);
+  return el('li', {}, el('details', { open: true }, el('summary', {}, label),
+    el('ul', {}, premises.map((p) => proofNode(byId, p, next, depth + 1)))));
+}
+
+/** An entry (or a file) drawn by its kind, with the verdict beside it. */
+async function drawEntry(e, verdict, heading) {
+  const box = el('div', { class: 'entry', 'data-kind': e.kind || 'unknown' });
+  box.append(el('p', { class: 'muted' }, heading));
+  if (verdict) box.append(verdictBlock(verdict));
+  let drawn;
+  try {
+    switch (e.kind) {
+      case 'run-receipt': drawn = drawRunReceipt(e.doc); break;
+      case 'verification.packet.v1': drawn = await drawPacket(e); break;
+      case 'numeric.lineage': drawn = drawLineage(e.doc); break;
+      case 'lattice.executor_packet.v1': drawn = await drawLattice(e); break;
+      case 'zerker.reason.authorization.v1': drawn = drawReason(e.doc); break;
+      default: drawn = el('p', { class: 'muted', text: e.json ? `${e.kind || 'This kind'} is shown as its JSON below.` : 'Not JSON: shown as text below.' });
+    }
+  } catch (err) {
+    drawn = el('p', { class: 'error-box', text: `cannot draw this entry: ${err.message}` });
+  }
+  box.append(drawn);
+  const raw = e.statement ? stringify(e.statement, '  ') : e.json ? stringify(e.json, '  ') : e.text;
+  box.append(el('details', {}, el('summary', { text: e.envelope ? 'the signed statement' : 'the entry as JSON' }), el('pre', { text: raw })));
+  return box;
+}
+
+async function openEntry(which) {
+  const pane = $('#entry');
+  pane.replaceChildren(el('p', { class: 'muted', text: `reading entry ${which}…` }));
+  try {
+    const e = await fetchEntry(which);
+    const verdict = await verify(e.bytes);
+    const heading = el('span', {}, `Entry ${e.index} of ${show(e.bundle.origin)}, `, el('a', { href: `/v1/entries/${e.index}`, text: 'its bundle' }),
+      ' (', el('code', { text: `chit verify --log-key KEY` }), ' proves it offline)');
+    pane.replaceChildren(await drawEntry(e, verdict, heading));
+  } catch (err) {
+    pane.replaceChildren(el('p', { class: 'error-box', text: `Entry ${which}: ${err.message}` }));
+  }
+  pane.dataset.entry = which;
+  markCurrent();
+}
+
+// ---------------------------------------------------------------- a file of one's own
+
+async function checkFile(file) {
+  const out = $('#verdict');
+  out.replaceChildren(el('p', { class: 'muted', text: `checking ${file.name}…` }));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const text = utf8.decode(bytes);
+  const lines = /\.(jsonl|ndjson)$/i.test(file.name) ? text.split('\n').filter((l) => l.trim()) : null;
+  if (lines) {
+    const results = [];
+    for (const line of lines.slice(0, 1000)) results.push(await verify(new TextEncoder().encode(line)));
+    const n = (s) => results.filter((r) => r.status === s).length;
+    out.replaceChildren(el('p', { class: 'summary', text: `${file.name}: ${results.length} lines, ${n('valid')} valid, ${n('invalid')} invalid, ${n('unreadable')} unreadable` }),
+      ...results.map((r, i) => el('div', {}, el('span', { class: 'muted', text: `line ${i + 1}` }), verdictBlock(r))));
+    return;
+  }
+  const verdict = await verify(bytes);
+  out.replaceChildren(el('p', { class: 'summary', text: `${file.name}: ${verdict.status}` }), verdictBlock(verdict));
+  $('#entry').replaceChildren(await drawEntry(readEntry(bytes), verdict, `${file.name}, checked here and not appended`));
+  $('#entry').dataset.entry = '';
+}
+
+// ---------------------------------------------------------------- wiring
+
+function route() {
+  const m = location.hash.match(/^#\/entry\/(.+)$/);
+  if (m) openEntry(decodeURIComponent(m[1]));
+}
+
+document.addEventListener('DOMContentLoaded', async () => {
+  $('#search').addEventListener('submit', (ev) => { ev.preventDefault(); runSearch(queryFromForm(), false); });
+  $('#search').addEventListener('reset', () => setTimeout(() => runSearch({}, false), 0));
+  $('#goto').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const which = String(new FormData(ev.target).get('which') || '').trim();
+    if (which) location.hash = `#/entry/${encodeURIComponent(which)}`;
+  });
+  $('#more').addEventListener('click', () => runSearch(lastQuery || {}, true));
+  $('#file').addEventListener('change', (ev) => {
+    const f = ev.target.files[0];
+    if (f) checkFile(f).catch((err) => $('#verdict').replaceChildren(el('p', { class: 'error-box', text: `cannot check ${f.name}: ${err.message}` })));
+  });
+  window.addEventListener('hashchange', route);
+  await Promise.all([loadCheckpoint(), runSearch({}, false)]);
+  route();
+  setInterval(loadCheckpoint, 10000);
+  document.body.dataset.ready = '1';
+});
