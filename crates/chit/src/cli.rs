@@ -281,8 +281,10 @@ pub struct ServeArgs {
     /// cut off, not waited on).
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_timeout: u64,
-    /// No access log (by default one JSON line a request on standard error:
-    /// time, method, path, status, ms, token name).
+    /// Warnings and errors only. By default the log on standard error (JSON
+    /// lines, from `tracing`) also has one line a request (target
+    /// chit::access: method, path, status, ms, token name) and one a batch
+    /// written.
     #[arg(long)]
     pub quiet: bool,
     /// Seconds a whole request may take, its body and its answer included

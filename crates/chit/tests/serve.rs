@@ -364,9 +364,20 @@ fn sigterm_stops_the_server_after_answering() {
     let log = std::fs::read_to_string(dir.join("serve.log")).unwrap();
     let line: Value =
         serde_json::from_str(log.lines().find(|l| l.contains("/v1/entries")).unwrap()).unwrap();
+    assert_eq!(line["target"], "chit::access");
+    assert_eq!(line["level"], "INFO");
     assert_eq!(line["method"], "POST");
     assert_eq!(line["status"], 201);
     assert_eq!(line["token"], "ci");
+    // And the server's own events: listening, the batch, stopping.
+    let messages: Vec<String> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["message"].as_str().map(str::to_string))
+        .collect();
+    for m in ["listening", "batch written", "stopped"] {
+        assert!(messages.iter().any(|x| x == m), "no {m:?} in {messages:?}");
+    }
     // What it acknowledged is in the log.
     let r = chit_in(dir, &["log", "info", "--store", "s.db"], None);
     assert!(r.stdout.contains("size: 1"), "{}", r.stdout);

@@ -42,9 +42,6 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Most bytes a JSON Lines body or a /v1/verify body may hold.
     pub max_body: usize,
-    /// Where each request's JSON line goes (a thread that writes them to
-    /// standard error in batches); None: no access log.
-    pub access_log: Option<std::sync::mpsc::Sender<String>>,
 }
 
 /// Counters for `/metrics`.
@@ -603,27 +600,6 @@ pub async fn metrics(State(state): State<Shared>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
 }
 
-/// The access log's writer: lines as they come, written together and
-/// flushed whenever none is waiting (one write for many requests under
-/// load). Ends when every sender is gone.
-pub fn access_log_writer() -> std::sync::mpsc::Sender<String> {
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let _ = std::thread::Builder::new()
-        .name("chit-access-log".into())
-        .spawn(move || {
-            use std::io::Write;
-            let mut err = std::io::BufWriter::with_capacity(1 << 16, std::io::stderr());
-            while let Ok(first) = rx.recv() {
-                let _ = writeln!(err, "{first}");
-                while let Ok(more) = rx.try_recv() {
-                    let _ = writeln!(err, "{more}");
-                }
-                let _ = err.flush();
-            }
-        });
-    tx
-}
-
 /// Refuses a body announced larger than the server reads, from its
 /// Content-Length, before a byte of it is read (a body that grows past the
 /// limit without announcing it is cut off by the body limit).
@@ -652,36 +628,36 @@ pub async fn length_limit(
     next.run(req).await
 }
 
-/// Counts every response by status (for `/metrics`).
-/// Counts every response by status (for `/metrics`) and writes one JSON
-/// line a request to standard error: the access log (time, method, path,
-/// status, milliseconds, the token's name where one was given and known).
+/// Counts every response by status (for `/metrics`) and logs one event a
+/// request (target `chit::access`: method, path, status, milliseconds, and
+/// the token's name where one was given and known).
 pub async fn count_responses(
     State(state): State<Shared>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    let logged = tracing::enabled!(target: "chit::access", tracing::Level::INFO);
     let started = std::time::Instant::now();
-    let method = req.method().to_string();
-    let path = req.uri().path().to_string();
-    let who = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .and_then(|t| state.tokens.find(t.trim()))
-        .map(|t| t.name.clone());
-    let r = next.run(req).await;
-    let line = json!({
-        "time": chit_gateway::rfc3339_micros(std::time::SystemTime::now()),
-        "method": method,
-        "path": path,
-        "status": r.status().as_u16(),
-        "ms": (started.elapsed().as_secs_f64() * 1e3 * 1000.0).round() / 1000.0,
-        "token": who,
+    let seen = logged.then(|| {
+        let who = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|t| state.tokens.find(t.trim()))
+            .map(|t| t.name.clone());
+        (req.method().clone(), req.uri().path().to_string(), who)
     });
-    if let Some(log) = &state.access_log {
-        let _ = log.send(line.to_string());
+    let r = next.run(req).await;
+    if let Some((method, path, who)) = seen {
+        tracing::info!(
+            target: "chit::access",
+            method = %method,
+            path = %path,
+            status = r.status().as_u16(),
+            ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            token = who.as_deref(),
+        );
     }
     *state
         .metrics

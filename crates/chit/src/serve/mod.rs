@@ -4,6 +4,7 @@
 //! store connection of their own. See [`api`] for the routes.
 
 pub mod api;
+pub mod logging;
 pub mod remote;
 pub mod sequencer;
 pub mod tokens;
@@ -220,6 +221,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         .enable_all()
         .build()
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
+    let logging = logging::init(a.quiet);
     let (jobs, queue) = tokio::sync::mpsc::channel(1024);
     let sequencer = std::thread::Builder::new()
         .name("chit-sequencer".into())
@@ -233,7 +235,6 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         buckets: tokens::Buckets::default(),
         metrics: api::Metrics::default(),
         max_body: MAX_BODY,
-        access_log: (!a.quiet).then(api::access_log_writer),
     });
     let app = router(state, std::time::Duration::from_secs(a.request_timeout));
     let header_timeout = std::time::Duration::from_secs(a.header_timeout);
@@ -244,6 +245,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         let addr = listener
             .local_addr()
             .map_err(|e| Failure::error(e.to_string()))?;
+        tracing::info!(target: "chit::serve", origin = %origin, addr = %addr, "listening");
         writeln!(out, "chit serve: log {origin} at http://{addr}/").map_err(Failure::write)?;
         out.flush().map_err(Failure::write)?;
         serve_connections(listener, app, header_timeout).await;
@@ -252,6 +254,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     // Every request has been answered; the sequencer ends with its queue.
     runtime.shutdown_timeout(std::time::Duration::from_secs(10));
     let _ = sequencer.join();
+    tracing::info!(target: "chit::serve", "stopped");
+    logging.flush();
     served.map(|()| Exit::Ok)
 }
 
@@ -274,7 +278,7 @@ async fn serve_connections(
                     Err(e) => {
                         // Out of file descriptors, or a connection reset
                         // before it was accepted: wait, go on.
-                        eprintln!("chit serve: accept: {e}");
+                        tracing::warn!(target: "chit::serve", error = %e, "a connection was not accepted");
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                         continue;
                     }
@@ -294,6 +298,7 @@ async fn serve_connections(
         }
     }
     drop(listener);
+    tracing::info!(target: "chit::serve", "stopping: answering the requests in flight");
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), graceful.shutdown()).await;
 }
 

@@ -53,17 +53,25 @@ pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
         // The lease for this batch only: several servers on one store take
         // turns, and a server that dies gives its turn up with its
         // connection.
+        let started = std::time::Instant::now();
         let appended = log.lease(LEASE_WAIT).and_then(|()| {
             let r = log.submit_checked(&checked);
             // What was committed is answered as committed; a lease not
             // given back is the connection's until it ends.
             if let Err(e) = log.release() {
-                eprintln!("chit serve: the sequencer's lease was not given back: {e}");
+                tracing::warn!(target: "chit::sequencer", error = %e, "the lease was not given back");
             }
             r
         });
         match appended {
             Ok(sub) => {
+                tracing::info!(
+                    target: "chit::sequencer",
+                    entries = checked.len(),
+                    size = sub.size,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "batch written"
+                );
                 // Every proof of the batch at once: their subtrees shared.
                 let indexes: Vec<u64> = sub.outcomes.iter().filter_map(Outcome::index).collect();
                 let mut proofs = match log.inclusion_proofs(&indexes, sub.size) {
@@ -71,6 +79,7 @@ pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
                     Err(e) => {
                         let why =
                             format!("{e}; the batch is logged, but its proofs could not be made");
+                        tracing::error!(target: "chit::sequencer", error = %why);
                         for (_, reply) in shape {
                             let _ = reply.send(Err(why.clone()));
                         }
@@ -94,6 +103,7 @@ pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
             }
             Err(e) => {
                 let why = e.to_string();
+                tracing::error!(target: "chit::sequencer", error = %why, entries = checked.len(), "a batch was not written; its requests are answered 503");
                 for (_, reply) in shape {
                     let _ = reply.send(Err(why.clone()));
                 }
