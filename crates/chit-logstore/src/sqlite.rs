@@ -55,6 +55,61 @@ CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    checkpointer: Option<Checkpointer>,
+}
+
+/// A thread with a connection of its own that copies the WAL into the
+/// database file (`PRAGMA wal_checkpoint(PASSIVE)`: it never blocks a
+/// writer or a reader) every [`Checkpointer::EVERY`], so that commits only
+/// append to the WAL. Stopped, after one last checkpoint, when the store is
+/// dropped.
+struct Checkpointer {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    const EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+    fn start(path: &Path) -> Result<Checkpointer, StoreError> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .and_then(|c| {
+            c.busy_timeout(std::time::Duration::from_secs(5))?;
+            Ok(c)
+        })
+        .map_err(|e| write_err(path, e))?;
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("chit-sqlite-checkpoint".into())
+            .spawn(move || {
+                let checkpoint = || {
+                    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                };
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(Checkpointer::EVERY)
+                {
+                    checkpoint();
+                }
+                checkpoint();
+            })
+            .map_err(|e| StoreError::Write(format!("cannot start a checkpoint thread: {e}")))?;
+        Ok(Checkpointer {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 fn read_err(e: rusqlite::Error) -> StoreError {
@@ -141,6 +196,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
+            checkpointer: None,
         })
     }
 
@@ -553,5 +609,16 @@ impl Store for SqliteStore {
         // One file on one machine: SQLite's write lock, taken by every
         // commit, and the size check inside it are the sequencer's lease.
         self.size().map(|_| ())
+    }
+
+    fn housekeep_in_background(&mut self) -> Result<(), StoreError> {
+        if self.checkpointer.is_some() || self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return Ok(());
+        }
+        self.checkpointer = Some(Checkpointer::start(&self.path)?);
+        // The thread checkpoints; commits no longer do.
+        self.conn
+            .pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(|e| write_err(&self.path, e))
     }
 }

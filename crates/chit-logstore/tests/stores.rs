@@ -733,3 +733,46 @@ fn the_sequencer_lease_passes_on() {
     second.lease(std::time::Duration::from_secs(5)).unwrap();
     second.submit(&[receipt(1)]).unwrap();
 }
+
+/// SQLite with housekeeping in the background (as `chit serve` runs it):
+/// commits no longer checkpoint, a thread of its own copies the WAL into
+/// the database file, and what was appended is there, proven, after the
+/// store is dropped and opened again.
+#[test]
+fn sqlite_checkpoints_in_the_background() {
+    let b = lite();
+    new_log(&b, &Policy::default());
+    let mut log = reopen(&b);
+    log.store().housekeep_in_background().unwrap();
+    // Commits no longer checkpoint the WAL themselves.
+    let c = rusqlite::Connection::open(&b.path).unwrap();
+    for batch in 0..20 {
+        let items: Vec<Vec<u8>> = (0..50).map(|i| receipt(batch * 50 + i)).collect();
+        appended(&log.submit(&items).unwrap().outcomes);
+    }
+    // Reading the database file alone (immutable: the WAL is not looked
+    // at) finds every entry once the thread has caught up.
+    let file_only = || -> i64 {
+        let uri = format!("file:{}?immutable=1", b.path.display());
+        let c = rusqlite::Connection::open_with_flags(
+            uri,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+        )
+        .unwrap();
+        c.query_row("SELECT count(*) FROM chit_log_entries", [], |r| r.get(0))
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while file_only() < 1000 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(file_only(), 1000, "the WAL was not checkpointed");
+    drop(c);
+    drop(log);
+    let mut log = reopen(&b);
+    let (size, _) = log.head().unwrap();
+    assert_eq!(size, 1000);
+    let proof = log.inclusion_proof(999, size).unwrap();
+    let root = log.root(size).unwrap();
+    tree::verify_inclusion(&leaf_hash(&receipt(999)), 999, size, &proof, &root).unwrap();
+}

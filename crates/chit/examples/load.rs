@@ -7,10 +7,20 @@
 //!
 //! With several URLs, client i sends to URL i mod n (several servers on one
 //! log).
+//!
+//! Each client is one keep-alive HTTP/1.1 connection on a single-threaded
+//! runtime, written by hand (like wrk, a load generator should cost the
+//! machine it shares as little as it can): each request is one write of
+//! prepared headers and the body; each answer is read to the end of its
+//! Content-Length, and its status counted. A connection the server closes
+//! is opened again. Latency is from the request's first byte written to its
+//! answer's last byte read.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,9 +28,13 @@ fn main() {
         eprintln!("usage: load URL[,URL...] TOKEN FILE CLIENTS");
         std::process::exit(2);
     };
-    let urls: Vec<String> = urls
+    let hosts: Vec<String> = urls
         .split(',')
-        .map(|u| format!("{}/v1/entries", u.trim_end_matches('/')))
+        .map(|u| {
+            u.trim_start_matches("http://")
+                .trim_end_matches('/')
+                .to_string()
+        })
         .collect();
     let clients: usize = clients.parse().expect("a number of clients");
     let text = std::fs::read(file).expect("the input file");
@@ -30,46 +44,43 @@ fn main() {
             .map(<[u8]>::to_vec)
             .collect(),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
+    let token = token.clone();
     let (latencies, codes, secs) = runtime.block_on(async move {
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(clients)
-            .timeout(Duration::from_secs(60))
-            .build()
-            .unwrap();
         let next = Arc::new(AtomicUsize::new(0));
         let start = Instant::now();
         let mut tasks = Vec::new();
         for c in 0..clients {
-            let (client, next, lines, token) =
-                (client.clone(), next.clone(), lines.clone(), token.clone());
-            let url = urls[c % urls.len()].clone();
+            let (next, lines) = (next.clone(), lines.clone());
+            let host = hosts[c % hosts.len()].clone();
+            let head = format!(
+                "POST /v1/entries HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
+                 Content-Type: application/json\r\nContent-Length: "
+            );
             tasks.push(tokio::spawn(async move {
                 let mut lat = Vec::new();
                 let mut codes = std::collections::BTreeMap::new();
+                let mut conn: Option<TcpStream> = None;
+                let mut req = Vec::with_capacity(4096);
+                let mut buf = Vec::with_capacity(8192);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(body) = lines.get(i) else { break };
+                    req.clear();
+                    req.extend_from_slice(head.as_bytes());
+                    req.extend_from_slice(format!("{}\r\n\r\n", body.len()).as_bytes());
+                    req.extend_from_slice(body);
                     let t = Instant::now();
-                    let code = match client
-                        .post(&url)
-                        .bearer_auth(&token)
-                        .body(body.clone())
-                        .send()
-                        .await
-                    {
-                        Ok(r) => {
-                            let code = r.status().as_u16();
-                            let _ = r.bytes().await;
-                            code
-                        }
+                    let code = match exchange(&mut conn, &host, &req, &mut buf).await {
+                        Ok(code) => code,
                         Err(e) => {
                             if std::env::var_os("LOAD_DEBUG").is_some() {
-                                eprintln!("{e:?}");
+                                eprintln!("{e}");
                             }
+                            conn = None;
                             0
                         }
                     };
@@ -101,4 +112,67 @@ fn main() {
         p(0.99),
         p(1.0)
     );
+}
+
+/// One request on the client's connection (opened when it has none): the
+/// answer's status. The connection is kept unless the server closes it.
+async fn exchange(
+    conn: &mut Option<TcpStream>,
+    host: &str,
+    req: &[u8],
+    buf: &mut Vec<u8>,
+) -> std::io::Result<u16> {
+    if conn.is_none() {
+        let s = TcpStream::connect(host).await?;
+        s.set_nodelay(true)?;
+        *conn = Some(s);
+    }
+    let s = conn.as_mut().expect("connected");
+    tokio::time::timeout(Duration::from_secs(60), async {
+        s.write_all(req).await?;
+        buf.clear();
+        // The head.
+        let head_end = loop {
+            if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            if s.read_buf(buf).await? == 0 {
+                return Err(std::io::Error::other("the server closed the connection"));
+            }
+        };
+        let head = std::str::from_utf8(&buf[..head_end])
+            .map_err(|_| std::io::Error::other("a head that is not UTF-8"))?;
+        let code: u16 = head
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| std::io::Error::other("no status"))?;
+        let mut length = None;
+        let mut close = false;
+        for line in head.split("\r\n").skip(1) {
+            if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    length = v.trim().parse::<usize>().ok();
+                } else if k.eq_ignore_ascii_case("connection") && v.trim() == "close" {
+                    close = true;
+                }
+            }
+        }
+        let length =
+            length.ok_or_else(|| std::io::Error::other("an answer without Content-Length"))?;
+        while buf.len() < head_end + length {
+            if s.read_buf(buf).await? == 0 {
+                return Err(std::io::Error::other("the answer was cut short"));
+            }
+        }
+        Ok((code, close))
+    })
+    .await
+    .map_err(|_| std::io::Error::other("no answer within 60 s"))?
+    .map(|(code, close)| {
+        if close {
+            *conn = None;
+        }
+        code
+    })
 }

@@ -213,7 +213,12 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
                 .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
         }
     };
-    let writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
+    let mut writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
+    writer
+        .store()
+        .housekeep_in_background()
+        .map_err(|e| Failure::error(e.to_string()))?;
+    check_threads();
     let reader = crate::commands::log::open_store_log(&store)?;
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
@@ -257,6 +262,15 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     tracing::info!(target: "chit::serve", "stopped");
     logging.flush();
     served.map(|()| Exit::Ok)
+}
+
+/// The threads that check submissions: rayon's pool, one a core, named
+/// (`chit-check-N`) so that a profile or `top -H` tells them from the
+/// threads that answer (`tokio-rt-worker`) and sequence (`chit-sequencer`).
+fn check_threads() {
+    let _ = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("chit-check-{i}"))
+        .build_global();
 }
 
 /// Accepts connections until Ctrl-C or SIGTERM, each served by hyper with a
