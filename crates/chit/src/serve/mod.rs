@@ -220,6 +220,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         .map_err(|e| Failure::error(e.to_string()))?;
     check_threads();
     let reader = crate::commands::log::open_store_log(&store)?;
+    let prover = crate::commands::log::open_store_log(&store)?;
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -230,7 +231,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let (jobs, queue) = tokio::sync::mpsc::channel(1024);
     let sequencer = std::thread::Builder::new()
         .name("chit-sequencer".into())
-        .spawn(move || sequencer::run(writer, queue))
+        .spawn(move || sequencer::run(writer, prover, queue))
         .map_err(|e| Failure::error(format!("cannot start the sequencer: {e}")))?;
     let state = Arc::new(api::AppState {
         reader: Mutex::new(reader),

@@ -1,7 +1,9 @@
 //! The one thread that appends: submissions from every request, already
 //! checked on the request's side, are gathered into batches (whatever is
 //! waiting, up to [`BATCH`] submissions) and appended in one durable tree
-//! update each. A request is answered only after its batch is committed.
+//! update each. A request is answered only after its batch is committed;
+//! a second thread proves and answers each committed batch while the next
+//! is appended.
 
 use chit_log::Hash;
 use chit_logstore::{Log, Outcome, Submitted};
@@ -28,10 +30,33 @@ pub struct Appended {
     pub checkpoint: Vec<u8>,
 }
 
+/// A committed batch on its way to the prover: the requests' shapes (how
+/// many submissions each, where to answer) and what the batch gave.
+struct Committed {
+    shape: Vec<(usize, oneshot::Sender<Result<Appended, String>>)>,
+    outcomes: Vec<Outcome>,
+    size: u64,
+    checkpoint: Vec<u8>,
+}
+
 /// Runs until every sender is dropped (the server shut down): the batch in
 /// hand is finished, nothing queued after the last batch is left
 /// unanswered (its senders get an error when the queue is dropped).
-pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
+///
+/// Two threads: this one appends batch after batch; a second (`prover`, on
+/// a store connection of its own) makes each committed batch's inclusion
+/// proofs and answers its requests, so the next batch's append does not
+/// wait for them. A request is answered only after its batch is committed.
+pub fn run(mut log: Log, prover: Log, mut jobs: mpsc::Receiver<Job>) {
+    let (to_prover, committed) = std::sync::mpsc::channel::<Committed>();
+    let proving = std::thread::Builder::new()
+        .name("chit-prover".into())
+        .spawn(move || prove(prover, committed));
+    let (to_prover, proving) = match proving {
+        Ok(t) => (Some(to_prover), Some(t)),
+        // No thread: the proofs are made here.
+        Err(_) => (None, None),
+    };
     while let Some(first) = jobs.blocking_recv() {
         let mut batch = vec![first];
         let mut count = batch[0].checked.len();
@@ -72,33 +97,19 @@ pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
                     ms = started.elapsed().as_secs_f64() * 1e3,
                     "batch written"
                 );
-                // Every proof of the batch at once: their subtrees shared.
-                let indexes: Vec<u64> = sub.outcomes.iter().filter_map(Outcome::index).collect();
-                let mut proofs = match log.inclusion_proofs(&indexes, sub.size) {
-                    Ok(p) => p.into_iter(),
-                    Err(e) => {
-                        let why =
-                            format!("{e}; the batch is logged, but its proofs could not be made");
-                        tracing::error!(target: "chit::sequencer", error = %why);
-                        for (_, reply) in shape {
-                            let _ = reply.send(Err(why.clone()));
-                        }
-                        continue;
-                    }
+                let c = Committed {
+                    shape,
+                    outcomes: sub.outcomes,
+                    size: sub.size,
+                    checkpoint: sub.checkpoint,
                 };
-                let mut outcomes = sub.outcomes.into_iter();
-                for (n, reply) in shape {
-                    let mine: Vec<Outcome> = outcomes.by_ref().take(n).collect();
-                    let mine_proofs = mine
-                        .iter()
-                        .map(|o| o.index().and_then(|_| proofs.next()))
-                        .collect();
-                    let _ = reply.send(Ok(Appended {
-                        outcomes: mine,
-                        proofs: mine_proofs,
-                        size: sub.size,
-                        checkpoint: sub.checkpoint.clone(),
-                    }));
+                match &to_prover {
+                    Some(p) => {
+                        if let Err(std::sync::mpsc::SendError(c)) = p.send(c) {
+                            answer(&mut log, c);
+                        }
+                    }
+                    None => answer(&mut log, c),
                 }
             }
             Err(e) => {
@@ -109,5 +120,49 @@ pub fn run(mut log: Log, mut jobs: mpsc::Receiver<Job>) {
                 }
             }
         }
+    }
+    // Dropping the sender ends the prover once it has answered every
+    // committed batch.
+    drop(to_prover);
+    if let Some(t) = proving {
+        let _ = t.join();
+    }
+}
+
+/// The prover's loop: each committed batch proven and answered, in order.
+fn prove(mut log: Log, committed: std::sync::mpsc::Receiver<Committed>) {
+    while let Ok(c) = committed.recv() {
+        answer(&mut log, c);
+    }
+}
+
+/// Answers a committed batch's requests: every proof of the batch at once
+/// (their subtrees shared), each request its own outcomes and proofs.
+fn answer(log: &mut Log, c: Committed) {
+    let indexes: Vec<u64> = c.outcomes.iter().filter_map(Outcome::index).collect();
+    let mut proofs = match log.inclusion_proofs(&indexes, c.size) {
+        Ok(p) => p.into_iter(),
+        Err(e) => {
+            let why = format!("{e}; the batch is logged, but its proofs could not be made");
+            tracing::error!(target: "chit::sequencer", error = %why);
+            for (_, reply) in c.shape {
+                let _ = reply.send(Err(why.clone()));
+            }
+            return;
+        }
+    };
+    let mut outcomes = c.outcomes.into_iter();
+    for (n, reply) in c.shape {
+        let mine: Vec<Outcome> = outcomes.by_ref().take(n).collect();
+        let mine_proofs = mine
+            .iter()
+            .map(|o| o.index().and_then(|_| proofs.next()))
+            .collect();
+        let _ = reply.send(Ok(Appended {
+            outcomes: mine,
+            proofs: mine_proofs,
+            size: c.size,
+            checkpoint: c.checkpoint.clone(),
+        }));
     }
 }
