@@ -57,6 +57,9 @@ pub struct PgStore {
     client: Client,
     location: String,
     schema: String,
+    /// Statements prepared on this connection, by their SQL: a batch runs
+    /// each once per round trip instead of two.
+    statements: std::collections::HashMap<String, postgres::Statement>,
 }
 
 /// Splits chit's `schema=NAME` out of a connection URL: the URL PostgreSQL
@@ -134,6 +137,7 @@ impl PgStore {
             client,
             location,
             schema,
+            statements: std::collections::HashMap::new(),
         })
     }
 
@@ -146,14 +150,22 @@ impl PgStore {
     }
 
     fn is_log(&mut self) -> Result<bool, StoreError> {
+        let st = self.prepared("SELECT to_regclass($1) IS NOT NULL")?;
         let row = self
             .client
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL",
-                &[&format!("{}.chit_log_meta", self.schema)],
-            )
+            .query_one(&st, &[&format!("{}.chit_log_meta", self.schema)])
             .map_err(read_err)?;
         Ok(row.get(0))
+    }
+
+    /// The statement for `sql`, prepared once on this connection.
+    fn prepared(&mut self, sql: &str) -> Result<postgres::Statement, StoreError> {
+        if let Some(st) = self.statements.get(sql) {
+            return Ok(st.clone());
+        }
+        let st = self.client.prepare(sql).map_err(read_err)?;
+        self.statements.insert(sql.to_string(), st.clone());
+        Ok(st)
     }
 
     fn require_log(&mut self) -> Result<(), StoreError> {
@@ -166,20 +178,26 @@ impl PgStore {
 }
 
 impl PgStore {
-    /// Logged packets matching `(stream, value)` pairs: `$1` the streams,
-    /// `join` the rest of the join on the values in `$2`.
+    /// The packets at the given (stream, `column`) keys: one index lookup
+    /// per key. The subquery is fenced (`OFFSET 0`) so that the planner
+    /// does not flatten it into a hash join over the whole table, which it
+    /// prefers when a log holds one long stream (6 ms instead of 0.5 ms for
+    /// 192 keys in a stream of 30,000).
     fn packets_joined(
         &mut self,
-        join: &str,
+        column: &str,
+        sql_type: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<Vec<PacketRow>, StoreError> {
         let sql = format!(
             "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
-             FROM chit_log_packets p JOIN unnest($1::bytea[], {join} AND p.stream_id = k.s"
+             FROM unnest($1::bytea[], $2::{sql_type}[]) AS k(s, v) CROSS JOIN LATERAL \
+             (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.{column} = k.v OFFSET 0) p"
         );
+        let st = self.prepared(&sql)?;
         Ok(self
             .client
-            .query(&sql, params)
+            .query(&st, params)
             .map_err(read_err)?
             .iter()
             .map(to_packet)
@@ -283,13 +301,13 @@ impl Store for PgStore {
     }
 
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+        let st = self.prepared(
+            "SELECT h.size, c.note FROM chit_log_head h \
+             LEFT JOIN chit_log_checkpoints c ON c.size = h.size WHERE h.id = 0",
+        )?;
         let row = self
             .client
-            .query_opt(
-                "SELECT h.size, c.note FROM chit_log_head h \
-                 LEFT JOIN chit_log_checkpoints c ON c.size = h.size WHERE h.id = 0",
-                &[],
-            )
+            .query_opt(&st, &[])
             .map_err(read_err)?
             .ok_or_else(|| StoreError::Read("the store has no head row".into()))?;
         let size: i64 = row.get(0);
@@ -342,12 +360,11 @@ impl Store for PgStore {
 
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
         let keys: Vec<&[u8]> = digests.iter().map(|d| &d[..]).collect();
+        let st =
+            self.prepared("SELECT sha256, idx FROM chit_log_entries WHERE sha256 = ANY($1)")?;
         let found: HashMap<Vec<u8>, u64> = self
             .client
-            .query(
-                "SELECT sha256, idx FROM chit_log_entries WHERE sha256 = ANY($1)",
-                &[&keys],
-            )
+            .query(&st, &[&keys])
             .map_err(read_err)?
             .iter()
             .map(|r| (r.get(0), r.get::<_, i64>(1) as u64))
@@ -394,10 +411,11 @@ impl Store for PgStore {
     }
 
     fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let st = self.prepared("SELECT data FROM chit_log_tiles WHERE level = $1 AND idx = $2")?;
         Ok(self
             .client
             .query_opt(
-                "SELECT data FROM chit_log_tiles WHERE level = $1 AND idx = $2",
+                &st,
                 &[&i16::from(level), &(index.min(i64::MAX as u64) as i64)],
             )
             .map_err(read_err)?
@@ -407,19 +425,13 @@ impl Store for PgStore {
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
         let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
         let seqs: Vec<i64> = keys.iter().map(|k| k.1).collect();
-        self.packets_joined(
-            "$2::int8[]) AS k(s, v) ON p.sequence = k.v",
-            &[&streams, &seqs],
-        )
+        self.packets_joined("sequence", "int8", &[&streams, &seqs])
     }
 
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
         let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
         let ids: Vec<&[u8]> = keys.iter().map(|k| k.1.as_bytes()).collect();
-        self.packets_joined(
-            "$2::bytea[]) AS k(s, v) ON p.packet_id = k.v",
-            &[&streams, &ids],
-        )
+        self.packets_joined("packet_id", "bytea", &[&streams, &ids])
     }
 
     fn packets(
@@ -480,15 +492,30 @@ impl Store for PgStore {
                 describe(&e)
             ))
         };
+        let head = self.prepared("SELECT size FROM chit_log_head WHERE id = 0 FOR UPDATE")?;
+        let entries = self.prepared(
+            "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
+             SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[], $4::int8[])",
+        )?;
+        let tiles = self.prepared(
+            "INSERT INTO chit_log_tiles (level, idx, data) \
+             SELECT * FROM unnest($1::int2[], $2::int8[], $3::bytea[]) \
+             ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
+        )?;
+        let labels = self.prepared(
+            "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at) \
+             SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::int8[])",
+        )?;
+        let packets = self.prepared(
+            "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
+             SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::bytea[], $5::int8[])",
+        )?;
+        let checkpoint =
+            self.prepared("INSERT INTO chit_log_checkpoints (size, note) VALUES ($1, $2)")?;
+        let grow = self.prepared("UPDATE chit_log_head SET size = $1 WHERE id = 0")?;
         let mut tx = self.client.transaction().map_err(w)?;
         // Locking the head row is the batch's first write.
-        let found: i64 = tx
-            .query_one(
-                "SELECT size FROM chit_log_head WHERE id = 0 FOR UPDATE",
-                &[],
-            )
-            .map_err(w)?
-            .get(0);
+        let found: i64 = tx.query_one(&head, &[]).map_err(w)?.get(0);
         if found as u64 != batch.old_size {
             return Err(StoreError::Conflict {
                 expected: batch.old_size,
@@ -499,22 +526,11 @@ impl Store for PgStore {
         let sha: Vec<&[u8]> = batch.entries.iter().map(|e| &e.sha256[..]).collect();
         let data: Vec<&[u8]> = batch.entries.iter().map(|e| e.data).collect();
         let at: Vec<i64> = batch.entries.iter().map(|e| e.integrated_at).collect();
-        tx.execute(
-            "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
-             SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[], $4::int8[])",
-            &[&idx, &sha, &data, &at],
-        )
-        .map_err(w)?;
+        tx.execute(&entries, &[&idx, &sha, &data, &at]).map_err(w)?;
         let levels: Vec<i16> = batch.tiles.iter().map(|t| i16::from(t.0)).collect();
         let tidx: Vec<i64> = batch.tiles.iter().map(|t| t.1 as i64).collect();
         let tdata: Vec<&[u8]> = batch.tiles.iter().map(|t| &t.2[..]).collect();
-        tx.execute(
-            "INSERT INTO chit_log_tiles (level, idx, data) \
-             SELECT * FROM unnest($1::int2[], $2::int8[], $3::bytea[]) \
-             ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
-            &[&levels, &tidx, &tdata],
-        )
-        .map_err(w)?;
+        tx.execute(&tiles, &[&levels, &tidx, &tdata]).map_err(w)?;
         if !batch.labels.is_empty() {
             let ls = &batch.labels;
             let at = batch.entries.first().map(|e| e.integrated_at).unwrap_or(0);
@@ -526,12 +542,7 @@ impl Store for PgStore {
                 .map(|l| l.stream_id.as_deref().map(str::as_bytes))
                 .collect();
             let t: Vec<i64> = vec![at; ls.len()];
-            tx.execute(
-                "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at) \
-                 SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::int8[])",
-                &[&i, &k, &art, &st, &t],
-            )
-            .map_err(w)?;
+            tx.execute(&labels, &[&i, &k, &art, &st, &t]).map_err(w)?;
         }
         if !batch.packets.is_empty() {
             let ps = &batch.packets;
@@ -543,61 +554,51 @@ impl Store for PgStore {
                 .map(|p| p.prev_packet_id.as_deref().map(str::as_bytes))
                 .collect();
             let i: Vec<i64> = ps.iter().map(|p| p.index as i64).collect();
-            tx.execute(
-                "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
-                 SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::bytea[], $5::int8[])",
-                &[&s, &n, &id, &prev, &i],
-            )
-            .map_err(w)?;
+            tx.execute(&packets, &[&s, &n, &id, &prev, &i]).map_err(w)?;
         }
         let new_size = batch.new_size() as i64;
-        tx.execute(
-            "INSERT INTO chit_log_checkpoints (size, note) VALUES ($1, $2)",
-            &[&new_size, &batch.checkpoint],
-        )
-        .map_err(w)?;
-        tx.execute(
-            "UPDATE chit_log_head SET size = $1 WHERE id = 0",
-            &[&new_size],
-        )
-        .map_err(w)?;
+        tx.execute(&checkpoint, &[&new_size, &batch.checkpoint])
+            .map_err(w)?;
+        tx.execute(&grow, &[&new_size]).map_err(w)?;
         tx.commit().map_err(w)
     }
 
     fn release(&mut self) -> Result<(), StoreError> {
         let key = format!("chit-log:{}", self.schema);
-        self.client
-            .execute("SELECT pg_advisory_unlock(hashtext($1)::bigint)", &[&key])
-            .map_err(read_err)?;
+        let st = self.prepared("SELECT pg_advisory_unlock(hashtext($1)::bigint)")?;
+        self.client.execute(&st, &[&key]).map_err(read_err)?;
         Ok(())
     }
 
     fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
         self.require_log()?;
-        let key = format!("chit-log:{}", self.schema);
-        // Waits in the server (no polling): the lock is granted the moment
-        // its holder gives it back or its connection ends; the statement
-        // timeout bounds the wait.
+        // One round trip: the wait is bounded by a statement timeout local
+        // to a transaction around the lock (the lock itself is the
+        // session's, and outlives it). It waits in the server (no
+        // polling): the lock is granted the moment its holder gives it
+        // back or its connection ends. The key is chit-log:SCHEMA, and a
+        // schema name is only [a-z0-9_], so it is written as a literal.
         let ms = wait.as_millis().clamp(1, i32::MAX as u128);
-        self.client
-            .batch_execute(&format!("SET statement_timeout = {ms}"))
-            .map_err(read_err)?;
-        let got = self
-            .client
-            .execute("SELECT pg_advisory_lock(hashtext($1)::bigint)", &[&key]);
-        self.client
-            .batch_execute("SET statement_timeout = 0")
-            .map_err(read_err)?;
+        let got = self.client.batch_execute(&format!(
+            "BEGIN; SET LOCAL statement_timeout = {ms}; \
+             SELECT pg_advisory_lock(hashtext('chit-log:{}')::bigint); COMMIT",
+            self.schema
+        ));
         match got {
-            Ok(_) => Ok(()),
-            Err(e) if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) => {
-                Err(StoreError::Write(format!(
-                    "another process is sequencing {} (it holds the sequencer's lease); \
-                     try again when it finishes, or append through it",
-                    self.location
-                )))
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // The transaction was left aborted: end it.
+                let _ = self.client.batch_execute("ROLLBACK");
+                if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) {
+                    Err(StoreError::Write(format!(
+                        "another process is sequencing {} (it holds the sequencer's lease); \
+                         try again when it finishes, or append through it",
+                        self.location
+                    )))
+                } else {
+                    Err(read_err(e))
+                }
             }
-            Err(e) => Err(read_err(e)),
         }
     }
 }
