@@ -155,6 +155,7 @@ both!(
     audit_catches_a_rewritten_history,
     bundles_verify_offline_and_fail_when_forged,
     witnesses_cosign_consistent_checkpoints,
+    a_stale_batch_is_a_conflict_and_writes_nothing,
 );
 
 fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
@@ -452,6 +453,78 @@ fn two_sequencers_never_interleave(b: &dyn Backend) {
     let r = audit_once(b, None);
     assert!(r.ok(), "{:?}", r.problems);
     assert_eq!(r.root, mem.root(400).unwrap());
+}
+
+/// A batch computed for a size the log has left (another sequencer
+/// committed first) is refused as a conflict, and nothing of it is written:
+/// not its entries, labels or packets, not its checkpoint, not the head.
+fn a_stale_batch_is_a_conflict_and_writes_nothing(b: &dyn Backend) {
+    let mut log = new_log(b, &Policy::default());
+    log.submit(&[receipt(1), receipt(2)]).unwrap();
+    let (size, note) = log.head().unwrap();
+    assert_eq!(size, 2);
+    let bytes = receipt(3);
+    let batch = chit_logstore::store::Batch {
+        // Computed for size 1: stale.
+        old_size: 1,
+        entries: vec![chit_logstore::store::NewEntry {
+            index: 1,
+            sha256: chit_core::digest::sha256(&bytes),
+            data: &bytes,
+            integrated_at: 0,
+        }],
+        tiles: vec![(0, 0, vec![9u8; 64])],
+        packets: vec![chit_logstore::store::PacketRow {
+            stream_id: "s".into(),
+            sequence: 0,
+            packet_id: "p".into(),
+            prev_packet_id: None,
+            index: 1,
+        }],
+        labels: vec![chit_logstore::store::Label {
+            index: 1,
+            kind: "run-receipt".into(),
+            art_id: None,
+            stream_id: None,
+        }],
+        checkpoint: b"forged".to_vec(),
+    };
+    let mut store = b.store();
+    match store.commit(&batch) {
+        Err(chit_logstore::store::StoreError::Conflict { expected, found }) => {
+            assert_eq!((expected, found), (1, 2));
+        }
+        other => panic!("not a conflict: {other:?}"),
+    }
+    // The same, where no index it takes is taken: only the head says it
+    // is stale.
+    let far = receipt(9);
+    let batch = chit_logstore::store::Batch {
+        entries: vec![chit_logstore::store::NewEntry {
+            index: 5,
+            sha256: chit_core::digest::sha256(&far),
+            data: &far,
+            integrated_at: 0,
+        }],
+        ..batch
+    };
+    assert!(matches!(
+        store.commit(&batch),
+        Err(chit_logstore::store::StoreError::Conflict { .. })
+    ));
+    assert!(
+        store.entry(5).unwrap().is_none(),
+        "a stale batch's entry was written"
+    );
+    // Nothing changed: the same head, the tree still the one its
+    // checkpoint signs, and the log goes on.
+    drop(store);
+    let mut log = reopen(b);
+    assert_eq!(log.head().unwrap(), (2, note));
+    let r = audit_once(b, None);
+    assert!(r.ok(), "{:?}", r.problems);
+    let sub = log.submit(&[receipt(3)]).unwrap();
+    assert_eq!(appended(&sub.outcomes), vec![2]);
 }
 
 fn fill(b: &dyn Backend, n: usize) -> Vec<u8> {
