@@ -63,12 +63,22 @@ impl Endpoint {
         u.strip_suffix("/v1").unwrap_or(u)
     }
 
-    fn route(&self, api: Api) -> String {
+    /// The URL requests go to under `api`: what is measured, and so what
+    /// the receipt commits to and the transcript records.
+    pub fn route(&self, api: Api) -> String {
         match api {
             Api::OpenAi => format!("{}/v1/completions", self.root()),
             Api::LlamaCpp => format!("{}/completion", self.root()),
             Api::SGLang => format!("{}/generate", self.root()),
         }
+    }
+
+    /// The API (named, or asked of the server) and the URL it is measured
+    /// at, found before anything is measured.
+    pub async fn resolve(&self) -> Result<(Api, String), Failure> {
+        let client = client(Duration::from_secs(10))?;
+        let api = self.api(&client).await?;
+        Ok((api, self.route(api)))
     }
 
     /// The API, named or detected.

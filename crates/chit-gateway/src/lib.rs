@@ -394,7 +394,8 @@ async fn run(
         lineage_id: plan.lineage_id.clone(),
         salt_hex: salt,
         gateway: plan.gateway.clone(),
-        endpoint: endpoint.url.clone(),
+        // What was measured: the URL the requests went to.
+        endpoint: endpoint.route(api),
         model: plan.model.clone(),
         bound: plan.bound.clone(),
         request_set_canonical: set_canonical,

@@ -279,7 +279,7 @@ pub struct ServeArgs {
     pub tokens: Option<PathBuf>,
     /// Seconds a client has to send a request's headers (a slow client is
     /// cut off, not waited on).
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = at_least_u64(1))]
     pub header_timeout: u64,
     /// Warnings and errors only. By default the log on standard error (JSON
     /// lines, from `tracing`) also has one line a request (target
@@ -289,7 +289,7 @@ pub struct ServeArgs {
     pub quiet: bool,
     /// Seconds a whole request may take, its body and its answer included
     /// (408 after that).
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = at_least_u64(1))]
     pub request_timeout: u64,
 }
 
@@ -314,7 +314,7 @@ pub struct LogInitArgs {
     #[arg(long, value_name = "FILE")]
     pub trust: Option<PathBuf>,
     /// Distinct trusted keys each receipt needs.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_u32(1))]
     pub threshold: u32,
     /// With --trust, also accept documents no key signed, checked by their own rules.
     #[arg(long, requires = "trust")]
@@ -621,7 +621,7 @@ pub struct VerifyArgs {
 
     /// Distinct trusted keys each input needs (one key signing twice counts once;
     /// a numeric.lineage receipt's own signer counts with its envelope's).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_u32(1))]
     pub threshold: u32,
 
     /// A numeric lineage gateway's transcript: check the receipt's
@@ -824,10 +824,10 @@ pub struct BoundArgs {
     #[arg(long, value_name = "N")]
     pub min_first_divergent_index: u64,
     /// Most distinct sequence vectors a level may show over its repetitions.
-    #[arg(long = "max-distinct-sequences", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long = "max-distinct-sequences", value_name = "N", value_parser = at_least_u64(1))]
     pub max_distinct_sequences: u64,
     /// Repetitions every level must have.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+    #[arg(long, value_name = "N", value_parser = at_least_u64(2))]
     pub repetitions: u64,
     /// Where to write the bound (never overwritten).
     #[arg(long, value_name = "FILE")]
@@ -857,7 +857,7 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "C,C,...", value_delimiter = ',', required = true)]
     pub levels: Vec<u64>,
     /// Repetitions of the whole set at each level.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "R", value_parser = at_least_u64(1))]
     pub repetitions: u64,
     /// The committed bound ('chit lineage bound').
     #[arg(long, value_name = "FILE")]
@@ -1089,5 +1089,27 @@ fn parse_depth(s: &str) -> Result<usize, String> {
             "the depth must be between 1 and {}",
             Limits::DEPTH_CEILING
         ))
+    }
+}
+
+/// A whole number of at least `min`, refused in words ("at least 2"),
+/// not as clap's range of the type ("not in 2..18446744073709551615").
+fn at_least_u64(min: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| match s.trim().parse::<u64>() {
+        Ok(n) if n >= min => Ok(n),
+        Ok(n) => Err(format!("{n} is too few: give at least {min}")),
+        Err(_) => Err(format!("'{s}' is not a whole number (give at least {min})")),
+    }
+}
+
+/// As [`at_least_u64`], for a `u32`.
+fn at_least_u32(min: u32) -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
+    move |s: &str| match s.trim().parse::<u32>() {
+        Ok(n) if n >= min => Ok(n),
+        Ok(n) => Err(format!("{n} is too few: give at least {min}")),
+        Err(_) => Err(format!(
+            "'{s}' is not a whole number from {min} to {}",
+            u32::MAX
+        )),
     }
 }

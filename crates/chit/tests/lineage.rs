@@ -201,7 +201,12 @@ fn open_prints_what_opens_the_commitments() {
         let hex: String = sum.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(want.as_str().unwrap(), hex, "{what}");
     }
-    assert_eq!(find("endpoint")["value"], fx.url());
+    // The endpoint committed is the URL measured (an OpenAI fixture:
+    // its completions route).
+    assert_eq!(
+        find("endpoint")["value"],
+        format!("{}/v1/completions", fx.url())
+    );
     // A coupled endpoint with a declared-invariant reroute target names it.
     if r["signed_body"]["divergence"]["class"] == "occupancy_coupled" {
         assert_eq!(
@@ -654,4 +659,130 @@ fn a_logged_bound_proves_it_came_before_the_receipt() {
         "{}",
         v.stdout
     );
+}
+
+/// Issue 15, item 4: given `--endpoint …/v1` and no `--api`, chit finds
+/// llama.cpp, says before the first request which API and which URL it
+/// measures, and commits that URL (the transcript records it, and the
+/// receipt's endpoint commitment opens to it). Item 5: where standard
+/// error is not a terminal, one plain line a level.
+#[test]
+fn the_api_and_url_measured_are_said_and_committed() {
+    let dir = setup(2, 4);
+    let p = dir.path();
+    let fx = fixture(Mode::Coupled, Api::LlamaCpp, Fail::None);
+    let given = format!("{}/v1", fx.url());
+    let run = measure(p, &given, "1,2", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let used = format!("{}/completion", fx.url());
+    let said = format!("through the llamacpp API at {used} (found by asking the server");
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
+    // Said before the first level's line.
+    let first_level = run.stderr.find("level 1/2").expect("a line for level 1");
+    assert!(
+        run.stderr.find(&said).unwrap() < first_level,
+        "{}",
+        run.stderr
+    );
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("level "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with("level 1/2: concurrency 1, 4/4 requests, "),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("level 2/2: concurrency 2, 4/4 requests, "),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].ends_with(" s"), "{}", lines[1]);
+    // The transcript's header records the URL measured and the API.
+    let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
+    let header: serde_json::Value = serde_json::from_str(t.lines().next().unwrap()).unwrap();
+    assert_eq!(header["endpoint"], used.as_str());
+    assert_eq!(header["api"], "llamacpp");
+    // The receipt commits to it, and verifies against the transcript.
+    let opened = chit_in(
+        p,
+        &["lineage", "open", "--transcript", "t.jsonl", "--json"],
+        None,
+    );
+    let opened: serde_json::Value = serde_json::from_str(&opened.stdout).unwrap();
+    let endpoint = opened["commitments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["what"] == "endpoint")
+        .unwrap()
+        .clone();
+    assert_eq!(endpoint["value"], used.as_str());
+    assert_eq!(
+        endpoint["commitment_sha256"],
+        receipt(p)["signed_body"]["endpoint_ref"]["commitment"]
+    );
+    assert_eq!(verify(p).code, 0);
+}
+
+/// Issue 15, item 6: counts below their least are refused in words.
+#[test]
+fn too_few_repetitions_are_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = chit_in(
+        dir.path(),
+        &[
+            "lineage",
+            "bound",
+            "--max-differing-positions",
+            "0",
+            "--min-first-divergent-index",
+            "0",
+            "--max-distinct-sequences",
+            "1",
+            "--repetitions",
+            "1",
+            "--out",
+            "b.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 is too few: give at least 2"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("18446744073709551615"),
+        "{}",
+        run.stderr
+    );
+    let run = chit_in(
+        dir.path(),
+        &[
+            "lineage",
+            "bound",
+            "--max-differing-positions",
+            "0",
+            "--min-first-divergent-index",
+            "0",
+            "--max-distinct-sequences",
+            "0",
+            "--repetitions",
+            "2",
+            "--out",
+            "b.json",
+        ],
+        None,
+    );
+    assert!(
+        run.stderr.contains("0 is too few: give at least 1"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("b.json").exists());
 }

@@ -127,14 +127,37 @@ fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Failure>
     Ok(out)
 }
 
-/// Progress bars per level on a terminal; warnings always.
+/// Progress bars per level on a terminal; elsewhere (a log file, CI) one
+/// plain line a level on standard error as it ends: its number,
+/// concurrency, requests done and elapsed time. Warnings always.
 struct Shown {
     multi: Option<MultiProgress>,
     bars: Mutex<Vec<ProgressBar>>,
+    /// How many levels the run has.
+    levels: usize,
+    /// Each level's concurrency, requests to measure, requests measured
+    /// and start (for the plain lines).
+    plain: Mutex<Vec<(u64, u64, u64, std::time::Instant)>>,
+}
+
+/// The plain progress line of a level that ended.
+fn level_line(index: usize, levels: usize, level: (u64, u64, u64, std::time::Instant)) -> String {
+    let (concurrency, total, done, started) = level;
+    format!(
+        "level {}/{levels}: concurrency {concurrency}, {done}/{total} requests, {:.1} s",
+        index + 1,
+        started.elapsed().as_secs_f64()
+    )
 }
 
 impl Observer for Shown {
     fn level_started(&self, _index: usize, concurrency: u64, measured: u64) {
+        self.plain.lock().unwrap_or_else(|p| p.into_inner()).push((
+            concurrency,
+            measured,
+            0,
+            std::time::Instant::now(),
+        ));
         if let Some(m) = &self.multi {
             let bar = m.add(ProgressBar::new(measured));
             bar.set_style(
@@ -151,6 +174,14 @@ impl Observer for Shown {
         }
     }
     fn measured(&self, index: usize) {
+        if let Some(l) = self
+            .plain
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(index)
+        {
+            l.2 += 1;
+        }
         if let Some(b) = self
             .bars
             .lock()
@@ -168,6 +199,17 @@ impl Observer for Shown {
             .get(index)
         {
             b.finish();
+        }
+        if self.multi.is_none() {
+            let level = self
+                .plain
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(index)
+                .copied();
+            if let Some(l) = level {
+                eprintln!("{}", level_line(index, self.levels, l));
+            }
         }
     }
     fn warn(&self, message: &str) {
@@ -268,10 +310,33 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
         format!("chit-gateway@{}", host.trim())
     });
+    // The API and the URL measured, found before anything is written or
+    // sent, and said: the transcript and the receipt commit to that URL.
+    let endpoint = Endpoint {
+        url: a.endpoint.clone(),
+        api: a.api.as_deref().and_then(Api::parse),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
+    let (api, measured_url) = runtime
+        .block_on(endpoint.resolve())
+        .map_err(|f| Failure::error(f.message))?;
+    eprintln!(
+        "measuring {} through the {} API at {measured_url}{}",
+        a.model,
+        api.name(),
+        if endpoint.api.is_some() {
+            ""
+        } else {
+            " (found by asking the server; --api names it)"
+        }
+    );
     let plan = Plan {
         endpoint: Endpoint {
             url: a.endpoint.clone(),
-            api: a.api.as_deref().and_then(Api::parse),
+            api: Some(api),
         },
         model: a.model.clone(),
         requests,
@@ -293,11 +358,11 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     let header = serde_json::json!({
         "transcript": "chit numeric.lineage transcript 1",
         "lineage_id": plan.lineage_id,
-        "endpoint": plan.endpoint.url,
+        "endpoint": measured_url,
         "gateway": plan.gateway,
         "reroute": plan.reroute,
         "model": plan.model,
-        "api": a.api,
+        "api": api.name(),
         "levels": plan.levels,
         "repetitions": plan.repetitions,
         "bound": {
@@ -328,11 +393,9 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     let shown = Shown {
         multi: std::io::stderr().is_terminal().then(MultiProgress::new),
         bars: Mutex::new(Vec::new()),
+        levels: plan.levels.len(),
+        plain: Mutex::new(Vec::new()),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let stop = Arc::new(tokio::sync::Notify::new());
     // Which signal stopped the run: Ctrl-C (SIGINT) or SIGTERM, each ending
     // the transcript with its end line before chit exits.
