@@ -392,3 +392,54 @@ fn a_sequence_longer_than_its_requests_max_tokens_fails_l14() {
         "{message}"
     );
 }
+
+/// The server's own occupancy lines are read and checked by nothing but
+/// the L16 warning: a level the server never ran at its induced
+/// concurrency is named; one it did is not; a malformed line is an error
+/// naming its line.
+#[test]
+fn server_occupancy_lines_warn_l16_and_nothing_else() {
+    let with = |line: &str| {
+        let mut lines: Vec<&str> = SEQUENCES.lines().collect();
+        lines.push(line);
+        lines.join("\n")
+    };
+    let warnings = |text: &str| {
+        let t = transcript(text);
+        let doc = json::parse(RECEIPT.as_bytes(), &Limits::default()).unwrap();
+        let r = check_with(
+            doc.root(),
+            Context {
+                trust: None,
+                transcript: Some(&t),
+                ..Default::default()
+            },
+        );
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        r.warnings
+    };
+    // Level 2 induced 8: the server said 3 at most.
+    let low = with(
+        r#"{"server_occupancy": {"level": 2, "source": "http://h/slots", "max": 3, "samples": [[0, 3]]}}"#,
+    );
+    let w = warnings(&low);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].rule, "L16");
+    assert_eq!(w[0].path, "/signed_body/levels/2");
+    assert!(
+        w[0].message.contains("at most 3") && w[0].message.contains("concurrency 8"),
+        "{}",
+        w[0].message
+    );
+    // It said 8: nothing to say.
+    let full = with(
+        r#"{"server_occupancy": {"level": 2, "source": "http://h/slots", "max": 8, "samples": [[0, 8]]}}"#,
+    );
+    assert!(warnings(&full).is_empty());
+    // A line without its max is an error naming the line.
+    let bad = with(r#"{"server_occupancy": {"level": 2, "source": "http://h/slots"}}"#);
+    let err = Transcript::read(bad.as_bytes(), &Limits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("server_occupancy"), "{err}");
+}

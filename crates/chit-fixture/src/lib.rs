@@ -97,6 +97,12 @@
 //!   body was handed over.
 //! * `GET /fixture/stats` → `{"steps":N,"max_batch_seen":M}`: decoding steps
 //!   run and the largest batch any step had.
+//! * `GET /metrics` → Prometheus text with the sequences in the latest
+//!   decoding step under the imitated server's gauge
+//!   (`vllm:num_requests_running`, `llamacpp:requests_processing`,
+//!   `sglang:num_running_reqs`), and, only with [`Api::LlamaCpp`],
+//!   `GET /slots` → one `{"id","is_processing"}` a slot: the server's own
+//!   occupancy, as the gateway samples it.
 //!
 //! Failure injection: see [`Fail`]. Requests are counted from 0 in arrival
 //! order over both completion routes; ids are `cmpl-<count>`.

@@ -53,6 +53,7 @@ pub fn run(
     let mut batch_tokens: Vec<u32> = Vec::new();
     loop {
         if seqs.is_empty() {
+            recorder.running.store(0, Ordering::Relaxed);
             if !open {
                 return;
             }
@@ -91,6 +92,7 @@ pub fn run(
             seqs.retain(|s| s.remaining > 0);
             recorder.steps.fetch_add(1, Ordering::Relaxed);
             recorder.max_batch.fetch_max(batch, Ordering::Relaxed);
+            recorder.running.store(batch, Ordering::Relaxed);
         }
         if let Some(rest) = step.checked_sub(started.elapsed()) {
             std::thread::sleep(rest);

@@ -29,6 +29,9 @@ pub struct Recorder {
     timings: Mutex<Vec<Timing>>,
     pub steps: AtomicUsize,
     pub max_batch: AtomicUsize,
+    /// Sequences in the latest decoding step (what `/slots` and `/metrics`
+    /// report as running).
+    pub running: AtomicUsize,
 }
 
 impl Recorder {
@@ -38,6 +41,7 @@ impl Recorder {
             timings: Mutex::new(Vec::new()),
             steps: AtomicUsize::new(0),
             max_batch: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
         }
     }
 
@@ -94,10 +98,13 @@ pub async fn serve_with(
         .route("/v1/completions", post(openai_completions))
         .route("/completion", post(llama_completion))
         .route("/fixture/timings", get(timings))
-        .route("/fixture/stats", get(stats));
+        .route("/fixture/stats", get(stats))
+        .route("/metrics", get(metrics));
     router = router.route("/generate", post(sglang_generate));
     if api == Api::LlamaCpp {
-        router = router.route("/props", get(props));
+        router = router
+            .route("/props", get(props))
+            .route("/slots", get(slots));
     }
     if api == Api::SGLang {
         router = router.route("/get_model_info", get(model_info));
@@ -148,6 +155,53 @@ async fn props(State(s): State<Shared>) -> Response {
         "total_slots": slots,
         "model_path": s.config.model,
     }))
+}
+
+/// llama.cpp's `GET /slots`: one object a slot, `is_processing` for as
+/// many as the latest decoding step ran.
+async fn slots(State(s): State<Shared>) -> Response {
+    let total = match s.config.mode {
+        Mode::OneSlot => 1,
+        _ => s.config.max_batch,
+    };
+    let running = s.recorder.running.load(Ordering::Relaxed);
+    let list: Vec<Value> = (0..total)
+        .map(|id| json!({"id": id, "is_processing": id < running}))
+        .collect();
+    json_body(&Value::Array(list))
+}
+
+/// Prometheus text, with the running-requests gauge under the name the
+/// imitated server uses: vLLM's `vllm:num_requests_running`, llama.cpp's
+/// `llamacpp:requests_processing`, SGLang's `sglang:num_running_reqs`.
+async fn metrics(State(s): State<Shared>) -> Response {
+    let running = s.recorder.running.load(Ordering::Relaxed);
+    let model = &s.config.model;
+    let text = match s.config.api {
+        Api::OpenAi => format!(
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.\n\
+             # TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{{model_name=\"{model}\"}} {running}.0\n"
+        ),
+        Api::LlamaCpp => format!(
+            "# HELP llamacpp:requests_processing Number of requests processing.\n\
+             # TYPE llamacpp:requests_processing gauge\n\
+             llamacpp:requests_processing {running}\n"
+        ),
+        Api::SGLang => format!(
+            "# HELP sglang:num_running_reqs The number of running requests.\n\
+             # TYPE sglang:num_running_reqs gauge\n\
+             sglang:num_running_reqs{{model_name=\"{model}\"}} {running}.0\n"
+        ),
+    };
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 async fn model_info(State(s): State<Shared>) -> Response {

@@ -123,6 +123,85 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    /// Where the server under `api` reports the requests it is running, in
+    /// the order they are tried: llama.cpp's `/slots` (on by default) then
+    /// its `/metrics` (with `--metrics`); vLLM's and SGLang's Prometheus
+    /// `/metrics` (SGLang with `--enable-metrics`).
+    pub fn occupancy_sources(&self, api: Api) -> Vec<String> {
+        let root = self.root();
+        match api {
+            Api::LlamaCpp => vec![format!("{root}/slots"), format!("{root}/metrics")],
+            Api::OpenAi | Api::SGLang => vec![format!("{root}/metrics")],
+        }
+    }
+}
+
+/// The gauge of running requests each server's Prometheus text carries.
+fn running_gauge(api: Api) -> &'static str {
+    match api {
+        Api::OpenAi => "vllm:num_requests_running",
+        Api::LlamaCpp => "llamacpp:requests_processing",
+        Api::SGLang => "sglang:num_running_reqs",
+    }
+}
+
+/// One reading of `url` (a `/slots` list or Prometheus text): the requests
+/// the server says it is running, or None where it says nothing usable.
+pub async fn server_running(client: &reqwest::Client, url: &str, api: Api) -> Option<u64> {
+    let resp = client
+        .get(url)
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await
+        .ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let body = resp.bytes().await.ok()?;
+    if body.len() > 4 << 20 {
+        return None;
+    }
+    parse_running(url, &body, api)
+}
+
+/// The running-request count in a `/slots` list (slots processing) or in
+/// Prometheus text (the API's gauge, summed over its series).
+fn parse_running(url: &str, body: &[u8], api: Api) -> Option<u64> {
+    if url.ends_with("/slots") {
+        let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+        let slots = v.as_array()?;
+        return Some(
+            slots
+                .iter()
+                .filter(|s| s.get("is_processing").and_then(|p| p.as_bool()) == Some(true))
+                .count() as u64,
+        );
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    let name = running_gauge(api);
+    let mut total: Option<f64> = None;
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(name) else {
+            continue;
+        };
+        if !(rest.starts_with('{') || rest.starts_with(' ')) {
+            continue;
+        }
+        // The value is the first field after the labels.
+        let after = match rest.rfind('}') {
+            Some(at) if rest.starts_with('{') => &rest[at + 1..],
+            _ => rest,
+        };
+        let value: f64 = after.split_whitespace().next()?.parse().ok()?;
+        // One series per model (or engine): their sum.
+        *total.get_or_insert(0.0) += value;
+    }
+    total
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v.round() as u64)
+}
+
 pub fn client(read_timeout: Duration) -> Result<reqwest::Client, Failure> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
@@ -606,5 +685,52 @@ mod tests {
         )
         .unwrap();
         assert!(e.stop && e.ids.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod server_load {
+    use super::*;
+
+    #[test]
+    fn running_requests_are_read_as_each_server_writes_them() {
+        let vllm = "# HELP vllm:num_requests_running Number of requests\n\
+            # TYPE vllm:num_requests_running gauge\n\
+            vllm:num_requests_running_total 99\n\
+            vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n\
+            vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 2.0\n\
+            vllm:num_requests_waiting{model_name=\"m\"} 7.0\n";
+        assert_eq!(
+            parse_running("http://h/metrics", vllm.as_bytes(), Api::OpenAi),
+            Some(5)
+        );
+        let llama = "llamacpp:requests_processing 8\nllamacpp:requests_deferred 1\n";
+        assert_eq!(
+            parse_running("http://h/metrics", llama.as_bytes(), Api::LlamaCpp),
+            Some(8)
+        );
+        let sglang = "sglang:num_running_reqs{model_name=\"m\"} 6.0\n";
+        assert_eq!(
+            parse_running("http://h/metrics", sglang.as_bytes(), Api::SGLang),
+            Some(6)
+        );
+        // Another server's gauge is not this one's.
+        assert_eq!(
+            parse_running("http://h/metrics", sglang.as_bytes(), Api::OpenAi),
+            None
+        );
+        let slots = r#"[{"id":0,"is_processing":true},{"id":1,"is_processing":false},{"id":2,"is_processing":true}]"#;
+        assert_eq!(
+            parse_running("http://h/slots", slots.as_bytes(), Api::LlamaCpp),
+            Some(2)
+        );
+        assert_eq!(
+            parse_running("http://h/slots", b"not json", Api::LlamaCpp),
+            None
+        );
+        assert_eq!(
+            parse_running("http://h/metrics", b"x 1\n", Api::LlamaCpp),
+            None
+        );
     }
 }

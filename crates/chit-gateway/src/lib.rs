@@ -358,6 +358,16 @@ async fn run(
     let mut summaries = Vec::new();
     for (index, &c) in plan.levels.iter().enumerate() {
         observer.level_started(index, c, plan.repetitions * plan.requests.len() as u64);
+        // The server's own count, sampled while the level runs (where it
+        // reports one): recorded, never believed, and said when it never
+        // reaches the level's concurrency.
+        let sampling = Arc::new(Notify::new());
+        let sampler = tokio::spawn(sample_server(
+            client.clone(),
+            endpoint.occupancy_sources(api),
+            api,
+            sampling.clone(),
+        ));
         let runs = measure_level(
             plan,
             &client,
@@ -369,8 +379,27 @@ async fn run(
             observer,
             &mut measured_at,
         )
-        .await?;
-        let (runs, accept, complete) = runs;
+        .await;
+        sampling.notify_one();
+        let samples = sampler.await.ok().flatten();
+        let (runs, accept, complete) = runs?;
+        if let Some(s) = samples {
+            let max = s.samples.iter().map(|x| x.1).max().unwrap_or(0);
+            transcript
+                .info(&serde_json::json!({"server_occupancy": {
+                    "level": index,
+                    "source": s.source,
+                    "max": max,
+                    "samples": s.samples.iter().map(|(ms, n)| [*ms, *n]).collect::<Vec<_>>(),
+                }}))
+                .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+            if max < c {
+                observer.warn(&format!(
+                    "level {index}: the server reported at most {max} requests running ({}), never {c}",
+                    s.source
+                ));
+            }
+        }
         let summary = LevelSummary {
             concurrency: c,
             observed_at_accept: accept,
@@ -425,6 +454,56 @@ async fn run(
         divergence: found.divergence,
         levels: summaries,
     })
+}
+
+/// What the server said of its own load while a level ran.
+struct ServerSamples {
+    source: String,
+    /// (milliseconds since the level started, requests running).
+    samples: Vec<(u64, u64)>,
+}
+
+/// Samples the server's own count of running requests every 100 ms until
+/// `stop`: from the first of `sources` that answers; None where none does.
+async fn sample_server(
+    client: reqwest::Client,
+    sources: Vec<String>,
+    api: Api,
+    stop: Arc<Notify>,
+) -> Option<ServerSamples> {
+    let started = Instant::now();
+    let mut source: Option<String> = None;
+    let mut samples = Vec::new();
+    loop {
+        let reading = match &source {
+            Some(url) => api::server_running(&client, url, api).await,
+            None => {
+                let mut found = None;
+                for url in &sources {
+                    if let Some(n) = api::server_running(&client, url, api).await {
+                        found = Some((url.clone(), n));
+                        break;
+                    }
+                }
+                match found {
+                    Some((url, n)) => {
+                        source = Some(url);
+                        Some(n)
+                    }
+                    // The server reports no load: nothing to sample.
+                    None => return None,
+                }
+            }
+        };
+        if let Some(n) = reading {
+            samples.push((started.elapsed().as_millis() as u64, n));
+        }
+        tokio::select! {
+            _ = stop.notified() => break,
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+    }
+    source.map(|source| ServerSamples { source, samples })
 }
 
 /// A level: R repetitions of the N measured requests, each sent once c − 1

@@ -59,6 +59,12 @@ impl TranscriptWriter {
         self.file.flush()
     }
 
+    /// An informational line no rule depends on (the server's own
+    /// occupancy samples).
+    pub fn info(&mut self, v: &serde_json::Value) -> io::Result<()> {
+        self.line(v)
+    }
+
     /// One measured sequence.
     #[allow(clippy::too_many_arguments)]
     pub fn sequence(

@@ -149,6 +149,38 @@ fn each_mode_gives_its_class_and_the_receipt_verifies() {
             .stdout
             .contains("\"kind\":\"numeric.lineage\",\"valid\":true"));
         assert_eq!(last_line(p.join("t.jsonl"))["end"], "complete");
+        // Issue 15, item 3: the server's own occupancy, sampled while each
+        // level ran, is in the transcript beside the gateway's count.
+        let occupancy: Vec<serde_json::Value> = std::fs::read_to_string(p.join("t.jsonl"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v.get("server_occupancy").cloned())
+            .collect();
+        assert_eq!(occupancy.len(), levels_n, "{mode:?}");
+        let want_source = if api == Api::LlamaCpp {
+            "/slots"
+        } else {
+            "/metrics"
+        };
+        for (i, o) in occupancy.iter().enumerate() {
+            assert_eq!(o["level"], i, "{mode:?}");
+            assert!(o["source"].as_str().unwrap().ends_with(want_source), "{o}");
+            assert!(!o["samples"].as_array().unwrap().is_empty(), "{o}");
+        }
+        let top_max = occupancy[levels_n - 1]["max"].as_u64().unwrap();
+        if mode == Mode::OneSlot {
+            // One slot: the server never ran 4 at once, and says so (L16).
+            assert_eq!(top_max, 1, "{occupancy:?}");
+            assert!(v.stdout.contains("\"rule\":\"L16\""), "{}", v.stdout);
+            assert!(
+                run.stderr.contains("the server reported at most 1"),
+                "{}",
+                run.stderr
+            );
+        } else {
+            assert!(top_max >= 2, "{occupancy:?}");
+        }
 
         // One token changed in the transcript: L14 (and L15 where it moves the divergence).
         let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();

@@ -48,6 +48,10 @@ pub mod rule {
     pub const L13: &str = "L13";
     pub const L14: &str = "L14";
     pub const L15: &str = "L15";
+    /// chit's own (a warning; the spec has no id for it): with a transcript
+    /// that records the server's own occupancy, a level where the server
+    /// never reported as many requests running as the level induced.
+    pub const L16: &str = "L16";
 }
 
 /// What a check may use beyond the receipt: the one [`crate::check::Context`]

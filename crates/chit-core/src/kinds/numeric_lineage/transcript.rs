@@ -50,6 +50,8 @@ pub enum LineProblem {
     NoTokenIds,
     #[error("token ids must be non-negative integers")]
     BadTokenIds,
+    #[error("a server_occupancy line needs its level, max and source")]
+    BadServerOccupancy,
     #[error("level {level} repetition {repetition} request {request} recorded twice")]
     RecordedTwice {
         level: u64,
@@ -65,8 +67,10 @@ pub enum LineProblem {
 /// `reroute`, and whatever else the gateway records), `{"requests": [...]}`,
 /// one `{"level", "repetition", "request", "token_ids"}` object per
 /// measured request (with `in_flight_at_accept` and `in_flight_at_complete`
-/// where the gateway counted them), and last `{"end": "complete"}` or
-/// `{"end": "incomplete", "reason": ...}`.
+/// where the gateway counted them), informational `{"server_occupancy":
+/// {"level", "source", "max", "samples"}}` lines where the server reports
+/// its own load, and last `{"end": "complete"}` or `{"end": "incomplete",
+/// "reason": ...}`.
 #[derive(Clone, Debug, Default)]
 pub struct Transcript {
     pub salt: String,
@@ -88,6 +92,11 @@ pub struct Transcript {
     pub end: Option<Option<String>>,
     /// The receipt the end line names (`receipt_id`), if it names one.
     pub receipt_id: Option<String>,
+    /// Level → the most requests the server itself reported running while
+    /// the level was measured, and where it reported them (informational
+    /// `{"server_occupancy": {...}}` lines; only the L16 warning reads
+    /// them).
+    pub server_occupancy: BTreeMap<u64, (u64, String)>,
 }
 
 /// Reads a transcript one line at a time, so a caller can stream it from
@@ -154,6 +163,11 @@ impl TranscriptReader {
                 .max()
                 .unwrap_or(0);
             self.requests = true;
+        } else if let Some(o) = v.get("server_occupancy") {
+            let level = int(o, "level").ok_or_else(|| bad(LineProblem::BadServerOccupancy))?;
+            let max = int(o, "max").ok_or_else(|| bad(LineProblem::BadServerOccupancy))?;
+            let source = text(o, "source").ok_or_else(|| bad(LineProblem::BadServerOccupancy))?;
+            t.server_occupancy.insert(level, (max, source.to_owned()));
         } else if let Some(end) = v.get("end") {
             t.receipt_id = text(v, "receipt_id").map(str::to_owned);
             t.end = Some(match end.as_str() {
@@ -246,6 +260,35 @@ impl Transcript {
         let levels = self.l14_recorded(body, r);
         if let Some(levels) = levels {
             self.l15_divergence(body, &levels, r);
+        }
+        self.l16_server_occupancy(body, r);
+    }
+
+    /// L16 (a warning, chit's own): a level whose server-reported
+    /// occupancy never reached its induced concurrency. The gateway counted
+    /// its own requests as decoding; the server's count says whether it
+    /// really ran them together.
+    fn l16_server_occupancy(&self, body: Val, r: &mut Report) {
+        let Some(levels) = body.get("levels").and_then(|l| l.as_array()) else {
+            return;
+        };
+        for (i, level) in levels.enumerate() {
+            let (Some(index), Some(c)) =
+                (int(level, "level_index"), int(level, "induced_concurrency"))
+            else {
+                continue;
+            };
+            if let Some((max, source)) = self.server_occupancy.get(&index) {
+                if *max < c {
+                    r.warning(
+                        rule::L16,
+                        format!("/signed_body/levels/{i}"),
+                        format!(
+                            "the server reported at most {max} requests running at level {index} ({source}), never its induced concurrency {c}"
+                        ),
+                    );
+                }
+            }
         }
     }
 
