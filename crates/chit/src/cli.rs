@@ -181,10 +181,12 @@ log's policy, answering 201 with its index, inclusion proof and checkpoint (200 
 already logged, 422 with the findings when it is not valid); POST /v1/verify gives the \
 verdict and appends nothing; GET /v1/entries/{INDEX|sha256:HEX} gives the entry's log bundle; \
 GET /checkpoint and /tile/... are C2SP tlog-tiles; GET /v1/consistency?from=&to=, /healthz \
-and /metrics (Prometheus). Reads are public; writes need a bearer token from --tokens (a TOML \
-file of [[token]] tables: name, sha256 of the token, optional kinds). One thread sequences: \
-submissions from all requests are appended in batches, each durable before it is answered. \
-SIGTERM or Ctrl-C stops taking connections and answers every request in flight.";
+and /metrics (Prometheus); GET / is a page for people (search, each receipt drawn by its \
+kind, a file checked without appending it). Reads are public; writes need a bearer token from \
+--tokens (a TOML file of [[token]] tables: name, sha256 of the token, optional kinds). One \
+thread sequences: submissions from all requests are appended in batches, each durable before \
+it is answered. Logs are JSON lines on standard error. SIGTERM or Ctrl-C stops taking \
+connections and answers every request in flight.";
 
 const LOG_AFTER: &str = "\
 Examples:
