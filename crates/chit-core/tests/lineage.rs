@@ -8,18 +8,26 @@ use chit_core::{json, Kind, Limits};
 const RECEIPT: &str = include_str!("data/lineage/coupled.receipt.json");
 const SEQUENCES: &str = include_str!("data/lineage/coupled.sequences.jsonl");
 
-fn rules(text: &str, transcript: Option<&Transcript>) -> Vec<&'static str> {
+/// The receipt `text` checked, with `transcript` if given.
+fn report(text: &str, transcript: Option<&Transcript>) -> chit_core::Report {
     let doc = json::parse(text.as_bytes(), &Limits::default()).unwrap();
     assert_eq!(Kind::detect(&doc), Some(Kind::Lineage));
-    let r = check_with(
+    check_with(
         doc.root(),
         Context {
             trust: None,
             transcript,
             ..Default::default()
         },
-    );
-    r.errors.iter().map(|f| f.rule).collect()
+    )
+}
+
+fn rules(text: &str, transcript: Option<&Transcript>) -> Vec<&'static str> {
+    report(text, transcript)
+        .errors
+        .iter()
+        .map(|f| f.rule)
+        .collect()
 }
 
 fn transcript(text: &str) -> Transcript {
@@ -376,15 +384,7 @@ fn a_sequence_longer_than_its_requests_max_tokens_fails_l14() {
     let t = transcript(&long);
     assert_eq!(rules(&receipt, None), Vec::<&str>::new());
     assert_eq!(rules(&receipt, Some(&t)), vec!["L14"]);
-    let doc = json::parse(receipt.as_bytes(), &Limits::default()).unwrap();
-    let r = check_with(
-        doc.root(),
-        Context {
-            trust: None,
-            transcript: Some(&t),
-            ..Default::default()
-        },
-    );
+    let r = report(&receipt, Some(&t));
     let message = &r.errors[0].message;
     assert!(
         message.contains("request 1")
@@ -406,15 +406,7 @@ fn server_occupancy_lines_warn_l16_and_nothing_else() {
     };
     let warnings = |text: &str| {
         let t = transcript(text);
-        let doc = json::parse(RECEIPT.as_bytes(), &Limits::default()).unwrap();
-        let r = check_with(
-            doc.root(),
-            Context {
-                trust: None,
-                transcript: Some(&t),
-                ..Default::default()
-            },
-        );
+        let r = report(RECEIPT, Some(&t));
         assert!(r.errors.is_empty(), "{:?}", r.errors);
         r.warnings
     };

@@ -29,12 +29,27 @@ pub struct Policy {
 }
 
 /// One submission, checked: its bytes, the policy's verdict on them and
-/// their content address.
+/// their content address. Only [`Compiled::check_all`] makes one, so the
+/// three always belong together and an append need not hash the bytes
+/// again to trust the verdict.
 #[derive(Debug)]
 pub struct Submitted {
-    pub bytes: Vec<u8>,
-    pub verdict: Verdict,
-    pub sha256: chit_log::Hash,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) verdict: Verdict,
+    pub(crate) sha256: chit_log::Hash,
+}
+
+impl Submitted {
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+    pub fn verdict(&self) -> &Verdict {
+        &self.verdict
+    }
+    /// SHA-256 of the bytes.
+    pub fn sha256(&self) -> &chit_log::Hash {
+        &self.sha256
+    }
 }
 
 /// What the policy says of one submission.

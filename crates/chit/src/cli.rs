@@ -281,7 +281,7 @@ pub struct ServeArgs {
     pub tokens: Option<PathBuf>,
     /// Seconds a client has to send a request's headers (a slow client is
     /// cut off, not waited on).
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = at_least_u64(1))]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = at_least(1u64))]
     pub header_timeout: u64,
     /// Warnings and errors only. By default the log on standard error (JSON
     /// lines, from `tracing`) also has one line a request (target
@@ -291,7 +291,7 @@ pub struct ServeArgs {
     pub quiet: bool,
     /// Seconds a whole request may take, its body and its answer included
     /// (408 after that).
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = at_least_u64(1))]
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = at_least(1u64))]
     pub request_timeout: u64,
 }
 
@@ -316,7 +316,7 @@ pub struct LogInitArgs {
     #[arg(long, value_name = "FILE")]
     pub trust: Option<PathBuf>,
     /// Distinct trusted keys each receipt needs.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_u32(1))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least(1u32))]
     pub threshold: u32,
     /// With --trust, also accept documents no key signed, checked by their own rules.
     #[arg(long, requires = "trust")]
@@ -623,7 +623,7 @@ pub struct VerifyArgs {
 
     /// Distinct trusted keys each input needs (one key signing twice counts once;
     /// a numeric.lineage receipt's own signer counts with its envelope's).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_u32(1))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least(1u32))]
     pub threshold: u32,
 
     /// A numeric lineage gateway's transcript: check the receipt's
@@ -826,10 +826,10 @@ pub struct BoundArgs {
     #[arg(long, value_name = "N")]
     pub min_first_divergent_index: u64,
     /// Most distinct sequence vectors a level may show over its repetitions.
-    #[arg(long = "max-distinct-sequences", value_name = "N", value_parser = at_least_u64(1))]
+    #[arg(long = "max-distinct-sequences", value_name = "N", value_parser = at_least(1u64))]
     pub max_distinct_sequences: u64,
     /// Repetitions every level must have.
-    #[arg(long, value_name = "N", value_parser = at_least_u64(2))]
+    #[arg(long, value_name = "N", value_parser = at_least(2u64))]
     pub repetitions: u64,
     /// Where to write the bound (never overwritten).
     #[arg(long, value_name = "FILE")]
@@ -859,7 +859,7 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "C,C,...", value_delimiter = ',', required = true)]
     pub levels: Vec<u64>,
     /// Repetitions of the whole set at each level.
-    #[arg(long, value_name = "R", value_parser = at_least_u64(1))]
+    #[arg(long, value_name = "R", value_parser = at_least(1u64))]
     pub repetitions: u64,
     /// The committed bound ('chit lineage bound').
     #[arg(long, value_name = "FILE")]
@@ -1096,22 +1096,13 @@ fn parse_depth(s: &str) -> Result<usize, String> {
 
 /// A whole number of at least `min`, refused in words ("at least 2"),
 /// not as clap's range of the type ("not in 2..18446744073709551615").
-fn at_least_u64(min: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
-    move |s: &str| match s.trim().parse::<u64>() {
+fn at_least<T>(min: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s: &str| match s.trim().parse::<T>() {
         Ok(n) if n >= min => Ok(n),
         Ok(n) => Err(format!("{n} is too few: give at least {min}")),
         Err(_) => Err(format!("'{s}' is not a whole number (give at least {min})")),
-    }
-}
-
-/// As [`at_least_u64`], for a `u32`.
-fn at_least_u32(min: u32) -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
-    move |s: &str| match s.trim().parse::<u32>() {
-        Ok(n) if n >= min => Ok(n),
-        Ok(n) => Err(format!("{n} is too few: give at least {min}")),
-        Err(_) => Err(format!(
-            "'{s}' is not a whole number from {min} to {}",
-            u32::MAX
-        )),
     }
 }

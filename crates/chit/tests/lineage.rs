@@ -764,24 +764,27 @@ fn the_api_and_url_measured_are_said_and_committed() {
 #[test]
 fn too_few_repetitions_are_refused_in_words() {
     let dir = tempfile::tempdir().unwrap();
-    let run = chit_in(
-        dir.path(),
-        &[
-            "lineage",
-            "bound",
-            "--max-differing-positions",
-            "0",
-            "--min-first-divergent-index",
-            "0",
-            "--max-distinct-sequences",
-            "1",
-            "--repetitions",
-            "1",
-            "--out",
-            "b.json",
-        ],
-        None,
-    );
+    let bound = |distinct: &str, repetitions: &str| {
+        chit_in(
+            dir.path(),
+            &[
+                "lineage",
+                "bound",
+                "--max-differing-positions",
+                "0",
+                "--min-first-divergent-index",
+                "0",
+                "--max-distinct-sequences",
+                distinct,
+                "--repetitions",
+                repetitions,
+                "--out",
+                "b.json",
+            ],
+            None,
+        )
+    };
+    let run = bound("1", "1");
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("1 is too few: give at least 2"),
@@ -793,24 +796,7 @@ fn too_few_repetitions_are_refused_in_words() {
         "{}",
         run.stderr
     );
-    let run = chit_in(
-        dir.path(),
-        &[
-            "lineage",
-            "bound",
-            "--max-differing-positions",
-            "0",
-            "--min-first-divergent-index",
-            "0",
-            "--max-distinct-sequences",
-            "0",
-            "--repetitions",
-            "2",
-            "--out",
-            "b.json",
-        ],
-        None,
-    );
+    let run = bound("0", "2");
     assert!(
         run.stderr.contains("0 is too few: give at least 1"),
         "{}",

@@ -139,6 +139,18 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
     }
 }
 
+/// What an answer to a POST acknowledged: its index and content address
+/// (201 appended, 200 already there); nothing otherwise.
+fn acknowledged(code: u16, body: &[u8]) -> Option<(u64, String)> {
+    (code == 200 || code == 201).then(|| {
+        let v = json(body);
+        (
+            v["index"].as_u64().unwrap(),
+            v["sha256"].as_str().unwrap().to_string(),
+        )
+    })
+}
+
 fn json(b: &[u8]) -> Value {
     serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(b)))
 }
@@ -420,13 +432,7 @@ fn two_servers_one_postgres_log_one_killed_mid_load() {
                             .filter(|(code, _)| *code == 200 || *code == 201)
                             .or_else(|| try_http(&addr_b, "POST", "/v1/entries", &h, body).ok());
                         if let Some((code, body)) = r {
-                            if code == 200 || code == 201 {
-                                let v = json(&body);
-                                acked.push((
-                                    v["index"].as_u64().unwrap(),
-                                    v["sha256"].as_str().unwrap().to_string(),
-                                ));
-                            }
+                            acked.extend(acknowledged(code, &body));
                         }
                         done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
@@ -513,13 +519,7 @@ fn kill_nine_under_load_loses_nothing_acknowledged() {
                         if let Ok((code, body)) =
                             try_http(&addr, "POST", "/v1/entries", &h, &receipts[i])
                         {
-                            if code == 201 || code == 200 {
-                                let v = json(&body);
-                                acked.push((
-                                    v["index"].as_u64().unwrap(),
-                                    v["sha256"].as_str().unwrap().to_string(),
-                                ));
-                            }
+                            acked.extend(acknowledged(code, &body));
                         }
                         done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }

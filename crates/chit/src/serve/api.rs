@@ -164,6 +164,11 @@ fn count(state: &AppState, o: &Outcome) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
+/// The name of the token a write was made with, left on its response for
+/// the access log (so the token is looked up once a request).
+#[derive(Clone)]
+pub struct TokenName(pub String);
+
 /// `POST /v1/entries`.
 pub async fn post_entries(
     State(state): State<Shared>,
@@ -174,6 +179,19 @@ pub async fn post_entries(
         Ok(t) => t.clone(),
         Err(r) => return r,
     };
+    let name = TokenName(tok.name.clone());
+    let mut r = append(state, headers, body, tok).await;
+    r.extensions_mut().insert(name);
+    r
+}
+
+/// `POST /v1/entries` once its token is known.
+async fn append(
+    state: Shared,
+    headers: HeaderMap,
+    body: Bytes,
+    tok: super::tokens::Token,
+) -> Response {
     if let Err(wait) = state.buckets.take(&tok) {
         let mut r = error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -218,7 +236,7 @@ pub async fn post_entries(
     let mut forbidden = vec![None; checked.len()];
     let mut send = Vec::new();
     for (i, c) in checked.into_iter().enumerate() {
-        if let Verdict::Accept { kind, .. } = &c.verdict {
+        if let Verdict::Accept { kind, .. } = c.verdict() {
             if !tok.may_submit(kind) {
                 forbidden[i] = Some(format!("token {} may not submit {kind}", tok.name));
                 continue;
@@ -638,25 +656,16 @@ pub async fn count_responses(
 ) -> Response {
     let logged = tracing::enabled!(target: "chit::access", tracing::Level::INFO);
     let started = std::time::Instant::now();
-    let seen = logged.then(|| {
-        let who = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .and_then(|t| state.tokens.find(t.trim()))
-            .map(|t| t.name.clone());
-        (req.method().clone(), req.uri().path().to_string(), who)
-    });
+    let seen = logged.then(|| (req.method().clone(), req.uri().path().to_string()));
     let r = next.run(req).await;
-    if let Some((method, path, who)) = seen {
+    if let Some((method, path)) = seen {
         tracing::info!(
             target: "chit::access",
             method = %method,
             path = %path,
             status = r.status().as_u16(),
             ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            token = who.as_deref(),
+            token = r.extensions().get::<TokenName>().map(|t| t.0.as_str()),
         );
     }
     *state
