@@ -410,9 +410,9 @@ fn server_occupancy_lines_warn_l16_and_nothing_else() {
         assert!(r.errors.is_empty(), "{:?}", r.errors);
         r.warnings
     };
-    // Level 2 induced 8: the server said 3 at most.
+    // Level 2 induced 8: over 8 samples the server said 3 at most.
     let low = with(
-        r#"{"server_occupancy": {"level": 2, "source": "http://h/slots", "max": 3, "samples": [[0, 3]]}}"#,
+        r#"{"server_occupancy": {"level": 2, "source": "http://h/slots", "max": 3, "samples": [[0, 3], [25, 3], [50, 2], [75, 3], [100, 3], [125, 1], [150, 3], [175, 3]]}}"#,
     );
     let w = warnings(&low);
     assert_eq!(w.len(), 1, "{w:?}");
@@ -423,6 +423,11 @@ fn server_occupancy_lines_warn_l16_and_nothing_else() {
         "{}",
         w[0].message
     );
+    // Too few samples to judge: recorded, not warned of.
+    let brief = with(
+        r#"{"server_occupancy": {"level": 2, "source": "http://h/slots", "max": 3, "samples": [[0, 3]]}}"#,
+    );
+    assert!(warnings(&brief).is_empty());
     // It said 8: nothing to say.
     let full = with(
         r#"{"server_occupancy": {"level": 2, "source": "http://h/slots", "max": 8, "samples": [[0, 8]]}}"#,

@@ -393,9 +393,13 @@ async fn run(
                     "samples": s.samples.iter().map(|(ms, n)| [*ms, *n]).collect::<Vec<_>>(),
                 }}))
                 .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
-            if max < c {
+            if max < c
+                && s.samples.len()
+                    >= chit_core::kinds::numeric_lineage::transcript::MIN_OCCUPANCY_SAMPLES
+            {
                 observer.warn(&format!(
-                    "level {index}: the server reported at most {max} requests running ({}), never {c}",
+                    "level {index}: the server reported at most {max} {} running ({}), never {c}",
+                    if max == 1 { "request" } else { "requests" },
                     s.source
                 ));
             }
@@ -463,7 +467,7 @@ struct ServerSamples {
     samples: Vec<(u64, u64)>,
 }
 
-/// Samples the server's own count of running requests every 100 ms until
+/// Samples the server's own count of running requests every 25 ms until
 /// `stop`: from the first of `sources` that answers; None where none does.
 async fn sample_server(
     client: reqwest::Client,
@@ -500,7 +504,7 @@ async fn sample_server(
         }
         tokio::select! {
             _ = stop.notified() => break,
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            _ = tokio::time::sleep(Duration::from_millis(25)) => {}
         }
     }
     source.map(|source| ServerSamples { source, samples })

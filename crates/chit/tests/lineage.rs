@@ -706,6 +706,13 @@ fn the_api_and_url_measured_are_said_and_committed() {
     let given = format!("{}/v1", fx.url());
     let run = measure(p, &given, "1,2", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    // Piped: plain text, the class without colour codes.
+    assert!(
+        run.stdout.contains("class       occupancy_coupled"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
     let used = format!("{}/completion", fx.url());
     let said = format!("through the llamacpp API at {used} (found by asking the server");
     assert!(run.stderr.contains(&said), "{}", run.stderr);

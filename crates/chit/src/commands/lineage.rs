@@ -466,10 +466,12 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     let d = measured.divergence;
     let c = d.comparison;
     let class = measured.class;
+    // The palette is empty where colour is not wanted (a pipe, --color
+    // never, NO_COLOR): the class is coloured on a terminal only.
     let style = match class {
-        Class::Invariant => anstyle::AnsiColor::Green.on_default().bold(),
-        Class::Coupled => anstyle::AnsiColor::Red.on_default().bold(),
-        Class::Indeterminate => anstyle::AnsiColor::Yellow.on_default().bold(),
+        Class::Invariant => out.palette.good,
+        Class::Coupled => out.palette.bad,
+        Class::Indeterminate => out.palette.warn,
     };
     let io = Failure::write;
     writeln!(

@@ -60,6 +60,22 @@ pub enum LineProblem {
     },
 }
 
+/// Samples a level needs before its server-reported occupancy is judged
+/// (L16, and the gateway's warning): a level shorter than that was not
+/// watched long enough to say the server never ran it at its concurrency.
+pub const MIN_OCCUPANCY_SAMPLES: usize = 8;
+
+/// What the server said of its own load while one level ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerOccupancy {
+    /// The most requests it reported running.
+    pub max: u64,
+    /// Where it reported them.
+    pub source: String,
+    /// How many times it was asked.
+    pub samples: usize,
+}
+
 /// A gateway's transcript, read: the openings of the commitments, the
 /// request set and every measured sequence.
 ///
@@ -96,7 +112,7 @@ pub struct Transcript {
     /// the level was measured, and where it reported them (informational
     /// `{"server_occupancy": {...}}` lines; only the L16 warning reads
     /// them).
-    pub server_occupancy: BTreeMap<u64, (u64, String)>,
+    pub server_occupancy: BTreeMap<u64, ServerOccupancy>,
 }
 
 /// Reads a transcript one line at a time, so a caller can stream it from
@@ -167,7 +183,18 @@ impl TranscriptReader {
             let level = int(o, "level").ok_or_else(|| bad(LineProblem::BadServerOccupancy))?;
             let max = int(o, "max").ok_or_else(|| bad(LineProblem::BadServerOccupancy))?;
             let source = text(o, "source").ok_or_else(|| bad(LineProblem::BadServerOccupancy))?;
-            t.server_occupancy.insert(level, (max, source.to_owned()));
+            let samples = o
+                .get("samples")
+                .and_then(|a| a.as_array())
+                .map_or(0, |a| a.len());
+            t.server_occupancy.insert(
+                level,
+                ServerOccupancy {
+                    max,
+                    source: source.to_owned(),
+                    samples,
+                },
+            );
         } else if let Some(end) = v.get("end") {
             t.receipt_id = text(v, "receipt_id").map(str::to_owned);
             t.end = Some(match end.as_str() {
@@ -265,7 +292,8 @@ impl Transcript {
     }
 
     /// L16 (a warning, chit's own): a level whose server-reported
-    /// occupancy never reached its induced concurrency. The gateway counted
+    /// occupancy never reached its induced concurrency, over at least
+    /// [`MIN_OCCUPANCY_SAMPLES`] samples. The gateway counted
     /// its own requests as decoding; the server's count says whether it
     /// really ran them together.
     fn l16_server_occupancy(&self, body: Val, r: &mut Report) {
@@ -278,13 +306,19 @@ impl Transcript {
             else {
                 continue;
             };
-            if let Some((max, source)) = self.server_occupancy.get(&index) {
-                if *max < c {
+            if let Some(ServerOccupancy {
+                max,
+                source,
+                samples,
+            }) = self.server_occupancy.get(&index)
+            {
+                if *max < c && *samples >= MIN_OCCUPANCY_SAMPLES {
                     r.warning(
                         rule::L16,
                         format!("/signed_body/levels/{i}"),
                         format!(
-                            "the server reported at most {max} requests running at level {index} ({source}), never its induced concurrency {c}"
+                            "the server reported at most {max} {} running at level {index} ({source}), never its induced concurrency {c}",
+                            if *max == 1 { "request" } else { "requests" }
                         ),
                     );
                 }
