@@ -115,7 +115,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use model::VOCAB;
+pub use model::{render_chat, tokenize, VOCAB};
 
 /// How a step's batch size reaches the arithmetic. See the crate docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

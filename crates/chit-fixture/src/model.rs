@@ -200,6 +200,22 @@ pub fn tokenize(prompt: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The fixture's chat template (Gemma's turn markers): each message as
+/// `<start_of_turn>ROLE\nCONTENT<end_of_turn>\n`, then the opening of the
+/// model's turn. `None` unless every message is `{"role", "content"}`
+/// strings and there is at least one.
+pub fn render_chat(messages: &serde_json::Value) -> Option<String> {
+    let list = messages.as_array().filter(|l| !l.is_empty())?;
+    let mut out = String::new();
+    for m in list {
+        let role = m.get("role")?.as_str()?;
+        let content = m.get("content")?.as_str()?;
+        out.push_str(&format!("<start_of_turn>{role}\n{content}<end_of_turn>\n"));
+    }
+    out.push_str("<start_of_turn>model\n");
+    Some(out)
+}
+
 /// The text of one generated token.
 pub fn piece(token: u32) -> String {
     format!("t{token} ")

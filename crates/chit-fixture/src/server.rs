@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
-use crate::model::{piece, tokenize, Model};
+use crate::model::{piece, render_chat, tokenize, Model};
 use crate::scheduler::{self, NewSeq};
 use crate::{Api, Config, Fail, Mode, Timing};
 
@@ -101,13 +101,19 @@ pub async fn serve_with(
         .route("/fixture/stats", get(stats))
         .route("/metrics", get(metrics));
     router = router.route("/generate", post(sglang_generate));
+    if api == Api::OpenAi {
+        router = router.route("/v1/chat/completions", post(openai_chat));
+    }
     if api == Api::LlamaCpp {
         router = router
             .route("/props", get(props))
-            .route("/slots", get(slots));
+            .route("/slots", get(slots))
+            .route("/apply-template", post(apply_template));
     }
     if api == Api::SGLang {
-        router = router.route("/get_model_info", get(model_info));
+        router = router
+            .route("/get_model_info", get(model_info))
+            .route("/v1/tokenize", post(sglang_tokenize));
     }
     // Tokens are small writes: without TCP_NODELAY each waits for the
     // client's delayed ACK, and the timings would blame the client for it.
@@ -204,6 +210,38 @@ async fn metrics(State(s): State<Shared>) -> Response {
         .into_response()
 }
 
+/// The messages of a chat body, rendered with the fixture's template.
+fn rendered(body: &[u8]) -> Result<String, Response> {
+    let body: Value = serde_json::from_slice(body)
+        .map_err(|e| error(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")))?;
+    body.get("messages").and_then(render_chat).ok_or_else(|| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "`messages` must be a non-empty list of {\"role\", \"content\"} strings",
+        )
+    })
+}
+
+/// llama.cpp's `POST /apply-template`: the chat body's prompt, rendered.
+async fn apply_template(body: Bytes) -> Response {
+    match rendered(&body) {
+        Ok(prompt) => json_body(&json!({ "prompt": prompt })),
+        Err(r) => r,
+    }
+}
+
+/// SGLang's `POST /v1/tokenize` with `messages`: the rendered prompt's
+/// token ids (with the generation prompt, as asked).
+async fn sglang_tokenize(body: Bytes) -> Response {
+    match rendered(&body) {
+        Ok(prompt) => {
+            let tokens = tokenize(&prompt);
+            json_body(&json!({"tokens": tokens, "count": tokens.len(), "max_model_len": 4096}))
+        }
+        Err(r) => r,
+    }
+}
+
 async fn model_info(State(s): State<Shared>) -> Response {
     json_body(&json!({"model_path": s.config.model, "is_generation": true}))
 }
@@ -239,6 +277,9 @@ async fn stats(State(s): State<Shared>) -> Response {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Route {
     OpenAi,
+    /// vLLM's `/v1/chat/completions`: chat chunks, each with its delta's
+    /// token ids (`return_token_ids`), the first only the role.
+    OpenAiChat,
     Llama,
     /// SGLang's native `/generate`: `output_ids` and `text` are cumulative.
     SGLang,
@@ -274,6 +315,40 @@ impl Format {
         })
     }
 
+    /// A chat completion chunk (or, with `whole`, a chat completion) with
+    /// one choice.
+    fn openai_chat(&self, text: &str, tokens: &[u32], finish: Value, whole: bool) -> Value {
+        let mut choice = if whole {
+            json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish})
+        } else {
+            json!({"index": 0, "delta": {"content": text}, "logprobs": null, "finish_reason": finish})
+        };
+        if self.with_ids {
+            choice["token_ids"] = json!(tokens);
+        }
+        json!({
+            "id": self.id,
+            "object": if whole { "chat.completion" } else { "chat.completion.chunk" },
+            "created": self.created,
+            "model": self.model,
+            "choices": [choice],
+        })
+    }
+
+    /// What a stream opens with before its first token: vLLM's chat
+    /// streams send the assistant's role first, with no tokens.
+    fn opening_event(&self) -> Option<Bytes> {
+        if self.route != Route::OpenAiChat || self.malformed {
+            return None;
+        }
+        let mut event = self.openai_chat("", &[], Value::Null, false);
+        event["choices"][0]["delta"] = json!({"role": "assistant", "content": ""});
+        if let Some(c) = event["choices"][0].as_object_mut() {
+            c.remove("token_ids");
+        }
+        Some(Bytes::from(format!("data: {event}\n\n")))
+    }
+
     fn sglang_event(&self, finish: Value) -> Value {
         let text: String = self.sent.iter().map(|&t| piece(t)).collect();
         let mut event = json!({
@@ -298,6 +373,7 @@ impl Format {
         let text = piece(token);
         let event = match self.route {
             Route::OpenAi => self.openai(&text, &[token], Value::Null),
+            Route::OpenAiChat => self.openai_chat(&text, &[token], Value::Null, false),
             Route::Llama => {
                 let mut event = json!({"content": text, "stop": false, "id_slot": 0});
                 if self.with_ids {
@@ -317,6 +393,10 @@ impl Format {
         match self.route {
             Route::OpenAi => {
                 let event = self.openai("", &[], json!("length"));
+                Bytes::from(format!("data: {event}\n\ndata: [DONE]\n\n"))
+            }
+            Route::OpenAiChat => {
+                let event = self.openai_chat("", &[], json!("length"), false);
                 Bytes::from(format!("data: {event}\n\ndata: [DONE]\n\n"))
             }
             Route::Llama => {
@@ -345,8 +425,12 @@ impl Format {
         }
         let text: String = tokens.iter().map(|&t| piece(t)).collect();
         let body = match self.route {
-            Route::OpenAi => {
-                let mut body = self.openai(&text, tokens, json!("length"));
+            Route::OpenAi | Route::OpenAiChat => {
+                let mut body = if self.route == Route::OpenAi {
+                    self.openai(&text, tokens, json!("length"))
+                } else {
+                    self.openai_chat(&text, tokens, json!("length"), true)
+                };
                 body["usage"] = json!({
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": tokens.len(),
@@ -428,6 +512,8 @@ struct TokenStream {
     tokens: UnboundedReceiver<u32>,
     format: Format,
     tracker: Tracker,
+    /// Sent before anything else (a chat stream's role chunk).
+    opening: Option<Bytes>,
     done: bool,
 }
 
@@ -438,6 +524,9 @@ impl futures_core::Stream for TokenStream {
         let this = self.get_mut();
         if this.done {
             return Poll::Ready(None);
+        }
+        if let Some(bytes) = this.opening.take() {
+            return Poll::Ready(Some(Ok(bytes)));
         }
         match this.tokens.poll_recv(cx) {
             Poll::Ready(Some(token)) => {
@@ -531,6 +620,10 @@ async fn openai_completions(State(s): State<Shared>, body: Bytes) -> Response {
     complete(s, Route::OpenAi, body).await
 }
 
+async fn openai_chat(State(s): State<Shared>, body: Bytes) -> Response {
+    complete(s, Route::OpenAiChat, body).await
+}
+
 async fn llama_completion(State(s): State<Shared>, body: Bytes) -> Response {
     complete(s, Route::Llama, body).await
 }
@@ -573,7 +666,7 @@ fn parse(s: &Server, route: Route, body: &[u8]) -> Result<Request, Rejection> {
             )),
         }
     };
-    if route == Route::OpenAi {
+    if matches!(route, Route::OpenAi | Route::OpenAiChat) {
         match body.get("model") {
             None | Some(Value::Null) => {}
             Some(Value::String(m)) if *m == s.config.model => {}
@@ -596,13 +689,37 @@ fn parse(s: &Server, route: Route, body: &[u8]) -> Result<Request, Rejection> {
             "this fixture decodes greedily: `temperature` must be 0",
         ));
     }
-    let prompt_name = if route == Route::SGLang {
-        "text"
-    } else {
-        "prompt"
+    let prompt_name = match route {
+        Route::SGLang => "text",
+        Route::OpenAiChat => "messages",
+        _ => "prompt",
     };
-    let prompt = match body.get(prompt_name) {
-        Some(Value::String(p)) => tokenize(p),
+    let prompt = match (route, body.get(prompt_name)) {
+        (Route::OpenAiChat, Some(m)) => match render_chat(m) {
+            Some(p) => tokenize(&p),
+            None => {
+                return Err(reject(
+                    StatusCode::BAD_REQUEST,
+                    "`messages` must be a non-empty list of {\"role\", \"content\"} strings",
+                ))
+            }
+        },
+        (_, Some(Value::String(p))) if route != Route::OpenAiChat => tokenize(p),
+        // SGLang takes the prompt's token ids instead of its text.
+        (Route::SGLang, None) if body.get("input_ids").is_some() => body["input_ids"]
+            .as_array()
+            .and_then(|ids| {
+                ids.iter()
+                    .map(|x| x.as_u64().and_then(|x| u32::try_from(x).ok()))
+                    .collect::<Option<Vec<u32>>>()
+            })
+            .filter(|ids| !ids.is_empty())
+            .ok_or_else(|| {
+                reject(
+                    StatusCode::BAD_REQUEST,
+                    "`input_ids` must be a non-empty list of token ids",
+                )
+            })?,
         _ => {
             return Err(reject(
                 StatusCode::BAD_REQUEST,
@@ -611,7 +728,7 @@ fn parse(s: &Server, route: Route, body: &[u8]) -> Result<Request, Rejection> {
         }
     };
     let (limit_name, ids_name) = match route {
-        Route::OpenAi => ("max_tokens", "return_token_ids"),
+        Route::OpenAi | Route::OpenAiChat => ("max_tokens", "return_token_ids"),
         Route::Llama => ("n_predict", "return_tokens"),
         // SGLang always returns output_ids.
         Route::SGLang => ("max_new_tokens", ""),
@@ -719,6 +836,7 @@ async fn complete(s: Shared, route: Route, body: Bytes) -> Response {
     if req.stream {
         let stream = TokenStream {
             tokens: rx,
+            opening: format.opening_event(),
             format,
             tracker,
             done: false,

@@ -18,7 +18,7 @@
 //! `GET /get_model_info` answering means `sglang`; otherwise
 //! `GET /v1/models` answering means `openai`.
 
-use crate::{Decoding, Failure, Occupancy, Request};
+use crate::{Decoding, Failure, Input, Occupancy, Request};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -63,22 +63,41 @@ impl Endpoint {
         u.strip_suffix("/v1").unwrap_or(u)
     }
 
-    /// The URL requests go to under `api`: what is measured, and so what
-    /// the receipt commits to and the transcript records.
-    pub fn route(&self, api: Api) -> String {
+    /// The URL requests go to under `api`, for prompts or for chat
+    /// messages: what is measured, and so what the receipt commits to and
+    /// the transcript records. Chats go to vLLM's chat endpoint, which
+    /// streams token ids; llama.cpp's chat endpoint gives none and SGLang's
+    /// gives them only once the stream has ended, so there chats are
+    /// rendered by the server's own template first
+    /// ([`Endpoint::template_url`]) and decoded natively.
+    pub fn route(&self, api: Api, chat: bool) -> String {
         match api {
+            Api::OpenAi if chat => format!("{}/v1/chat/completions", self.root()),
             Api::OpenAi => format!("{}/v1/completions", self.root()),
             Api::LlamaCpp => format!("{}/completion", self.root()),
             Api::SGLang => format!("{}/generate", self.root()),
         }
     }
 
+    /// Where chat messages are rendered by the server's own template, under
+    /// an API whose chat endpoint does not stream token ids: llama.cpp's
+    /// `/apply-template` (the prompt text), SGLang's `/v1/tokenize` with
+    /// messages (the prompt's token ids, sent to `/generate` as
+    /// `input_ids`).
+    pub fn template_url(&self, api: Api) -> Option<String> {
+        match api {
+            Api::OpenAi => None,
+            Api::LlamaCpp => Some(format!("{}/apply-template", self.root())),
+            Api::SGLang => Some(format!("{}/v1/tokenize", self.root())),
+        }
+    }
+
     /// The API (named, or asked of the server) and the URL it is measured
-    /// at, found before anything is measured.
-    pub async fn resolve(&self) -> Result<(Api, String), Failure> {
+    /// at, for prompts or chats, found before anything is measured.
+    pub async fn resolve(&self, chat: bool) -> Result<(Api, String), Failure> {
         let client = client(Duration::from_secs(10))?;
         let api = self.api(&client).await?;
-        Ok((api, self.route(api)))
+        Ok((api, self.route(api, chat)))
     }
 
     /// The API, named or detected.
@@ -202,6 +221,123 @@ fn parse_running(url: &str, body: &[u8], api: Api) -> Option<u64> {
         .map(|v| v.round() as u64)
 }
 
+/// A chat request set rendered into prompts by the server's own template.
+pub struct Rendered {
+    /// Where: the template endpoint.
+    pub source: String,
+    /// The requests as sent: each chat's rendered prompt, same max_tokens.
+    pub requests: Vec<Request>,
+}
+
+/// The most bytes a rendered prompt's answer may take.
+const RENDERED_MAX: usize = 16 << 20;
+
+/// Renders each chat request of `requests` into a prompt with the server's
+/// own template, where `api` decodes chats only as prompts; None where
+/// nothing needs rendering (prompts, or an API whose chat endpoint gives
+/// token ids).
+pub async fn render_chats(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    api: Api,
+    requests: &[Request],
+) -> Result<Option<Rendered>, Failure> {
+    if !crate::is_chat_set(requests) {
+        return Ok(None);
+    }
+    let Some(url) = endpoint.template_url(api) else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(requests.len());
+    for (i, r) in requests.iter().enumerate() {
+        let Input::Chat(messages) = &r.input else {
+            out.push(r.clone());
+            continue;
+        };
+        let input = render(client, &url, api, messages)
+            .await
+            .map_err(|f| Failure::new(format!("request {i}: {}", f.message)))?;
+        out.push(Request {
+            input,
+            max_tokens: r.max_tokens,
+        });
+    }
+    Ok(Some(Rendered {
+        source: url,
+        requests: out,
+    }))
+}
+
+/// One chat's messages through the server's template: `POST url` with
+/// `{"messages": [...]}`, answered `{"prompt": "..."}` (llama.cpp) or
+/// `{"tokens": [...]}` (SGLang, asked for the generation prompt).
+async fn render(
+    client: &reqwest::Client,
+    url: &str,
+    api: Api,
+    messages: &[serde_json::Value],
+) -> Result<Input, Failure> {
+    let mut ask = serde_json::json!({ "messages": messages });
+    if api == Api::SGLang {
+        ask["add_generation_prompt"] = true.into();
+    }
+    let resp = client
+        .post(url)
+        .timeout(Duration::from_secs(30))
+        .json(&ask)
+        .send()
+        .await
+        .map_err(|e| describe(url, &e))?;
+    let status = resp.status();
+    let body = read_capped(resp, RENDERED_MAX)
+        .await
+        .map_err(|why| Failure::new(format!("{url}: {why}")))?;
+    if !status.is_success() {
+        let excerpt: String = String::from_utf8_lossy(&body).chars().take(200).collect();
+        return Err(Failure::new(format!(
+            "{url} answered HTTP {status} when asked to render chat messages with the server's template: {}",
+            excerpt.trim()
+        )));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
+        Failure::new(format!(
+            "{url} answered what is not JSON when asked to render chat messages: {e}"
+        ))
+    })?;
+    if api == Api::SGLang {
+        let ids = v
+            .get("tokens")
+            .and_then(|t| t.as_array())
+            .and_then(|t| t.iter().map(|x| x.as_u64()).collect::<Option<Vec<u64>>>())
+            .filter(|t| !t.is_empty());
+        return ids.map(Input::TokenIds).ok_or_else(|| {
+            Failure::new(format!(
+                "{url} answered without a \"tokens\" list of token ids when asked to render chat messages (an SGLang whose /v1/tokenize takes no messages cannot measure chat requests; give prompts)"
+            ))
+        });
+    }
+    match v.get("prompt").and_then(|p| p.as_str()) {
+        Some(p) if !p.is_empty() => Ok(Input::Prompt(p.to_owned())),
+        _ => Err(Failure::new(format!(
+            "{url} answered without a \"prompt\" string when asked to render chat messages"
+        ))),
+    }
+}
+
+/// A response's body, refused past `max` bytes.
+async fn read_capped(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > max {
+            return Err(format!(
+                "the answer is over {max} bytes; chit stopped reading it"
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 pub fn client(read_timeout: Duration) -> Result<reqwest::Client, Failure> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
@@ -286,26 +422,42 @@ pub async fn stream(
     budget: Option<&AtomicU64>,
 ) -> Result<Streamed, Failure> {
     let measured = budget.is_none();
-    let url = endpoint.route(api);
-    let mut body = match api {
-        Api::OpenAi => serde_json::json!({
+    let url = endpoint.route(api, req.is_chat());
+    let mut body = match (api, &req.input) {
+        (Api::OpenAi, Input::Chat(messages)) => serde_json::json!({
             "model": model,
-            "prompt": req.prompt,
+            "messages": messages,
             "max_tokens": req.max_tokens,
             "temperature": 0,
             "stream": true,
             "return_token_ids": true,
         }),
-        Api::LlamaCpp => serde_json::json!({
-            "prompt": req.prompt,
+        (Api::SGLang, Input::TokenIds(ids)) => serde_json::json!({
+            "input_ids": ids,
+            "sampling_params": {"max_new_tokens": req.max_tokens, "temperature": 0},
+            "stream": true,
+        }),
+        (_, Input::Chat(_) | Input::TokenIds(_)) => return Err(Failure::new(format!(
+            "{url} takes chat messages only rendered into a prompt by the server's template first"
+        ))),
+        (Api::OpenAi, Input::Prompt(prompt)) => serde_json::json!({
+            "model": model,
+            "prompt": prompt,
+            "max_tokens": req.max_tokens,
+            "temperature": 0,
+            "stream": true,
+            "return_token_ids": true,
+        }),
+        (Api::LlamaCpp, Input::Prompt(prompt)) => serde_json::json!({
+            "prompt": prompt,
             "n_predict": req.max_tokens,
             "temperature": 0,
             "stream": true,
             "return_tokens": true,
             "cache_prompt": false,
         }),
-        Api::SGLang => serde_json::json!({
-            "text": req.prompt,
+        (Api::SGLang, Input::Prompt(prompt)) => serde_json::json!({
+            "text": prompt,
             "sampling_params": {"max_new_tokens": req.max_tokens, "temperature": 0},
             "stream": true,
         }),
@@ -580,7 +732,12 @@ fn parse_event(api: Api, data: &[u8], measured: bool) -> Result<Event, String> {
                 .and_then(|c| c.get(0))
                 .ok_or("no choices[0] in a completion chunk")?;
             let ids = ids_of(choice.get("token_ids"))?;
-            let text = choice.get("text").and_then(|t| t.as_str()).unwrap_or("");
+            // A completion chunk's text, or a chat chunk's delta.
+            let text = choice
+                .get("text")
+                .or_else(|| choice.get("delta").and_then(|d| d.get("content")))
+                .and_then(|t| t.as_str())
+                .unwrap_or("");
             if measured && ids.is_none() && !text.is_empty() {
                 return Err(missing("choices[0].token_ids"));
             }

@@ -38,8 +38,44 @@ use tokio::sync::Notify;
 /// One request of the set: what is committed and sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
-    pub prompt: String,
+    pub input: Input,
     pub max_tokens: u64,
+}
+
+/// What a request asks the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A prompt, sent as it is.
+    Prompt(String),
+    /// Chat messages, each `{"role", "content"}`: sent to the server's
+    /// chat endpoint, or rendered into a prompt by the server's own
+    /// template first where its API gives token ids only for prompts
+    /// (llama.cpp's `/apply-template`, then `/completion`).
+    Chat(Vec<serde_json::Value>),
+    /// Only as sent, never in a set as asked: a chat the server's template
+    /// rendered into the prompt's token ids (SGLang's `/v1/tokenize`, then
+    /// `/generate` with `input_ids`).
+    TokenIds(Vec<u64>),
+}
+
+impl Request {
+    pub fn prompt(prompt: impl Into<String>, max_tokens: u64) -> Request {
+        Request {
+            input: Input::Prompt(prompt.into()),
+            max_tokens,
+        }
+    }
+
+    /// Asked as chat messages (whether or not rendered since).
+    pub fn is_chat(&self) -> bool {
+        matches!(self.input, Input::Chat(_) | Input::TokenIds(_))
+    }
+}
+
+/// Whether a request set is chat messages (then every request is): a set
+/// is measured at one URL, so it is all prompts or all chats.
+pub fn is_chat_set(requests: &[Request]) -> bool {
+    requests.first().is_some_and(Request::is_chat)
 }
 
 /// Per-level numerics declarations: a default, and overrides by concurrency.
@@ -217,18 +253,24 @@ pub fn fresh_salt() -> Result<String, Failure> {
     Ok(chit_core::digest::hex(&salt))
 }
 
-/// The request objects exactly as committed: model, prompt, max_tokens,
-/// temperature 0.
+/// The request objects exactly as committed: model, prompt or messages,
+/// max_tokens, temperature 0 (the chat request as the gateway was asked to
+/// send it, whatever API carries it).
 pub fn request_objects(model: &str, requests: &[Request]) -> Vec<serde_json::Value> {
     requests
         .iter()
         .map(|r| {
-            serde_json::json!({
+            let mut o = serde_json::json!({
                 "model": model,
-                "prompt": r.prompt,
                 "max_tokens": r.max_tokens,
                 "temperature": 0,
-            })
+            });
+            match &r.input {
+                Input::Prompt(p) => o["prompt"] = p.clone().into(),
+                Input::Chat(m) => o["messages"] = m.clone().into(),
+                Input::TokenIds(ids) => o["input_ids"] = ids.clone().into(),
+            }
+            o
         })
         .collect()
 }
@@ -346,10 +388,44 @@ async fn run(
             plan.bound.committed_at
         )));
     }
+    if plan
+        .requests
+        .iter()
+        .any(|r| r.is_chat() != is_chat_set(&plan.requests))
+    {
+        return Err(Failure::new(
+            "the request set mixes prompts and chat messages; a set is measured at one URL, so give all prompts or all chats",
+        ));
+    }
     let client = api::client(plan.timeout)?;
     let endpoint = &plan.endpoint;
     let api = endpoint.api(&client).await?;
     transcript.set_api(api.name());
+    // Chat requests the server's API cannot decode with token ids are
+    // rendered by the server's own template first, and the rendered
+    // prompts recorded beside the request set.
+    let sent = match api::render_chats(&client, endpoint, api, &plan.requests).await? {
+        Some(rendered) => {
+            // Text (llama.cpp) or token ids (SGLang), one a request.
+            let each = |r: &Request| match &r.input {
+                Input::Prompt(p) => serde_json::Value::from(p.as_str()),
+                Input::TokenIds(ids) => serde_json::Value::from(ids.clone()),
+                Input::Chat(_) => serde_json::Value::Null,
+            };
+            let key = match api {
+                Api::SGLang => "token_ids",
+                _ => "prompts",
+            };
+            transcript
+                .info(&serde_json::json!({"rendered_prompts": {
+                    "source": rendered.source,
+                    key: rendered.requests.iter().map(each).collect::<Vec<_>>(),
+                }}))
+                .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+            rendered.requests
+        }
+        None => plan.requests.clone(),
+    };
     let lane = Lane::start(plan, api)?;
     let salt = transcript.salt().to_owned();
     let objects = request_objects(&plan.model, &plan.requests);
@@ -370,6 +446,7 @@ async fn run(
         ));
         let runs = measure_level(
             plan,
+            &sent,
             &client,
             api,
             &lane,
@@ -428,7 +505,7 @@ async fn run(
         salt_hex: salt,
         gateway: plan.gateway.clone(),
         // What was measured: the URL the requests went to.
-        endpoint: endpoint.route(api),
+        endpoint: endpoint.route(api, is_chat_set(&plan.requests)),
         model: plan.model.clone(),
         bound: plan.bound.clone(),
         request_set_canonical: set_canonical,
@@ -516,6 +593,7 @@ async fn sample_server(
 #[allow(clippy::too_many_arguments)]
 async fn measure_level(
     plan: &Plan,
+    sent: &[Request],
     client: &reqwest::Client,
     api: Api,
     lane: &Lane,
@@ -563,10 +641,10 @@ async fn measure_level(
                 );
                 // Staggered lengths, so fillers do not all end (and restart)
                 // at the same step.
-                let req = Request {
+                let req = Request::prompt(
                     prompt,
-                    max_tokens: filler_max + (k as u64 * 7 + round * 3) % (filler_max / 2 + 1),
-                };
+                    filler_max + (k as u64 * 7 + round * 3) % (filler_max / 2 + 1),
+                );
                 slot.budget.store(0, Ordering::SeqCst);
                 let run = api::stream(
                     &client,
@@ -601,7 +679,7 @@ async fn measure_level(
         let mut induced = c > 1;
         for rep in 0..plan.repetitions {
             let mut reqs = Vec::new();
-            for (i, req) in plan.requests.iter().enumerate() {
+            for (i, req) in sent.iter().enumerate() {
                 if let Some(e) = filler_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
                     return Err(Failure::new(format!("a filler request failed: {e}")));
                 }

@@ -366,6 +366,36 @@ fn refusals_before_anything_is_sent() {
     let run = measure(p, &fx.url(), "1,4", &[]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("req.jsonl:1"), "{}", run.stderr);
+    // Chat lines chit cannot measure as asked, each named by its line.
+    let user = r#"{"role": "user", "content": "hi"}"#;
+    for (set, says) in [
+        (
+            format!("{{\"messages\": [{user}]}}\n{{\"prompt\": \"hi\"}}\n"),
+            "req.jsonl:2: this line is a prompt but the set's first is chat messages",
+        ),
+        (
+            format!("{{\"prompt\": \"hi\", \"messages\": [{user}]}}\n"),
+            "req.jsonl:1: a line holds a \"prompt\" or \"messages\", not both",
+        ),
+        (
+            r#"{"messages": [{"role": "user", "content": "hi", "name": "x"}]}"#.to_owned(),
+            "messages[0] has \"name\"",
+        ),
+        (
+            r#"{"messages": [{"role": "user", "content": ["hi"]}]}"#.to_owned(),
+            "messages[0] needs a \"content\" string",
+        ),
+        (
+            r#"{"messages": {"role": "user"}}"#.to_owned(),
+            "\"messages\" must be a list",
+        ),
+    ] {
+        std::fs::write(p.join("req.jsonl"), set).unwrap();
+        let run = measure(p, &fx.url(), "1,4", &[]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+        assert!(!p.join("t.jsonl").exists());
+    }
 
     // 'chit lineage bound' writes a bound that measures accept.
     let bound = || bound_to(p, "b2.json", None);
@@ -765,6 +795,115 @@ fn the_api_and_url_measured_are_said_and_committed() {
         receipt(p)["signed_body"]["endpoint_ref"]["commitment"]
     );
     assert_eq!(verify(p).code, 0);
+}
+
+/// Issue 15, item 2: chat requests on each API. The committed request is
+/// the chat as asked; vLLM decodes it on its chat endpoint, llama.cpp and
+/// SGLang after their own template renders it (recorded beside the set);
+/// and the tokens measured are the model's for the rendered prompt.
+#[test]
+fn chat_requests_are_measured_on_each_api() {
+    for (api, route, template) in [
+        (Api::OpenAi, "/v1/chat/completions", None),
+        (Api::LlamaCpp, "/completion", Some("/apply-template")),
+        (Api::SGLang, "/generate", Some("/v1/tokenize")),
+    ] {
+        let dir = setup(1, 8);
+        let p = dir.path();
+        let chats: Vec<serde_json::Value> = (0..3)
+            .map(|i| {
+                serde_json::json!([
+                    {"role": "system", "content": "Answer briefly."},
+                    {"role": "user", "content": format!("question {i}: what is the sea? \u{1F30A}")},
+                ])
+            })
+            .collect();
+        let set: String = chats
+            .iter()
+            .map(|m| format!("{}\n", serde_json::json!({"messages": m, "max_tokens": 8})))
+            .collect();
+        std::fs::write(p.join("req.jsonl"), set).unwrap();
+        let fx = fixture(Mode::Coupled, api, Fail::None);
+        let run = measure(p, &fx.url(), "1,8", &[]);
+        assert_eq!(run.code, 0, "{api:?}: {}", run.stderr);
+        let used = format!("{}{route}", fx.url());
+        assert!(
+            run.stderr.contains(&format!("API at {used}")),
+            "{api:?}: {}",
+            run.stderr
+        );
+        if let Some(t) = template {
+            let said = format!(
+                "chat messages rendered by the server's template at {}{t}",
+                fx.url()
+            );
+            assert!(run.stderr.contains(&said), "{api:?}: {}", run.stderr);
+        }
+        let v = verify(p);
+        assert_eq!(v.code, 0, "{api:?}: {}{}", v.stdout, v.stderr);
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(p.join("t.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["endpoint"], used.as_str());
+        // The committed set: the chats as asked, whatever API carried them.
+        for (i, m) in chats.iter().enumerate() {
+            let q = &lines[1]["requests"][i];
+            assert_eq!(&q["messages"], m, "{api:?}");
+            assert_eq!(q["max_tokens"], 8);
+            assert_eq!(q["temperature"], 0);
+            assert!(q.get("prompt").is_none(), "{q}");
+        }
+        let rendered: Vec<String> = chats
+            .iter()
+            .map(|m| chit_fixture::render_chat(m).unwrap())
+            .collect();
+        let beside = lines.iter().find_map(|l| l.get("rendered_prompts"));
+        match api {
+            Api::OpenAi => assert!(beside.is_none(), "{beside:?}"),
+            Api::LlamaCpp => {
+                let b = beside.expect("the rendered prompts beside the set");
+                assert_eq!(b["source"], format!("{}/apply-template", fx.url()));
+                assert_eq!(b["prompts"], serde_json::json!(rendered));
+            }
+            Api::SGLang => {
+                let b = beside.expect("the rendered token ids beside the set");
+                assert_eq!(b["source"], format!("{}/v1/tokenize", fx.url()));
+                let ids: Vec<Vec<u32>> =
+                    rendered.iter().map(|r| chit_fixture::tokenize(r)).collect();
+                assert_eq!(b["token_ids"], serde_json::json!(ids));
+            }
+        }
+        // The tokens measured alone are the model's for the rendered prompt.
+        let config = Config {
+            mode: Mode::Coupled,
+            api,
+            ..Config::default()
+        };
+        for (i, r) in rendered.iter().enumerate() {
+            let want = chit_fixture::decode_batch(&config, &[r.as_str()], 8).remove(0);
+            let got = lines
+                .iter()
+                .find(|l| l["level"] == 0 && l["repetition"] == 0 && l["request"] == i)
+                .unwrap();
+            assert_eq!(
+                got["token_ids"],
+                serde_json::json!(want),
+                "{api:?} request {i}"
+            );
+        }
+        // A changed message no longer opens the committed set (L14).
+        let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
+        std::fs::write(
+            p.join("t.jsonl"),
+            t.replacen("Answer briefly.", "Answer at length.", 1),
+        )
+        .unwrap();
+        let v = verify(p);
+        assert_eq!(v.code, 1, "{api:?}: {}", v.stdout);
+        assert!(v.stdout.contains("\"rule\":\"L14\""), "{}", v.stdout);
+    }
 }
 
 /// Issue 15, item 6: counts below their least are refused in words.

@@ -8,7 +8,7 @@ use crate::output::Output;
 use anstream::eprintln;
 use chit_core::kinds::numeric_lineage::arithmetic::{self as math, Bound, BoundError, Class};
 use chit_core::kinds::numeric_lineage::transcript::{Transcript, TranscriptReader};
-use chit_gateway::{Api, Endpoint, LevelSummary, NumericsFile, Observer, Plan, Request};
+use chit_gateway::{Api, Endpoint, Input, LevelSummary, NumericsFile, Observer, Plan, Request};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -81,11 +81,13 @@ fn read_bound(path: &Path) -> Result<Bound, Failure> {
     })
 }
 
-/// Reads the request set: one `{"prompt", "max_tokens"?}` a line.
+/// Reads the request set: one `{"prompt", "max_tokens"?}` or
+/// `{"messages": [{"role", "content"}, ...], "max_tokens"?}` a line; a set
+/// is all prompts or all chats (it is measured at one URL).
 fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Failure> {
     let bytes = inputs::read(&inputs::Source::File(path.to_path_buf()), 64 << 20)
         .map_err(|why| Failure::error(format!("cannot read {}: {why}", path.display())))?;
-    let mut out = Vec::new();
+    let mut out: Vec<Request> = Vec::new();
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
@@ -94,15 +96,26 @@ fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Failure>
         let doc = chit_core::json::parse(line, &Default::default())
             .map_err(|e| Failure::error(format!("{at}: {}", e.starting_at_line(n + 1))))?;
         let v = doc.root();
-        if v.get("messages").is_some() {
-            return Err(Failure::error(format!(
-                "{at}: chat messages are not supported yet; give a prompt"
-            )));
-        }
-        let prompt = v
-            .get("prompt")
-            .and_then(|p| p.as_str())
-            .ok_or_else(|| Failure::error(format!("{at}: each line needs a \"prompt\" string")))?;
+        let input = match (v.get("prompt"), v.get("messages")) {
+            (Some(_), Some(_)) => {
+                return Err(Failure::error(format!(
+                    "{at}: a line holds a \"prompt\" or \"messages\", not both"
+                )))
+            }
+            (Some(p), None) => Input::Prompt(
+                p.as_str()
+                    .ok_or_else(|| Failure::error(format!("{at}: \"prompt\" must be a string")))?
+                    .to_owned(),
+            ),
+            (None, Some(m)) => {
+                Input::Chat(read_messages(m).map_err(|why| Failure::error(format!("{at}: {why}")))?)
+            }
+            (None, None) => {
+                return Err(Failure::error(format!(
+                    "{at}: each line needs a \"prompt\" string or chat \"messages\""
+                )))
+            }
+        };
         let max_tokens = match v.get("max_tokens") {
             None => default_max,
             Some(m) => m
@@ -113,16 +126,56 @@ fn read_requests(path: &Path, default_max: u64) -> Result<Vec<Request>, Failure>
                     Failure::error(format!("{at}: max_tokens must be a whole number ≥ 1"))
                 })?,
         };
-        out.push(Request {
-            prompt: prompt.to_owned(),
-            max_tokens,
-        });
+        let request = Request { input, max_tokens };
+        if let Some(first) = out.first() {
+            if first.is_chat() != request.is_chat() {
+                let (this, that) = if request.is_chat() {
+                    ("chat messages", "a prompt")
+                } else {
+                    ("a prompt", "chat messages")
+                };
+                return Err(Failure::error(format!(
+                    "{at}: this line is {this} but the set's first is {that}; a set is measured at one URL, so give all prompts or all chats"
+                )));
+            }
+        }
+        out.push(request);
     }
     if out.is_empty() {
         return Err(Failure::error(format!(
             "{} holds no requests",
             path.display()
         )));
+    }
+    Ok(out)
+}
+
+/// A chat's messages: a non-empty list of `{"role": "...", "content":
+/// "..."}`, nothing else in them (what every server's template takes).
+fn read_messages(m: chit_core::doc::Val<'_>) -> Result<Vec<serde_json::Value>, String> {
+    let items = m
+        .as_array()
+        .ok_or("\"messages\" must be a list of {\"role\", \"content\"} objects")?;
+    let mut out = Vec::new();
+    for (i, msg) in items.enumerate() {
+        let field = |k: &str| {
+            msg.get(k)
+                .and_then(|x| x.as_str())
+                .ok_or_else(|| format!("messages[{i}] needs a \"{k}\" string"))
+        };
+        let (role, content) = (field("role")?, field("content")?);
+        if role.is_empty() {
+            return Err(format!("messages[{i}] has an empty role"));
+        }
+        if let Some((other, _)) = msg.members().find(|(k, _)| *k != "role" && *k != "content") {
+            return Err(format!(
+                "messages[{i}] has \"{other}\": chit measures messages of a role and text content only"
+            ));
+        }
+        out.push(serde_json::json!({"role": role, "content": content}));
+    }
+    if out.is_empty() {
+        return Err("\"messages\" is empty".into());
     }
     Ok(out)
 }
@@ -320,11 +373,16 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         .enable_all()
         .build()
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
+    let chat = chit_gateway::is_chat_set(&requests);
     let (api, measured_url) = runtime
-        .block_on(endpoint.resolve())
+        .block_on(endpoint.resolve(chat))
         .map_err(|f| Failure::error(f.message))?;
+    let rendered = match endpoint.template_url(api) {
+        Some(url) if chat => format!(", chat messages rendered by the server's template at {url}"),
+        _ => String::new(),
+    };
     eprintln!(
-        "measuring {} through the {} API at {measured_url}{}",
+        "measuring {} through the {} API at {measured_url}{rendered}{}",
         a.model,
         api.name(),
         if endpoint.api.is_some() {

@@ -52,6 +52,10 @@ pub enum LineProblem {
     BadTokenIds,
     #[error("a server_occupancy line needs its level, max and source")]
     BadServerOccupancy,
+    #[error(
+        "a rendered_prompts line needs its source and one prompt (text or token ids) for each request"
+    )]
+    BadRenderedPrompts,
     #[error("level {level} repetition {repetition} request {request} recorded twice")]
     RecordedTwice {
         level: u64,
@@ -85,8 +89,11 @@ pub struct ServerOccupancy {
 /// measured request (with `in_flight_at_accept` and `in_flight_at_complete`
 /// where the gateway counted them), informational `{"server_occupancy":
 /// {"level", "source", "max", "samples"}}` lines where the server reports
-/// its own load, and last `{"end": "complete"}` or `{"end": "incomplete",
-/// "reason": ...}`.
+/// its own load, an informational `{"rendered_prompts": {"source",
+/// "prompts" | "token_ids"}}` line where chat requests were rendered by the
+/// server's template before they were sent (the text, or the token ids,
+/// of each request's rendered prompt, in set order), and last `{"end":
+/// "complete"}` or `{"end": "incomplete", "reason": ...}`.
 #[derive(Clone, Debug, Default)]
 pub struct Transcript {
     pub salt: String,
@@ -113,6 +120,10 @@ pub struct Transcript {
     /// `{"server_occupancy": {...}}` lines; only the L16 warning reads
     /// them).
     pub server_occupancy: BTreeMap<u64, ServerOccupancy>,
+    /// Where chat requests were rendered into prompts before they were sent
+    /// (an informational `{"rendered_prompts": {...}}` line; no rule reads
+    /// it).
+    pub rendered_by: Option<String>,
 }
 
 /// Reads a transcript one line at a time, so a caller can stream it from
@@ -195,6 +206,23 @@ impl TranscriptReader {
                     samples,
                 },
             );
+        } else if let Some(r) = v.get("rendered_prompts") {
+            let source = text(r, "source").ok_or_else(|| bad(LineProblem::BadRenderedPrompts))?;
+            let each = r
+                .get("prompts")
+                .or_else(|| r.get("token_ids"))
+                .and_then(|a| a.as_array())
+                .ok_or_else(|| bad(LineProblem::BadRenderedPrompts))?;
+            let whole = |x: &Val| {
+                x.as_str().is_some()
+                    || x.as_array().is_some_and(|ids| {
+                        ids.map(|i| i.as_i64()).all(|i| i.is_some_and(|i| i >= 0))
+                    })
+            };
+            if each.len() as u64 != t.request_count || !each.clone().all(|x| whole(&x)) {
+                return Err(bad(LineProblem::BadRenderedPrompts));
+            }
+            t.rendered_by = Some(source.to_owned());
         } else if let Some(end) = v.get("end") {
             t.receipt_id = text(v, "receipt_id").map(str::to_owned);
             t.end = Some(match end.as_str() {
