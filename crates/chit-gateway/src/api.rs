@@ -437,9 +437,11 @@ pub async fn stream(
             "sampling_params": {"max_new_tokens": req.max_tokens, "temperature": 0},
             "stream": true,
         }),
-        (_, Input::Chat(_) | Input::TokenIds(_)) => return Err(Failure::new(format!(
+        (_, Input::Chat(_) | Input::TokenIds(_)) => {
+            return Err(Failure::new(format!(
             "{url} takes chat messages only rendered into a prompt by the server's template first"
-        ))),
+        )))
+        }
         (Api::OpenAi, Input::Prompt(prompt)) => serde_json::json!({
             "model": model,
             "prompt": prompt,

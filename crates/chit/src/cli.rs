@@ -802,6 +802,11 @@ APIs: openai (vLLM's /v1/completions with return_token_ids), llamacpp (llama.cpp
 (SGLang's native /generate and its output_ids; its OpenAI API returns no token ids). Without \
 --api, /props, /get_model_info and /v1/models tell them apart.
 
+Chat requests ({\"messages\": [...]} lines) are committed as asked. vLLM decodes them on \
+/v1/chat/completions; llama.cpp's /apply-template and SGLang's /v1/tokenize render them with \
+the server's own template first (the transcript records what they rendered beside the set), \
+and they are decoded natively. A set is all prompts or all chats.
+
 Exit status: 0 a receipt was signed (whatever its class), 2 the run failed or the input \
 could not be read, 130 interrupted.";
 
@@ -814,7 +819,8 @@ Example:
       --key gateway.pem --out receipt.json --transcript transcript.jsonl
   chit verify receipt.json --transcript transcript.jsonl
 
-prompts.jsonl holds one request a line: {\"prompt\": \"...\", \"max_tokens\": 16}
+prompts.jsonl holds one request a line: {\"prompt\": \"...\", \"max_tokens\": 16}, or a chat:
+{\"messages\": [{\"role\": \"user\", \"content\": \"...\"}], \"max_tokens\": 16}
 (max_tokens is optional, --max-tokens by default).";
 
 #[derive(Args, Debug)]
@@ -852,7 +858,8 @@ pub struct MeasureArgs {
     /// The model name to ask for (published in the receipt).
     #[arg(long, value_name = "NAME")]
     pub model: String,
-    /// The request set: JSON Lines, one {"prompt": ..., "max_tokens": N} a line.
+    /// The request set: JSON Lines, one {"prompt": ..., "max_tokens": N} or
+    /// {"messages": [{"role", "content"}, ...], "max_tokens": N} a line.
     #[arg(long, value_name = "FILE")]
     pub requests: PathBuf,
     /// Levels of induced concurrency, increasing, at least two: e.g. 1,8,32.

@@ -658,6 +658,33 @@ mod tests {
     }
 
     #[test]
+    fn rendered_prompts_are_read_and_a_malformed_line_named() {
+        let head = "{\"salt\": \"s\", \"endpoint\": \"e\", \"gateway\": \"g\"}\n{\"requests\": [{\"messages\": []}, {\"messages\": []}]}\n";
+        let read =
+            |line: &str| Transcript::read(format!("{head}{line}\n").as_bytes(), &Limits::default());
+        let t = read(
+            r#"{"rendered_prompts": {"source": "http://h/apply-template", "prompts": ["a", "b"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(t.rendered_by.as_deref(), Some("http://h/apply-template"));
+        let t = read(r#"{"rendered_prompts": {"source": "http://h/v1/tokenize", "token_ids": [[1, 2], [3]]}}"#).unwrap();
+        assert_eq!(t.rendered_by.as_deref(), Some("http://h/v1/tokenize"));
+        for bad in [
+            r#"{"rendered_prompts": {"prompts": ["a", "b"]}}"#,
+            r#"{"rendered_prompts": {"source": "s", "prompts": ["a"]}}"#,
+            r#"{"rendered_prompts": {"source": "s", "token_ids": [[1], [-2]]}}"#,
+            r#"{"rendered_prompts": {"source": "s", "prompts": ["a", 2]}}"#,
+            r#"{"rendered_prompts": "a"}"#,
+        ] {
+            assert_eq!(
+                read(bad).unwrap_err().to_string(),
+                "line 3: a rendered_prompts line needs its source and one prompt (text or token ids) for each request",
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn a_line_at_a_time_reads_as_the_whole() {
         let text = "{\"salt\": \"s\", \"endpoint\": \"e\", \"gateway\": \"g\"}\n\n{\"requests\": [{\"max_tokens\": 2}, {}]}\n{\"level\": 0, \"repetition\": 0, \"request\": 0, \"token_ids\": [1, 2, 3]}\n";
         let whole = Transcript::read(text.as_bytes(), &Limits::default()).unwrap();
