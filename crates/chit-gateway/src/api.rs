@@ -293,10 +293,14 @@ async fn render(
         .await
         .map_err(|why| Failure::new(format!("{url}: {why}")))?;
     if !status.is_success() {
-        let excerpt: String = String::from_utf8_lossy(&body).chars().take(200).collect();
+        let hint = if status == reqwest::StatusCode::NOT_FOUND {
+            " (the server has no such endpoint: is it the API chit took it for? --api names it)"
+        } else {
+            ""
+        };
         return Err(Failure::new(format!(
-            "{url} answered HTTP {status} when asked to render chat messages with the server's template: {}",
-            excerpt.trim()
+            "{url} answered HTTP {status} when asked to render chat messages with the server's template{}{hint}",
+            said(&body)
         )));
     }
     let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
@@ -321,6 +325,16 @@ async fn render(
         _ => Err(Failure::new(format!(
             "{url} answered without a \"prompt\" string when asked to render chat messages"
         ))),
+    }
+}
+
+/// What an error response said, for a message: `: ` and its first 200
+/// characters, or nothing when it said nothing.
+fn said(body: &[u8]) -> String {
+    let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
+    match text.trim() {
+        "" => String::new(),
+        t => format!(": {t}"),
     }
 }
 
@@ -478,11 +492,10 @@ pub async fn stream(
         .map_err(|e| describe(&url, &e))?;
     let status = resp.status();
     if !status.is_success() {
-        let text = resp.text().await.unwrap_or_default();
-        let excerpt: String = text.chars().take(200).collect();
+        let body = read_capped(resp, 64 << 10).await.unwrap_or_default();
         return Err(Failure::new(format!(
-            "{url} answered HTTP {status}: {}",
-            excerpt.trim()
+            "{url} answered HTTP {status}{}",
+            said(&body)
         )));
     }
     let mut decoding = Decoding(None);
