@@ -210,15 +210,13 @@ async fn metrics(State(s): State<Shared>) -> Response {
         .into_response()
 }
 
-/// The messages of a chat body, rendered with the fixture's template.
-fn rendered(body: &[u8]) -> Result<String, Response> {
-    let body: Value = serde_json::from_slice(body)
-        .map_err(|e| error(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")))?;
+/// The messages of a chat body, rendered with the fixture's template; or
+/// why not.
+fn rendered(body: &[u8]) -> Result<String, String> {
+    let body: Value =
+        serde_json::from_slice(body).map_err(|e| format!("invalid JSON body: {e}"))?;
     body.get("messages").and_then(render_chat).ok_or_else(|| {
-        error(
-            StatusCode::BAD_REQUEST,
-            "`messages` must be a non-empty list of {\"role\", \"content\"} strings",
-        )
+        "`messages` must be a non-empty list of {\"role\", \"content\"} strings".into()
     })
 }
 
@@ -226,7 +224,7 @@ fn rendered(body: &[u8]) -> Result<String, Response> {
 async fn apply_template(body: Bytes) -> Response {
     match rendered(&body) {
         Ok(prompt) => json_body(&json!({ "prompt": prompt })),
-        Err(r) => r,
+        Err(why) => error(StatusCode::BAD_REQUEST, &why),
     }
 }
 
@@ -238,7 +236,7 @@ async fn sglang_tokenize(body: Bytes) -> Response {
             let tokens = tokenize(&prompt);
             json_body(&json!({"tokens": tokens, "count": tokens.len(), "max_model_len": 4096}))
         }
-        Err(r) => r,
+        Err(why) => error(StatusCode::BAD_REQUEST, &why),
     }
 }
 

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""The action's verify step: chit verify over the inputs' globs, the
+Markdown report in the step summary, the counts as step outputs, and one
+pull-request comment, created the first time and updated in place after
+(found by its hidden marker). Python 3 standard library only.
+
+Environment: CHIT (the binary), INPUT_PATHS, INPUT_TRUST,
+INPUT_EXPECT_COUNT, INPUT_REQUIRE_AUTHORIZED, INPUT_ALLOW_UNCHECKED,
+INPUT_COMMENT, INPUT_FAIL_ON, GITHUB_TOKEN, and the runner's GITHUB_*
+variables (GITHUB_API_URL is honoured, for GitHub Enterprise).
+
+Exit status: 1 when the verdicts fail under fail-on, or the inputs are
+wrong (a bad input value, globs that match no file at all); 0 otherwise. A
+comment that cannot be posted is an error annotation in the log and a line
+in the step summary; it does not change the exit status, which follows the
+verdicts.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+MARKER = "<!-- chit-verify-receipts -->"
+# GitHub refuses a comment body over 65,536 characters.
+COMMENT_LIMIT = 65000
+# And a step summary over 1 MiB.
+SUMMARY_LIMIT = 1000000
+
+
+class Stop(Exception):
+    """An input the step cannot run with: said, and the step fails."""
+
+
+def env(name, default=""):
+    return os.environ.get(name, default)
+
+
+def flag(name):
+    value = env(name, "false").strip().lower()
+    if value not in ("true", "false"):
+        raise Stop(f"{input_name(name)} must be true or false, not {value!r}")
+    return value == "true"
+
+
+def input_name(var):
+    return var[len("INPUT_"):].lower().replace("_", "-")
+
+
+def annotate(level, message):
+    # Workflow commands: one line, their own characters escaped.
+    text = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    print(f"::{level}::{text}", flush=True)
+
+
+def append(path_var, text):
+    path = env(path_var)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+
+
+def set_output(name, value):
+    append("GITHUB_OUTPUT", f"{name}={value}\n")
+
+
+def expand(patterns_text):
+    """Files matching each glob, in order, each once. A glob that matches
+    no file is said; when none matches any, nothing was checked, and that
+    is an error."""
+    patterns = patterns_text.split()
+    if not patterns:
+        raise Stop("paths is empty: give the globs of the receipts to verify")
+    files, seen = [], set()
+    for pattern in patterns:
+        matched = sorted(
+            p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)
+        )
+        if not matched:
+            annotate("warning", f"paths: {pattern!r} matches no file")
+        for p in matched:
+            if p not in seen:
+                seen.add(p)
+                files.append(p)
+    if not files:
+        raise Stop(f"paths: no file matches {' '.join(patterns)!r} in {os.getcwd()}: nothing was verified")
+    return files
+
+
+def chit_args():
+    args = []
+    trust = env("INPUT_TRUST").strip()
+    if trust:
+        args += ["--trust", trust]
+    count = env("INPUT_EXPECT_COUNT").strip()
+    if count:
+        if not count.isdigit():
+            raise Stop(f"expect-count must be a whole number, not {count!r}")
+        args += ["--expect-count", count]
+    if flag("INPUT_REQUIRE_AUTHORIZED"):
+        args.append("--require-authorized")
+    if flag("INPUT_ALLOW_UNCHECKED"):
+        args.append("--allow-unchecked")
+    return args
+
+
+def run_chit(args, files, fmt):
+    chit = env("CHIT") or "chit"
+    cmd = [chit, "verify", "--format", fmt, "--color", "never"] + args + ["--"] + files
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode not in (0, 1, 2) or (done.returncode == 2 and not done.stdout):
+        raise Stop(f"chit verify failed (exit {done.returncode}): {done.stderr.strip()}")
+    return done
+
+
+def counts(json_lines, allow_unchecked):
+    """valid, invalid, unreadable (inputs), checks across inputs that
+    failed, and warnings, from chit's JSON Lines."""
+    valid = invalid = unreadable = across_invalid = warnings = 0
+    for line in json_lines.splitlines():
+        if not line.strip():
+            continue
+        o = json.loads(line)
+        warnings += len(o.get("warnings") or [])
+        if "file" not in o:
+            across_invalid += 0 if o.get("valid") else 1
+            continue
+        status = o.get("status")
+        if status == "valid" or (status in ("signed", "unchecked") and allow_unchecked):
+            valid += 1
+        elif status == "unreadable":
+            unreadable += 1
+        else:
+            invalid += 1
+    return valid, invalid, unreadable, across_invalid, warnings
+
+
+def run_link():
+    server, repo, run = env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID")
+    if server and repo and run:
+        return f"{server}/{repo}/actions/runs/{run}"
+    return ""
+
+
+def report(markdown):
+    link = run_link()
+    footer = f"\n\n<sub>chit verify · [this run]({link})</sub>\n" if link else "\n"
+    return f"{MARKER}\n## Receipts\n\n{markdown.rstrip()}{footer}"
+
+
+def truncated(body, limit, where):
+    if len(body) <= limit:
+        return body
+    cut = body.rfind("\n", 0, limit - 200)
+    return body[: max(cut, 0)] + f"\n\n… (cut at {limit} characters: {where})\n"
+
+
+# --- the pull request and its comment -------------------------------------
+
+
+def pull_request_number():
+    path = env("GITHUB_EVENT_PATH")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            event = json.load(f)
+    except (OSError, ValueError):
+        return None
+    pr = event.get("pull_request") or {}
+    number = pr.get("number") or (event.get("issue") or {}).get("number")
+    if (event.get("issue") or {}).get("pull_request") is None and not pr:
+        return None
+    return number if isinstance(number, int) else None
+
+
+class ApiError(Exception):
+    pass
+
+
+def api(method, url, token, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method)
+    req.add_header("Accept", "application/vnd.github+json")
+    req.add_header("Authorization", f"Bearer {token}")
+    req.add_header("X-GitHub-Api-Version", "2022-11-28")
+    req.add_header("User-Agent", "chit-verify-action")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            text = resp.read()
+            return json.loads(text) if text else None, resp.headers.get("Link", "")
+    except urllib.error.HTTPError as e:
+        said = ""
+        try:
+            said = json.loads(e.read()).get("message", "")
+        except (ValueError, AttributeError, OSError):
+            pass
+        hint = {
+            401: " (the token is not accepted)",
+            403: " (the token may not write to pull requests: give the job `permissions: pull-requests: write`; a pull request from a fork gets a read-only token)",
+            404: " (no such pull request, or the token cannot see the repository)",
+        }.get(e.code, "")
+        raise ApiError(f"{method} {url} answered HTTP {e.code}{': ' + said if said else ''}{hint}")
+    except (urllib.error.URLError, OSError) as e:
+        raise ApiError(f"{method} {url} failed: {getattr(e, 'reason', e)}")
+
+
+def next_page(link_header):
+    for part in link_header.split(","):
+        segs = part.split(";")
+        if len(segs) >= 2 and segs[1].strip() == 'rel="next"':
+            return segs[0].strip().strip("<>")
+    return None
+
+
+def upsert_comment(body):
+    """Creates the comment, or updates the one that carries the marker.
+    Returns its address."""
+    token = env("GITHUB_TOKEN")
+    if not token:
+        raise ApiError(
+            "no token to post the comment with: github-token is empty (give it ${{ github.token }}, or set comment: false)"
+        )
+    repo = env("GITHUB_REPOSITORY")
+    number = pull_request_number()
+    if not repo or number is None:
+        raise ApiError("not a pull request event: there is no pull request to comment on")
+    base = env("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+    url = f"{base}/repos/{repo}/issues/{number}/comments?per_page=100"
+    existing = None
+    while url and existing is None:
+        page, link = api("GET", url, token)
+        for c in page or []:
+            if isinstance(c, dict) and str(c.get("body", "")).startswith(MARKER):
+                existing = c
+                break
+        url = next_page(link)
+    if existing is not None:
+        done, _ = api("PATCH", f"{base}/repos/{repo}/issues/comments/{existing['id']}", token, {"body": body})
+        print(f"updated the pull request's receipts comment: {done.get('html_url', existing['id'])}")
+    else:
+        done, _ = api("POST", f"{base}/repos/{repo}/issues/{number}/comments", token, {"body": body})
+        print(f"posted the receipts comment: {done.get('html_url', done.get('id'))}")
+    return done.get("html_url", "")
+
+
+def should_comment():
+    choice = env("INPUT_COMMENT", "auto").strip().lower()
+    if choice not in ("auto", "true", "false"):
+        raise Stop(f"comment must be auto, true or false, not {choice!r}")
+    if choice == "auto":
+        return env("GITHUB_EVENT_NAME") in ("pull_request", "pull_request_target")
+    return choice == "true"
+
+
+def main():
+    fail_on = env("INPUT_FAIL_ON", "invalid").strip().lower()
+    try:
+        if fail_on not in ("invalid", "warning", "never"):
+            raise Stop(f"fail-on must be invalid, warning or never, not {fail_on!r}")
+        args = chit_args()
+        commenting = should_comment()
+        files = expand(env("INPUT_PATHS"))
+        as_json = run_chit(args, files, "json")
+        as_markdown = run_chit(args, files, "markdown")
+    except Stop as e:
+        annotate("error", str(e))
+        append("GITHUB_STEP_SUMMARY", f"## Receipts\n\nNot verified: {e}\n")
+        return 1
+    valid, invalid, unreadable, across_invalid, warnings = counts(
+        as_json.stdout, "--allow-unchecked" in args
+    )
+    for name, value in (
+        ("valid", valid),
+        ("invalid", invalid),
+        ("unreadable", unreadable),
+        ("warnings", warnings),
+    ):
+        set_output(name, value)
+    body = report(as_markdown.stdout)
+    append("GITHUB_STEP_SUMMARY", truncated(body, SUMMARY_LIMIT, "the step summary's limit") + "\n")
+    print(as_markdown.stdout.rstrip().splitlines()[-1] if as_markdown.stdout.strip() else "no report")
+    if commenting:
+        try:
+            url = upsert_comment(truncated(body, COMMENT_LIMIT, "the full report is in the run's step summary"))
+            set_output("comment-url", url)
+        except ApiError as e:
+            annotate("error", f"the receipts comment was not posted: {e}")
+            append("GITHUB_STEP_SUMMARY", f"\nThe pull-request comment was not posted: {e}\n")
+    failed = as_json.returncode != 0
+    if fail_on == "never":
+        return 0
+    if fail_on == "warning" and warnings > 0:
+        annotate("error", f"{warnings} warning(s), and fail-on is warning")
+        return 1
+    if failed:
+        what = f"{invalid} invalid, {unreadable} unreadable"
+        if across_invalid:
+            what += f", {across_invalid} check(s) across inputs failed"
+        annotate("error", f"receipts did not verify: {what}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
