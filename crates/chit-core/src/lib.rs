@@ -51,3 +51,9 @@ pub use doc::{Doc, Val};
 pub use json::{Limits, ReadError};
 pub use kinds::Kind;
 pub use report::{Finding, Report};
+
+/// The producers' guide, `docs/producers.md`: its Rust example runs as
+/// this crate's doctest, so the guide cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/producers.md")]
+pub struct ProducersGuide;
