@@ -282,7 +282,17 @@ def main():
         ("warnings", warnings),
     ):
         set_output(name, value)
-    body = report(as_markdown.stdout)
+    markdown = as_markdown.stdout
+    if "--require-authorized" in args:
+        # Said, so a reader of the comment knows why a receipt of another
+        # kind fails here.
+        markdown = (
+            "_require-authorized: every input must be a Zerker Reason certificate that "
+            "recomputes from its request as authorized; any other input is an error._\n\n"
+            + markdown
+        )
+        print("require-authorized: every input must be an authorized Zerker Reason certificate")
+    body = report(markdown)
     append("GITHUB_STEP_SUMMARY", truncated(body, SUMMARY_LIMIT, "the step summary's limit") + "\n")
     print(as_markdown.stdout.rstrip().splitlines()[-1] if as_markdown.stdout.strip() else "no report")
     if commenting:

@@ -743,6 +743,12 @@ fn the_gates_reach_chit() {
         ("comment", "false"),
     ]);
     assert_eq!(run.code, 1, "{}", run.log);
+    assert!(
+        run.summary
+            .contains("_require-authorized: every input must be a Zerker Reason certificate"),
+        "{}",
+        run.summary
+    );
     // A Reason bundle (certificate with its request) is authorized.
     put(&r, "reason/bundle.json", "bundle.json");
     let run = r.run(&[
