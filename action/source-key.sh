@@ -5,6 +5,12 @@
 # `root` to $GITHUB_OUTPUT.
 set -euo pipefail
 cd "$GITHUB_ACTION_PATH"
+# Linux runners have sha256sum; macOS runners have shasum.
+if command -v sha256sum > /dev/null; then
+  sha256sum() { command sha256sum "$@"; }
+else
+  sha256sum() { shasum -a 256 "$@"; }
+fi
 key=$(
   { printf '%s\n' Cargo.toml Cargo.lock; find crates schemas -type f \
       \( -name '*.rs' -o -name '*.toml' -o -name '*.json' -o -name '*.html' -o -name '*.js' \
