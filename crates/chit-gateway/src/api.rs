@@ -332,9 +332,11 @@ async fn render(
 /// characters, or nothing when it said nothing.
 fn said(body: &[u8]) -> String {
     let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
+    // The server's words, its control characters (a terminal's escapes)
+    // written as escapes.
     match text.trim() {
         "" => String::new(),
-        t => format!(": {t}"),
+        t => format!(": {}", chit_core::report::escape_controls(t)),
     }
 }
 

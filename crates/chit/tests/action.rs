@@ -40,6 +40,10 @@ struct Api {
     seen: Vec<Seen>,
     /// Answer writes (POST, PATCH) with this status instead.
     fail_writes: Option<u16>,
+    /// Answer a list with these bytes (status 200) instead.
+    list_body: Option<String>,
+    /// Give every list this Link header instead.
+    list_link: Option<String>,
 }
 
 type Shared = Arc<Mutex<Api>>;
@@ -74,6 +78,14 @@ async fn list(
     });
     if !authorised(&h) {
         return refused(401, "Bad credentials");
+    }
+    if let Some(body) = &api.list_body {
+        return (StatusCode::OK, body.clone()).into_response();
+    }
+    if let Some(link) = &api.list_link {
+        let mut headers = HeaderMap::new();
+        headers.insert("link", link.parse().unwrap());
+        return (headers, Json(json!([]))).into_response();
     }
     // GitHub's paging: per_page (default 30, at most 100), page from 1,
     // and a Link header to the next page.
@@ -313,7 +325,7 @@ impl Runner {
                 // The cache: restores what an earlier job saved at `path`.
                 let root = PathBuf::from(eval(step["with"]["path"].as_str().unwrap()));
                 let key = eval(step["with"]["key"].as_str().unwrap());
-                assert!(key.starts_with("chit-Linux-"), "{key}");
+                assert!(key.starts_with("chit-Linux-X64-"), "{key}");
                 if self.cache_hit {
                     std::fs::create_dir_all(root.join("bin")).unwrap();
                     std::fs::copy(env!("CARGO_BIN_EXE_chit"), root.join("bin/chit")).unwrap();
@@ -402,6 +414,7 @@ fn expand(
                 .cloned()
                 .unwrap_or_default(),
             ["runner", "os"] => "Linux".into(),
+            ["runner", "arch"] => "X64".into(),
             ["github", "token"] => token.to_owned(),
             _ => panic!("an expression this test does not know: {expr}"),
         };
@@ -835,6 +848,7 @@ fn a_cache_miss_without_cargo_says_what_to_add() {
         "cat",
         "rm",
         "env",
+        "uname",
     ] {
         let found = Command::new("bash")
             .args(["-c", &format!("command -v {tool}")])
@@ -907,4 +921,99 @@ fn the_example_workflow_runs_the_action_as_it_is() {
         run.log
     );
     assert_eq!(comment_bodies(&api).len(), 1);
+}
+
+#[test]
+fn a_marked_comment_by_someone_else_is_never_taken_over() {
+    let api = Shared::default();
+    api.lock().unwrap().comments.push(json!({
+        "id": 5, "issue": 7, "body": format!("{MARKER}\n## Receipts\n\nAll receipts valid"),
+        "user": {"login": "mallory", "type": "User"},
+    }));
+    let r = Runner::new(&github(api.clone()));
+    put(&r, "lattice/unsealed.json", "bad.json");
+    let run = r.run(&[("paths", "bad.json")]);
+    assert_eq!(run.code, 1, "{}", run.log);
+    let w = writes(&api);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(
+        w[0].method, "POST",
+        "a comment of its own, not mallory's: {w:?}"
+    );
+    let a = api.lock().unwrap();
+    assert!(a.comments[0]["body"]
+        .as_str()
+        .unwrap()
+        .ends_with("All receipts valid"));
+    assert!(a.comments[1]["body"].as_str().unwrap().contains("X4"));
+}
+
+#[test]
+fn links_and_paths_out_of_the_workspace_are_not_followed() {
+    let r = Runner::new("http://127.0.0.1:9");
+    put(&r, "run-receipts/agreed-verified.json", "receipts/ok.json");
+    let ws = r.workspace();
+    // A loop (two links to the folder itself) and a linked file.
+    std::os::unix::fs::symlink(".", ws.join("receipts/a")).unwrap();
+    std::os::unix::fs::symlink(".", ws.join("receipts/b")).unwrap();
+    std::os::unix::fs::symlink("../../home/secret.json", ws.join("receipts/linked.json")).unwrap();
+    std::fs::write(r.dir.path().join("home/secret.json"), "{}").unwrap();
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(ws.join(".git/x.json"), "{}").unwrap();
+    let started = std::time::Instant::now();
+    let run = r.run(&[("paths", "**/*.json"), ("comment", "false")]);
+    assert_eq!(run.code, 0, "{}", run.log);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(run.outputs["valid"], "1", "{}", run.summary);
+    assert!(!run.summary.contains("secret"), "{}", run.summary);
+    let run = r.run(&[("paths", "../home/*.json"), ("comment", "false")]);
+    assert_eq!(run.code, 1);
+    assert!(run.log.contains("leaves the workspace"), "{}", run.log);
+}
+
+#[test]
+fn an_api_that_answers_badly_is_said_never_a_crash() {
+    let api = Shared::default();
+    let url = github(api.clone());
+    let r = Runner::new(&url);
+    put(&r, "run-receipts/agreed-verified.json", "ok.json");
+    // Not JSON.
+    api.lock().unwrap().list_body = Some("<html>maintenance</html>".into());
+    let run = r.run(&[("paths", "ok.json")]);
+    assert_eq!(run.code, 0, "{}", run.log);
+    assert!(run.log.contains("answered what is not JSON"), "{}", run.log);
+    assert!(!run.log.contains("Traceback"), "{}", run.log);
+    // JSON, but not a list.
+    api.lock().unwrap().list_body = Some("42".into());
+    let run = r.run(&[("paths", "ok.json")]);
+    assert!(run.log.contains("not a list of comments"), "{}", run.log);
+    assert!(!run.log.contains("Traceback"), "{}", run.log);
+    // A next page that is the same page, for ever: at most 100 read.
+    {
+        let mut a = api.lock().unwrap();
+        a.list_body = None;
+        a.list_link = Some(format!(
+            "<{url}/repos/octo/app/issues/7/comments?per_page=100>; rel=\"next\""
+        ));
+        a.seen.clear();
+    }
+    let run = r.run(&[("paths", "ok.json")]);
+    assert_eq!(run.code, 0, "{}", run.log);
+    let gets = api
+        .lock()
+        .unwrap()
+        .seen
+        .iter()
+        .filter(|s| s.method == "GET")
+        .count();
+    assert_eq!(gets, 100);
+    // A next page on another host: the token is not sent there.
+    {
+        let mut a = api.lock().unwrap();
+        a.list_link = Some("<http://evil.example/steal>; rel=\"next\"".into());
+        a.seen.clear();
+    }
+    let run = r.run(&[("paths", "ok.json")]);
+    assert!(run.log.contains("not followed"), "{}", run.log);
+    assert!(writes(&api).is_empty());
 }

@@ -906,6 +906,29 @@ fn chat_requests_are_measured_on_each_api() {
     }
 }
 
+/// A server that cannot render chats (here an OpenAI-style one taken for
+/// llama.cpp) is said, with what to do; nothing is signed.
+#[test]
+fn a_server_without_the_template_endpoint_is_said() {
+    let dir = setup(1, 4);
+    let p = dir.path();
+    std::fs::write(
+        p.join("req.jsonl"),
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n",
+    )
+    .unwrap();
+    let fx = fixture(Mode::Coupled, Api::OpenAi, Fail::None);
+    let run = measure(p, &fx.url(), "1,2", &["--api", "llamacpp"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let said = format!(
+        "request 0: {}/apply-template answered HTTP 404 Not Found when asked to render chat messages with the server's template (the server has no such endpoint: is it the API chit took it for? --api names it)",
+        fx.url()
+    );
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
+    assert!(!p.join("r.json").exists());
+    assert_eq!(last_line(p.join("t.jsonl"))["end"], "incomplete");
+}
+
 /// Issue 15, item 6: counts below their least are refused in words.
 #[test]
 fn too_few_repetitions_are_refused_in_words() {

@@ -53,7 +53,7 @@ pub enum LineProblem {
     #[error("a server_occupancy line needs its level, max and source")]
     BadServerOccupancy,
     #[error(
-        "a rendered_prompts line needs its source and one prompt (text or token ids) for each request"
+        "a rendered_prompts line needs its source and one prompt (text or token ids) for each request, once"
     )]
     BadRenderedPrompts,
     #[error("level {level} repetition {repetition} request {request} recorded twice")]
@@ -213,13 +213,22 @@ impl TranscriptReader {
                 .or_else(|| r.get("token_ids"))
                 .and_then(|a| a.as_array())
                 .ok_or_else(|| bad(LineProblem::BadRenderedPrompts))?;
+            // Text under "prompts", token ids under "token_ids": one a
+            // request, and the line once.
+            let text_list = r.get("prompts").is_some();
             let whole = |x: &Val| {
-                x.as_str().is_some()
-                    || x.as_array().is_some_and(|ids| {
+                if text_list {
+                    x.as_str().is_some()
+                } else {
+                    x.as_array().is_some_and(|ids| {
                         ids.map(|i| i.as_i64()).all(|i| i.is_some_and(|i| i >= 0))
                     })
+                }
             };
-            if each.len() as u64 != t.request_count || !each.clone().all(|x| whole(&x)) {
+            if each.len() as u64 != t.request_count
+                || !each.clone().all(|x| whole(&x))
+                || t.rendered_by.is_some()
+            {
                 return Err(bad(LineProblem::BadRenderedPrompts));
             }
             t.rendered_by = Some(source.to_owned());
@@ -669,16 +678,23 @@ mod tests {
         assert_eq!(t.rendered_by.as_deref(), Some("http://h/apply-template"));
         let t = read(r#"{"rendered_prompts": {"source": "http://h/v1/tokenize", "token_ids": [[1, 2], [3]]}}"#).unwrap();
         assert_eq!(t.rendered_by.as_deref(), Some("http://h/v1/tokenize"));
+        let twice = r#"{"rendered_prompts": {"source": "s", "prompts": ["a", "b"]}}"#;
+        assert_eq!(
+            read(&format!("{twice}\n{twice}")).unwrap_err().to_string(),
+            "line 4: a rendered_prompts line needs its source and one prompt (text or token ids) for each request, once"
+        );
         for bad in [
             r#"{"rendered_prompts": {"prompts": ["a", "b"]}}"#,
             r#"{"rendered_prompts": {"source": "s", "prompts": ["a"]}}"#,
             r#"{"rendered_prompts": {"source": "s", "token_ids": [[1], [-2]]}}"#,
             r#"{"rendered_prompts": {"source": "s", "prompts": ["a", 2]}}"#,
             r#"{"rendered_prompts": "a"}"#,
+            r#"{"rendered_prompts": {"source": "s", "prompts": ["a", [1]]}}"#,
+            r#"{"rendered_prompts": {"source": "s", "token_ids": [[1], "b"]}}"#,
         ] {
             assert_eq!(
                 read(bad).unwrap_err().to_string(),
-                "line 3: a rendered_prompts line needs its source and one prompt (text or token ids) for each request",
+                "line 3: a rendered_prompts line needs its source and one prompt (text or token ids) for each request, once",
                 "{bad}"
             );
         }
