@@ -148,9 +148,11 @@ pub enum Fail {
     /// HTTP 500 with a JSON error body.
     Http500AfterRequests(usize),
     /// Every token event (and a whole, non-streamed body) is invalid JSON,
-    /// `{"choices":[{`.
+    /// `{"choices":[{`; from request 0, the chat template endpoints'
+    /// answers too.
     MalformedAfterRequests(usize),
-    /// Token ids are never returned, even when asked for.
+    /// Token ids are never returned, even when asked for (nor by SGLang's
+    /// `/v1/tokenize`).
     NoTokenIds,
     /// The request is accepted and never answered; the connection stays
     /// open.

@@ -220,8 +220,22 @@ fn rendered(body: &[u8]) -> Result<String, String> {
     })
 }
 
+/// Under `malformed:0`, the template endpoints answer what is not JSON too.
+fn malformed_template(s: &Server) -> Option<Response> {
+    (s.config.fail == Fail::MalformedAfterRequests(0)).then(|| {
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            "{\"prompt\": ",
+        )
+            .into_response()
+    })
+}
+
 /// llama.cpp's `POST /apply-template`: the chat body's prompt, rendered.
-async fn apply_template(body: Bytes) -> Response {
+async fn apply_template(State(s): State<Shared>, body: Bytes) -> Response {
+    if let Some(r) = malformed_template(&s) {
+        return r;
+    }
     match rendered(&body) {
         Ok(prompt) => json_body(&json!({ "prompt": prompt })),
         Err(why) => error(StatusCode::BAD_REQUEST, &why),
@@ -229,11 +243,18 @@ async fn apply_template(body: Bytes) -> Response {
 }
 
 /// SGLang's `POST /v1/tokenize` with `messages`: the rendered prompt's
-/// token ids (with the generation prompt, as asked).
-async fn sglang_tokenize(body: Bytes) -> Response {
+/// token ids (with the generation prompt, as asked); under `no-token-ids`,
+/// the count alone.
+async fn sglang_tokenize(State(s): State<Shared>, body: Bytes) -> Response {
+    if let Some(r) = malformed_template(&s) {
+        return r;
+    }
     match rendered(&body) {
         Ok(prompt) => {
             let tokens = tokenize(&prompt);
+            if s.config.fail == Fail::NoTokenIds {
+                return json_body(&json!({"count": tokens.len(), "max_model_len": 4096}));
+            }
             json_body(&json!({"tokens": tokens, "count": tokens.len(), "max_model_len": 4096}))
         }
         Err(why) => error(StatusCode::BAD_REQUEST, &why),

@@ -927,6 +927,31 @@ fn a_server_without_the_template_endpoint_is_said() {
     assert!(run.stderr.contains(&said), "{}", run.stderr);
     assert!(!p.join("r.json").exists());
     assert_eq!(last_line(p.join("t.jsonl"))["end"], "incomplete");
+    // A template endpoint that answers what is not JSON, or no token ids.
+    for (api, fail, says) in [
+        (
+            Api::LlamaCpp,
+            Fail::MalformedAfterRequests(0),
+            "/apply-template answered what is not JSON when asked to render chat messages",
+        ),
+        (
+            Api::SGLang,
+            Fail::MalformedAfterRequests(0),
+            "/v1/tokenize answered what is not JSON when asked to render chat messages",
+        ),
+        (
+            Api::SGLang,
+            Fail::NoTokenIds,
+            "/v1/tokenize answered without a \"tokens\" list of token ids",
+        ),
+    ] {
+        std::fs::remove_file(p.join("t.jsonl")).unwrap();
+        let fx = fixture(Mode::Coupled, api, fail);
+        let run = measure(p, &fx.url(), "1,2", &[]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+        assert!(!p.join("r.json").exists());
+    }
 }
 
 /// Issue 15, item 6: counts below their least are refused in words.
