@@ -119,7 +119,12 @@ impl Endpoint {
                 if !resp.status().is_success() {
                     return Ok(None);
                 }
-                Ok::<_, Failure>(resp.json::<serde_json::Value>().await.ok())
+                // A server's self-description is small; a larger one is
+                // not one of these APIs.
+                let body = read_capped(resp, ANSWER_MAX).await.ok();
+                Ok::<_, Failure>(
+                    body.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()),
+                )
             }
         };
         if let Some(props) = get("/props").await? {
@@ -140,9 +145,7 @@ impl Endpoint {
             self.url
         )))
     }
-}
 
-impl Endpoint {
     /// Where the server under `api` reports the requests it is running, in
     /// the order they are tried: llama.cpp's `/slots` (on by default) then
     /// its `/metrics` (with `--metrics`); vLLM's and SGLang's Prometheus
@@ -177,10 +180,7 @@ pub async fn server_running(client: &reqwest::Client, url: &str, api: Api) -> Op
     if !resp.status().is_success() {
         return None;
     }
-    let body = resp.bytes().await.ok()?;
-    if body.len() > 4 << 20 {
-        return None;
-    }
+    let body = read_capped(resp, ANSWER_MAX).await.ok()?;
     parse_running(url, &body, api)
 }
 
@@ -231,6 +231,10 @@ pub struct Rendered {
 
 /// The most bytes a rendered prompt's answer may take.
 const RENDERED_MAX: usize = 16 << 20;
+
+/// The most bytes a server's description of itself or of its load may
+/// take (`/props`, `/v1/models`, `/slots`, `/metrics`): read no further.
+const ANSWER_MAX: usize = 4 << 20;
 
 /// Renders each chat request of `requests` into a prompt with the server's
 /// own template, where `api` decodes chats only as prompts; None where
@@ -494,6 +498,7 @@ pub async fn stream(
         .map_err(|e| describe(&url, &e))?;
     let status = resp.status();
     if !status.is_success() {
+        // Enough of an error's body to quote it.
         let body = read_capped(resp, 64 << 10).await.unwrap_or_default();
         return Err(Failure::new(format!(
             "{url} answered HTTP {status}{}",

@@ -30,6 +30,7 @@ pub use transcript::TranscriptWriter;
 use chit_core::keys::SecretKey;
 use chit_core::kinds::numeric_lineage::arithmetic::{self, Bound, Class, Runs};
 use chit_core::kinds::numeric_lineage::receipt::{self, LevelRecord, Measurement, Numerics};
+use chit_core::kinds::numeric_lineage::transcript::ServerOccupancy;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -406,21 +407,8 @@ async fn run(
     // prompts recorded beside the request set.
     let sent = match api::render_chats(&client, endpoint, api, &plan.requests).await? {
         Some(rendered) => {
-            // Text (llama.cpp) or token ids (SGLang), one a request.
-            let each = |r: &Request| match &r.input {
-                Input::Prompt(p) => serde_json::Value::from(p.as_str()),
-                Input::TokenIds(ids) => serde_json::Value::from(ids.clone()),
-                Input::Chat(_) => serde_json::Value::Null,
-            };
-            let key = match api {
-                Api::SGLang => "token_ids",
-                _ => "prompts",
-            };
             transcript
-                .info(&serde_json::json!({"rendered_prompts": {
-                    "source": rendered.source,
-                    key: rendered.requests.iter().map(each).collect::<Vec<_>>(),
-                }}))
+                .rendered_prompts(&rendered.source, &rendered.requests)
                 .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
             rendered.requests
         }
@@ -461,24 +449,16 @@ async fn run(
         let samples = sampler.await.ok().flatten();
         let (runs, accept, complete) = runs?;
         if let Some(s) = samples {
-            let max = s.samples.iter().map(|x| x.1).max().unwrap_or(0);
             transcript
-                .info(&serde_json::json!({"server_occupancy": {
-                    "level": index,
-                    "source": s.source,
-                    "max": max,
-                    "samples": s.samples.iter().map(|(ms, n)| [*ms, *n]).collect::<Vec<_>>(),
-                }}))
+                .server_occupancy(index, &s.source, &s.samples)
                 .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
-            if max < c
-                && s.samples.len()
-                    >= chit_core::kinds::numeric_lineage::transcript::MIN_OCCUPANCY_SAMPLES
-            {
-                observer.warn(&format!(
-                    "level {index}: the server reported at most {max} {} running ({}), never {c}",
-                    if max == 1 { "request" } else { "requests" },
-                    s.source
-                ));
+            let seen = ServerOccupancy {
+                max: s.samples.iter().map(|x| x.1).max().unwrap_or(0),
+                source: s.source,
+                samples: s.samples.len(),
+            };
+            if let Some(why) = seen.short_of(c, index as u64) {
+                observer.warn(&why);
             }
         }
         let summary = LevelSummary {

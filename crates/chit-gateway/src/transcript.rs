@@ -4,6 +4,7 @@
 //! written and flushed as soon as it is known, so a run that stops keeps
 //! everything it measured.
 
+use crate::{Input, Request};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
@@ -59,10 +60,39 @@ impl TranscriptWriter {
         self.file.flush()
     }
 
-    /// An informational line no rule depends on (the server's own
-    /// occupancy samples).
-    pub fn info(&mut self, v: &serde_json::Value) -> io::Result<()> {
-        self.line(v)
+    /// The server's own count of running requests while level `level` ran
+    /// (informational): where it was read, the most, and each sample as
+    /// `[ms since the level started, running]`.
+    pub fn server_occupancy(
+        &mut self,
+        level: usize,
+        source: &str,
+        samples: &[(u64, u64)],
+    ) -> io::Result<()> {
+        let max = samples.iter().map(|s| s.1).max().unwrap_or(0);
+        self.line(&serde_json::json!({"server_occupancy": {
+            "level": level,
+            "source": source,
+            "max": max,
+            "samples": samples.iter().map(|(ms, n)| [*ms, *n]).collect::<Vec<_>>(),
+        }}))
+    }
+
+    /// What the server's template rendered each chat request into, in set
+    /// order (informational): text under `prompts`, token ids under
+    /// `token_ids`.
+    pub fn rendered_prompts(&mut self, source: &str, sent: &[Request]) -> io::Result<()> {
+        let ids = sent.iter().any(|r| matches!(r.input, Input::TokenIds(_)));
+        let each: Vec<serde_json::Value> = sent
+            .iter()
+            .map(|r| match &r.input {
+                Input::Prompt(p) => p.as_str().into(),
+                Input::TokenIds(t) => t.clone().into(),
+                Input::Chat(_) => serde_json::Value::Null,
+            })
+            .collect();
+        let key = if ids { "token_ids" } else { "prompts" };
+        self.line(&serde_json::json!({"rendered_prompts": {"source": source, key: each}}))
     }
 
     /// One measured sequence.

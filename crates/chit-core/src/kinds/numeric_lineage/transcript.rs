@@ -80,6 +80,22 @@ pub struct ServerOccupancy {
     pub samples: usize,
 }
 
+impl ServerOccupancy {
+    /// Why a level of induced concurrency `c` is in doubt, where the server
+    /// was watched long enough ([`MIN_OCCUPANCY_SAMPLES`]) and never ran
+    /// `c` at once: L16's warning, and the gateway's, as it measures.
+    pub fn short_of(&self, c: u64, level: u64) -> Option<String> {
+        (self.max < c && self.samples >= MIN_OCCUPANCY_SAMPLES).then(|| {
+            format!(
+                "the server reported at most {} {} running at level {level} ({}), never its induced concurrency {c}",
+                self.max,
+                if self.max == 1 { "request" } else { "requests" },
+                self.source
+            )
+        })
+    }
+}
+
 /// A gateway's transcript, read: the openings of the commitments, the
 /// request set and every measured sequence.
 ///
@@ -343,22 +359,12 @@ impl Transcript {
             else {
                 continue;
             };
-            if let Some(ServerOccupancy {
-                max,
-                source,
-                samples,
-            }) = self.server_occupancy.get(&index)
-            {
-                if *max < c && *samples >= MIN_OCCUPANCY_SAMPLES {
-                    r.warning(
-                        rule::L16,
-                        format!("/signed_body/levels/{i}"),
-                        format!(
-                            "the server reported at most {max} {} running at level {index} ({source}), never its induced concurrency {c}",
-                            if *max == 1 { "request" } else { "requests" }
-                        ),
-                    );
-                }
+            let short = self
+                .server_occupancy
+                .get(&index)
+                .and_then(|o| o.short_of(c, index));
+            if let Some(why) = short {
+                r.warning(rule::L16, format!("/signed_body/levels/{i}"), why);
             }
         }
     }
