@@ -60,6 +60,9 @@ pub struct PgStore {
     /// Statements prepared on this connection, by their SQL: a batch runs
     /// each once per round trip instead of two.
     statements: std::collections::HashMap<String, postgres::Statement>,
+    /// The schema was found to hold a log: a log is never removed under a
+    /// running store, so it is asked once, not before every batch.
+    is_log: bool,
 }
 
 /// Splits chit's `schema=NAME` out of a connection URL: the URL PostgreSQL
@@ -138,6 +141,7 @@ impl PgStore {
             location,
             schema,
             statements: std::collections::HashMap::new(),
+            is_log: false,
         })
     }
 
@@ -169,7 +173,8 @@ impl PgStore {
     }
 
     fn require_log(&mut self) -> Result<(), StoreError> {
-        if self.is_log()? {
+        if self.is_log || self.is_log()? {
+            self.is_log = true;
             Ok(())
         } else {
             Err(StoreError::NotALog(self.location.clone()))
@@ -432,6 +437,18 @@ impl Store for PgStore {
         let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
         let ids: Vec<&[u8]> = keys.iter().map(|k| k.1.as_bytes()).collect();
         self.packets_joined("packet_id", "bytea", &[&streams, &ids])
+    }
+
+    fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
+        let st = self.prepared(
+            "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
+             FROM chit_log_packets WHERE stream_id = $1 ORDER BY sequence LIMIT $2",
+        )?;
+        let rows = self
+            .client
+            .query(&st, &[&stream_id.as_bytes(), &i64::from(limit)])
+            .map_err(read_err)?;
+        Ok(rows.iter().map(to_packet).collect())
     }
 
     fn packets(

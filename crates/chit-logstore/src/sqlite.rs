@@ -462,6 +462,21 @@ impl Store for SqliteStore {
         self.packets_where("packet_id", keys)
     }
 
+    fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
+                 FROM chit_log_packets WHERE stream_id = ?1 ORDER BY sequence LIMIT ?2",
+            )
+            .map_err(read_err)?;
+        let rows = stmt
+            .query_map(params![stream_id, limit], packet_row)
+            .and_then(|rows| rows.collect())
+            .map_err(read_err)?;
+        Ok(rows)
+    }
+
     fn packets(
         &mut self,
         each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,

@@ -201,6 +201,10 @@ pub trait Store: Send {
     /// Logged packets with these `(stream, packet id)`.
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError>;
 
+    /// One stream's logged packets, by sequence, at most `limit` (what a
+    /// reader draws of it, without reading the entries).
+    fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError>;
+
     /// Every logged packet, by stream then sequence (for the gaps an audit
     /// reports).
     fn packets(
@@ -351,6 +355,9 @@ impl Store for FullTiles {
     }
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
         self.inner.packets_named(keys)
+    }
+    fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
+        self.inner.stream(stream_id, limit)
     }
     fn packets(
         &mut self,

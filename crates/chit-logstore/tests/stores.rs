@@ -398,6 +398,26 @@ fn streams_hold_p1_p2_p4_and_allow_gaps(b: &dyn Backend) {
         sub.outcomes[6],
         Outcome::Appended { index: 4, .. }
     ));
+    // The stream as the log holds it, by sequence, without its entries.
+    let held: Vec<(i64, String, Option<String>, u64)> = log
+        .store()
+        .stream("s", 10)
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.sequence, p.packet_id, p.prev_packet_id, p.index))
+        .collect();
+    let s = |x: &str| Some(x.to_owned());
+    assert_eq!(
+        held,
+        vec![
+            (0, "p0".into(), None, 0),
+            (1, "p1".into(), s("p0"), 1),
+            (2, "p2".into(), s("p1"), 4),
+            (3, "p3".into(), s("p2"), 2),
+        ]
+    );
+    assert_eq!(log.store().stream("s", 2).unwrap().len(), 2);
+    assert!(log.store().stream("none", 10).unwrap().is_empty());
     // A gap left open is reported by the audit.
     log.submit(&[packet("u", 0, "u0", None), packet("u", 4, "u4", Some("u3"))])
         .unwrap();

@@ -456,6 +456,51 @@ pub async fn search(State(state): State<Shared>, Query(p): Query<SearchParams>) 
 }
 
 #[derive(serde::Deserialize)]
+pub struct StreamParams {
+    limit: Option<u32>,
+}
+
+/// `GET /v1/streams/{stream_id}?limit=`: a packet stream as the log holds
+/// it, by sequence (at most `limit`, 2,000 by default and at most): each
+/// packet's sequence, packet id, previous packet id and entry index. Read
+/// from the log's stream table, entries unread: what the page draws a
+/// stream from.
+pub async fn get_stream(
+    State(state): State<Shared>,
+    Path(stream_id): Path<String>,
+    Query(p): Query<StreamParams>,
+) -> Response {
+    let limit = p.limit.unwrap_or(STREAM_LIMIT).clamp(1, STREAM_LIMIT);
+    let id = stream_id.clone();
+    let r = blocking(move || {
+        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+        log.store().stream(&id, limit)
+    })
+    .await;
+    match r {
+        Ok(Ok(rows)) => {
+            let packets: Vec<Value> = rows
+                .iter()
+                .map(|p| {
+                    json!({
+                        "sequence": p.sequence,
+                        "packet_id": p.packet_id,
+                        "prev_packet_id": p.prev_packet_id,
+                        "index": p.index,
+                    })
+                })
+                .collect();
+            axum::Json(json!({"stream_id": stream_id, "packets": packets})).into_response()
+        }
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(r) => r,
+    }
+}
+
+/// The most packets `GET /v1/streams/{id}` answers.
+const STREAM_LIMIT: u32 = 2000;
+
+#[derive(serde::Deserialize)]
 pub struct Sizes {
     from: u64,
     to: u64,

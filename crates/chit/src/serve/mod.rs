@@ -30,6 +30,7 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/v1/entries/{which}", get(api::get_entry))
         .route("/v1/verify", post(api::post_verify))
         .route("/v1/search", get(api::search))
+        .route("/v1/streams/{stream_id}", get(api::get_stream))
         .route("/v1/consistency", get(api::get_consistency))
         .route("/checkpoint", get(api::get_checkpoint))
         .route("/tile/{*rest}", get(api::get_tile))
@@ -229,9 +230,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let logging = logging::init(a.quiet);
     let (jobs, queue) = tokio::sync::mpsc::channel(1024);
-    let sequencer = std::thread::Builder::new()
-        .name("chit-sequencer".into())
-        .spawn(move || sequencer::run(writer, prover, queue))
+    let sequencer = sequencer::start(writer, prover, queue)
         .map_err(|e| Failure::error(format!("cannot start the sequencer: {e}")))?;
     let state = Arc::new(api::AppState {
         reader: Mutex::new(reader),

@@ -39,24 +39,40 @@ struct Committed {
     checkpoint: Vec<u8>,
 }
 
-/// Runs until every sender is dropped (the server shut down): the batch in
-/// hand is finished, nothing queued after the last batch is left
-/// unanswered (its senders get an error when the queue is dropped).
+/// Starts the two threads and returns the sequencer's, which ends once
+/// every sender is dropped (the server shut down) and the prover has
+/// answered every committed batch: the batch in hand is finished, nothing
+/// queued after the last batch is left unanswered (its senders get an
+/// error when the queue is dropped).
 ///
-/// Two threads: this one appends batch after batch; a second (`prover`, on
-/// a store connection of its own) makes each committed batch's inclusion
-/// proofs and answers its requests, so the next batch's append does not
-/// wait for them. A request is answered only after its batch is committed.
-pub fn run(mut log: Log, prover: Log, mut jobs: mpsc::Receiver<Job>) {
+/// `chit-sequencer` appends batch after batch; `chit-prover` (on a store
+/// connection of its own) makes each committed batch's inclusion proofs
+/// and answers its requests, so the next batch's append does not wait for
+/// them. A request is answered only after its batch is committed.
+pub fn start(
+    log: Log,
+    prover: Log,
+    jobs: mpsc::Receiver<Job>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     let (to_prover, committed) = std::sync::mpsc::channel::<Committed>();
     let proving = std::thread::Builder::new()
         .name("chit-prover".into())
-        .spawn(move || prove(prover, committed));
-    let (to_prover, proving) = match proving {
-        Ok(t) => (Some(to_prover), Some(t)),
-        // No thread: the proofs are made here.
-        Err(_) => (None, None),
-    };
+        .spawn(move || prove(prover, committed))?;
+    std::thread::Builder::new()
+        .name("chit-sequencer".into())
+        .spawn(move || {
+            sequence(log, to_prover, jobs);
+            // The sender is dropped: the prover ends once it has answered
+            // every committed batch.
+            let _ = proving.join();
+        })
+}
+
+fn sequence(
+    mut log: Log,
+    to_prover: std::sync::mpsc::Sender<Committed>,
+    mut jobs: mpsc::Receiver<Job>,
+) {
     while let Some(first) = jobs.blocking_recv() {
         let mut batch = vec![first];
         let mut count = batch[0].checked.len();
@@ -103,13 +119,9 @@ pub fn run(mut log: Log, prover: Log, mut jobs: mpsc::Receiver<Job>) {
                     size: sub.size,
                     checkpoint: sub.checkpoint,
                 };
-                match &to_prover {
-                    Some(p) => {
-                        if let Err(std::sync::mpsc::SendError(c)) = p.send(c) {
-                            answer(&mut log, c);
-                        }
-                    }
-                    None => answer(&mut log, c),
+                // A prover that has stopped (it panicked): answered here.
+                if let Err(std::sync::mpsc::SendError(c)) = to_prover.send(c) {
+                    answer(&mut log, c);
                 }
             }
             Err(e) => {
@@ -120,12 +132,6 @@ pub fn run(mut log: Log, prover: Log, mut jobs: mpsc::Receiver<Job>) {
                 }
             }
         }
-    }
-    // Dropping the sender ends the prover once it has answered every
-    // committed batch.
-    drop(to_prover);
-    if let Some(t) = proving {
-        let _ = t.join();
     }
 }
 

@@ -311,9 +311,10 @@ async function drawPacket(e) {
   out.append(el('h3', { text: 'Its stream in this log' }));
   const row = el('div', { class: 'stream', 'data-stream': d.stream_id }, el('span', { class: 'muted', text: 'reading the stream…' }));
   out.append(row);
-  const members = (await fetchAll({ stream: d.stream_id }, 1000))
-    .filter((m) => m.doc && Number.isInteger(num(m.doc.sequence)));
-  row.replaceChildren(...streamRow(members, e.index));
+  // The log's own stream table: each packet's sequence, ids and entry,
+  // one request, no entry read.
+  const s = await getJSON(`/v1/streams/${encodeURIComponent(d.stream_id)}`);
+  row.replaceChildren(...streamRow(s.packets, e.index));
   out.append(el('div', { class: 'legend' },
     el('span', {}, badge('n', 'ok'), ' a packet'),
     el('span', {}, badge('n', 'bad'), ' a gap, or a sequence number held by two packets'),
@@ -321,23 +322,23 @@ async function drawPacket(e) {
   return out;
 }
 
-/** The boxes and links of a stream: every sequence number from 0 to the highest. */
-function streamRow(members, here) {
+/** The boxes and links of a stream (the packets /v1/streams gives): every
+ * sequence number from 0 to the highest. */
+function streamRow(packets, here) {
   const bySeq = new Map();
-  for (const m of members) {
-    const s = num(m.doc.sequence);
-    const list = bySeq.get(s) || [];
-    list.push(m);
-    bySeq.set(s, list);
+  for (const p of packets) {
+    const list = bySeq.get(p.sequence) || [];
+    list.push(p);
+    bySeq.set(p.sequence, list);
   }
   // At most 2,000 boxes: a stream longer than that is drawn to its 2,000th.
-  const top = Math.min(Math.max(...bySeq.keys()), 1999);
+  const top = Math.min(Math.max(-1, ...bySeq.keys()), 1999);
   const parts = [];
   let before = null;
   for (let s = 0; s <= top; s++) {
     const at = bySeq.get(s);
     if (s > 0) {
-      const linked = at && before && at.some((m) => before.some((b) => m.doc.prev_packet_id === b.doc.packet_id));
+      const linked = at && before && at.some((p) => before.some((b) => p.prev_packet_id === b.packet_id));
       parts.push(el('span', { class: linked ? 'link' : 'link broken', title: linked ? 'linked' : 'not linked to the packet before' }));
     }
     if (!at) {
@@ -346,9 +347,9 @@ function streamRow(members, here) {
       const replaced = at.length > 1;
       const cls = ['seq'];
       if (replaced) cls.push('replaced');
-      if (at.some((m) => m.index === here)) cls.push('here');
+      if (at.some((p) => p.index === here)) cls.push('here');
       parts.push(el('a', { class: cls.join(' '), href: `#/entry/${at[0].index}`,
-        title: replaced ? `sequence ${s} is held by entries ${at.map((m) => m.index).join(', ')}` : `entry ${at[0].index}: ${at[0].doc.packet_id}`,
+        title: replaced ? `sequence ${s} is held by entries ${at.map((p) => p.index).join(', ')}` : `entry ${at[0].index}: ${at[0].packet_id}`,
         text: s }));
     }
     before = at || null;
