@@ -60,25 +60,48 @@ fn refused(status: u16, message: &str) -> Response {
         .into_response()
 }
 
+/// Records a request, then answers 401 without the token and, for a write
+/// under `fail_writes`, that status; else the API's state to answer from.
+fn record<'a>(
+    s: &'a Shared,
+    h: &HeaderMap,
+    method: &'static str,
+    path: String,
+    body: Option<&Value>,
+) -> Result<std::sync::MutexGuard<'a, Api>, Box<Response>> {
+    let mut api = s.lock().unwrap();
+    api.seen.push(Seen {
+        method,
+        path,
+        body: body.cloned(),
+    });
+    if !authorised(h) {
+        return Err(Box::new(refused(401, "Bad credentials")));
+    }
+    match api.fail_writes {
+        Some(status) if method != "GET" => Err(Box::new(refused(
+            status,
+            "Resource not accessible by integration",
+        ))),
+        _ => Ok(api),
+    }
+}
+
 async fn list(
     State(s): State<Shared>,
     UrlPath((owner, repo, n)): UrlPath<(String, String, u64)>,
     Query(q): Query<BTreeMap<String, String>>,
     h: HeaderMap,
 ) -> Response {
-    let mut api = s.lock().unwrap();
     let query: Vec<String> = q.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    api.seen.push(Seen {
-        method: "GET",
-        path: format!(
-            "/repos/{owner}/{repo}/issues/{n}/comments?{}",
-            query.join("&")
-        ),
-        body: None,
-    });
-    if !authorised(&h) {
-        return refused(401, "Bad credentials");
-    }
+    let path = format!(
+        "/repos/{owner}/{repo}/issues/{n}/comments?{}",
+        query.join("&")
+    );
+    let api = match record(&s, &h, "GET", path, None) {
+        Ok(api) => api,
+        Err(r) => return *r,
+    };
     if let Some(body) = &api.list_body {
         return (StatusCode::OK, body.clone()).into_response();
     }
@@ -125,18 +148,11 @@ async fn create(
     h: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let mut api = s.lock().unwrap();
-    api.seen.push(Seen {
-        method: "POST",
-        path: format!("/repos/{owner}/{repo}/issues/{n}/comments"),
-        body: Some(body.clone()),
-    });
-    if !authorised(&h) {
-        return refused(401, "Bad credentials");
-    }
-    if let Some(status) = api.fail_writes {
-        return refused(status, "Resource not accessible by integration");
-    }
+    let path = format!("/repos/{owner}/{repo}/issues/{n}/comments");
+    let mut api = match record(&s, &h, "POST", path, Some(&body)) {
+        Ok(api) => api,
+        Err(r) => return *r,
+    };
     let id = 9000 + api.comments.len() as u64;
     let comment = json!({
         "id": id,
@@ -155,18 +171,11 @@ async fn update(
     h: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let mut api = s.lock().unwrap();
-    api.seen.push(Seen {
-        method: "PATCH",
-        path: format!("/repos/{owner}/{repo}/issues/comments/{id}"),
-        body: Some(body.clone()),
-    });
-    if !authorised(&h) {
-        return refused(401, "Bad credentials");
-    }
-    if let Some(status) = api.fail_writes {
-        return refused(status, "Server Error");
-    }
+    let path = format!("/repos/{owner}/{repo}/issues/comments/{id}");
+    let mut api = match record(&s, &h, "PATCH", path, Some(&body)) {
+        Ok(api) => api,
+        Err(r) => return *r,
+    };
     match api.comments.iter_mut().find(|c| c["id"] == id) {
         Some(c) => {
             c["body"] = body["body"].clone();

@@ -16,9 +16,11 @@
 
 mod common;
 
+use common::serving::{self, Server};
+
 use base64::Engine;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -36,46 +38,18 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-struct Server {
-    child: Child,
-    addr: String,
-    token: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn demo_server(dir: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args(["serve", "--demo", "--quiet", "--listen", "127.0.0.1:0"])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
-    let (mut token, mut addr) = (String::new(), String::new());
-    let mut line = String::new();
-    while addr.is_empty() {
-        line.clear();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "the demo printed no address"
-        );
-        if let Some(t) = line.strip_prefix("write token: ") {
-            token = t.trim().to_string();
-        }
-        if let Some(a) = line.split("http://").nth(1) {
-            addr = a.trim().trim_end_matches('/').to_string();
-        }
-    }
-    assert!(!token.is_empty(), "the demo printed no write token");
-    Server { child, addr, token }
+/// The demo server, and the write token it printed.
+fn demo_server(dir: &Path) -> (Server, String) {
+    let server = serving::start(
+        dir,
+        &["serve", "--demo", "--quiet", "--listen", "127.0.0.1:0"],
+        &[],
+        Stdio::inherit(),
+    );
+    let token = common::printed(&server.before, "write token: ")
+        .trim()
+        .to_string();
+    (server, token)
 }
 
 /// Chromium with the DevTools protocol on a pipe, one page attached.
@@ -314,21 +288,12 @@ impl Browser {
 
 /// One POST with the write token; the status line's code.
 fn post(addr: &str, token: &str, body: &[u8]) -> u16 {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST /v1/entries HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    s.write_all(body).unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    answer
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    serving::http(addr, "POST", "/v1/entries", &headers, body).0
 }
 
 /// An unsigned packet of stream `gappy` (the demo takes unsigned documents
@@ -362,7 +327,7 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let server = demo_server(dir.path());
+    let (server, token) = demo_server(dir.path());
     // A second stream with a gap at 1 (the log takes gaps: packets may
     // arrive out of order; it refuses a broken link, P4).
     for (seq, id, prev) in [
@@ -370,10 +335,7 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         (2, "g2", Some("g1")),
         (3, "g3", Some("g2")),
     ] {
-        assert_eq!(
-            post(&server.addr, &server.token, &packet(seq, id, prev)),
-            201
-        );
+        assert_eq!(post(&server.addr, &token, &packet(seq, id, prev)), 201);
     }
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots");
     let mut b = Browser::launch(&exe, &dir.path().join("profile"), shots);

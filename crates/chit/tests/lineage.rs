@@ -100,6 +100,25 @@ fn last_line(path: PathBuf) -> serde_json::Value {
     serde_json::from_str(text.lines().last().unwrap()).unwrap()
 }
 
+/// Every line of the transcript `t.jsonl` in `dir`.
+fn transcript(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("t.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The transcript edited by `edit` no longer verifies with the receipt:
+/// L14, a recorded figure does not recompute.
+fn edited_transcript_breaks_l14(dir: &Path, edit: impl FnOnce(String) -> String) {
+    let t = std::fs::read_to_string(dir.join("t.jsonl")).unwrap();
+    std::fs::write(dir.join("t.jsonl"), edit(t)).unwrap();
+    let v = verify(dir);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("\"rule\":\"L14\""), "{}", v.stdout);
+}
+
 #[test]
 fn each_mode_gives_its_class_and_the_receipt_verifies() {
     for (mode, api, levels, class) in [
@@ -151,10 +170,8 @@ fn each_mode_gives_its_class_and_the_receipt_verifies() {
         assert_eq!(last_line(p.join("t.jsonl"))["end"], "complete");
         // Issue 15, item 3: the server's own occupancy, sampled while each
         // level ran, is in the transcript beside the gateway's count.
-        let occupancy: Vec<serde_json::Value> = std::fs::read_to_string(p.join("t.jsonl"))
-            .unwrap()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        let occupancy: Vec<serde_json::Value> = transcript(p)
+            .into_iter()
             .filter_map(|v| v.get("server_occupancy").cloned())
             .collect();
         assert_eq!(occupancy.len(), levels_n, "{mode:?}");
@@ -183,16 +200,14 @@ fn each_mode_gives_its_class_and_the_receipt_verifies() {
         }
 
         // One token changed in the transcript: L14 (and L15 where it moves the divergence).
-        let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
-        let mut lines: Vec<String> = t.lines().map(str::to_owned).collect();
-        let mut line: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
-        let first = line["token_ids"][0].as_u64().unwrap();
-        line["token_ids"][0] = (first + 1).into();
-        lines[2] = line.to_string();
-        std::fs::write(p.join("t.jsonl"), lines.join("\n")).unwrap();
-        let v = verify(p);
-        assert_eq!(v.code, 1, "{}", v.stdout);
-        assert!(v.stdout.contains("\"rule\":\"L14\""), "{}", v.stdout);
+        edited_transcript_breaks_l14(p, |t| {
+            let mut lines: Vec<String> = t.lines().map(str::to_owned).collect();
+            let mut line: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
+            let first = line["token_ids"][0].as_u64().unwrap();
+            line["token_ids"][0] = (first + 1).into();
+            lines[2] = line.to_string();
+            lines.join("\n")
+        });
     }
 }
 
@@ -771,8 +786,7 @@ fn the_api_and_url_measured_are_said_and_committed() {
     );
     assert!(lines[1].ends_with(" s"), "{}", lines[1]);
     // The transcript's header records the URL measured and the API.
-    let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
-    let header: serde_json::Value = serde_json::from_str(t.lines().next().unwrap()).unwrap();
+    let header = transcript(p).remove(0);
     assert_eq!(header["endpoint"], used.as_str());
     assert_eq!(header["api"], "llamacpp");
     // The receipt commits to it, and verifies against the transcript.
@@ -841,11 +855,7 @@ fn chat_requests_are_measured_on_each_api() {
         }
         let v = verify(p);
         assert_eq!(v.code, 0, "{api:?}: {}{}", v.stdout, v.stderr);
-        let lines: Vec<serde_json::Value> = std::fs::read_to_string(p.join("t.jsonl"))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = transcript(p);
         assert_eq!(lines[0]["endpoint"], used.as_str());
         // The committed set: the chats as asked, whatever API carried them.
         for (i, m) in chats.iter().enumerate() {
@@ -894,15 +904,7 @@ fn chat_requests_are_measured_on_each_api() {
             );
         }
         // A changed message no longer opens the committed set (L14).
-        let t = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
-        std::fs::write(
-            p.join("t.jsonl"),
-            t.replacen("Answer briefly.", "Answer at length.", 1),
-        )
-        .unwrap();
-        let v = verify(p);
-        assert_eq!(v.code, 1, "{api:?}: {}", v.stdout);
-        assert!(v.stdout.contains("\"rule\":\"L14\""), "{}", v.stdout);
+        edited_transcript_breaks_l14(p, |t| t.replacen("Answer briefly.", "Answer at length.", 1));
     }
 }
 

@@ -6,24 +6,13 @@ mod common;
 
 use base64::Engine;
 use common::chit_in;
+use common::serving::{self, http, try_http, Server};
 use serde_json::Value;
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn serve(dir: &Path, extra: &[&str]) -> Server {
     serve_store(dir, "s.db", extra)
@@ -37,106 +26,15 @@ fn serve_store(dir: &Path, store: &str, extra: &[&str]) -> Server {
     )
 }
 
+/// `chit serve` with its access log (one JSON line a request) in
+/// `serve.log`.
 fn serve_args(dir: &Path, args: &[&str], extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args(args)
-        .args(extra)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        // The access log, one JSON line a request.
-        .stderr(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join("serve.log"))
-                .unwrap(),
-        )
-        .spawn()
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("serve.log"))
         .unwrap();
-    // The address is on the line "chit serve: log … at http://…/" (a demo
-    // prints what it logged first).
-    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    while !first.starts_with("chit serve:") {
-        first.clear();
-        if reader.read_line(&mut first).unwrap() == 0 {
-            panic!("the server printed no address");
-        }
-    }
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.trim().strip_suffix('/'))
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_string();
-    Server { child, addr }
-}
-
-/// One HTTP/1.1 request: the status and the body.
-fn http(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> (u16, Vec<u8>) {
-    try_http(addr, method, path, headers, body).unwrap()
-}
-
-/// [`http`], or why the exchange failed (a server gone).
-fn try_http(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> std::io::Result<(u16, Vec<u8>)> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes())?;
-    s.write_all(body)?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out)?;
-    let split = out
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| std::io::Error::other("no response head"))?;
-    let head = String::from_utf8_lossy(&out[..split]).into_owned();
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| std::io::Error::other("no status"))?;
-    let mut body = out[split + 4..].to_vec();
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body = dechunk(&body);
-    }
-    Ok((status, body))
-}
-
-fn dechunk(mut b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let end = b.windows(2).position(|w| w == b"\r\n").unwrap();
-        let n = usize::from_str_radix(std::str::from_utf8(&b[..end]).unwrap().trim(), 16).unwrap();
-        if n == 0 {
-            return out;
-        }
-        out.extend_from_slice(&b[end + 2..end + 2 + n]);
-        b = &b[end + 2 + n + 2..];
-    }
+    serving::start(dir, args, extra, log.into())
 }
 
 /// What an answer to a POST acknowledged: its index and content address

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod serving;
+
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
