@@ -104,27 +104,29 @@ def glob_regex(pattern):
 
 
 def workspace_files(root):
-    """Every regular file under `root`, as paths relative to it, in order.
-    Links are not followed and linked files are left out: a pull request
-    can add a link, and a link may lead out of the workspace or round in a
-    loop."""
-    found = []
+    """Every regular file and every link under `root`, as paths relative
+    to it, in order: (files, links). Links are not followed: a pull request
+    can add one, and it may lead out of the workspace or round in a loop."""
+    files, links = [], []
     for folder, dirs, names in os.walk(root, followlinks=False):
         # Git's own folder holds no receipts.
         dirs[:] = sorted(d for d in dirs if d != ".git")
         rel = os.path.relpath(folder, root)
         for name in sorted(names):
             full = os.path.join(folder, name)
-            if os.path.islink(full) or not os.path.isfile(full):
-                continue
-            found.append(name if rel == "." else os.path.join(rel, name).replace(os.sep, "/"))
-    return found
+            path = name if rel == "." else os.path.join(rel, name).replace(os.sep, "/")
+            if os.path.islink(full):
+                links.append(path)
+            elif os.path.isfile(full):
+                files.append(path)
+    return files, links
 
 
 def expand(patterns_text):
-    """Files matching each glob, in order, each once. A glob that matches
-    no file is said; when none matches any, nothing was checked, and that
-    is an error. Globs are relative to the workspace and stay inside it."""
+    """The files matching each glob, in order, each once, and the links
+    they match (which are not read). A glob that matches nothing is said;
+    when none matches anything, nothing was checked, and that is an error.
+    Globs are relative to the workspace and stay inside it."""
     patterns = patterns_text.split()
     if not patterns:
         raise Stop("paths is empty: give the globs of the receipts to verify")
@@ -132,20 +134,31 @@ def expand(patterns_text):
         parts = pattern.replace(os.sep, "/").split("/")
         if os.path.isabs(pattern) or ".." in parts:
             raise Stop(f"paths: {pattern!r} leaves the workspace: give globs relative to it")
-    every = workspace_files(".")
-    files, seen = [], set()
+    every, every_link = workspace_files(".")
+    files, links = [], []
     for pattern in patterns:
         rx = glob_regex(pattern.replace(os.sep, "/").removeprefix("./"))
         matched = [p for p in every if rx.match(p)]
-        if not matched:
+        matched_links = [p for p in every_link if rx.match(p)]
+        if not matched and not matched_links:
             annotate("warning", f"paths: {pattern!r} matches no file")
-        for p in matched:
-            if p not in seen:
-                seen.add(p)
-                files.append(p)
-    if not files:
+        files += [p for p in matched if p not in files]
+        links += [p for p in matched_links if p not in links]
+    if not files and not links:
         raise Stop(f"paths: no file matches {' '.join(patterns)!r} in {os.getcwd()}: nothing was verified")
-    return files
+    return files, links
+
+
+def links_report(links):
+    """The links a glob matched: named, each not read, so never a pass."""
+    if not links:
+        return ""
+    lines = [f"- `{p.replace('`', '')}`" for p in links]
+    return (
+        f"\n### ❌ {len(links)} matched {'link' if len(links) == 1 else 'links'}, not read\n\n"
+        "A link is not followed (it could lead anywhere); each counts as unreadable. "
+        "Verify the file it points to.\n\n" + "\n".join(lines) + "\n"
+    )
 
 
 def chit_args():
@@ -373,16 +386,19 @@ def main():
             raise Stop(f"fail-on must be invalid, warning or never, not {fail_on!r}")
         args = chit_args()
         commenting = should_comment()
-        files = expand(env("INPUT_PATHS"))
-        as_json = run_chit(args, files, "json")
-        as_markdown = run_chit(args, files, "markdown")
+        files, links = expand(env("INPUT_PATHS"))
+        as_json = run_chit(args, files, "json") if files else None
+        as_markdown = run_chit(args, files, "markdown") if files else None
+        valid, invalid, unreadable, across_invalid, warnings = counts(
+            as_json.stdout if as_json else "", "--allow-unchecked" in args
+        )
     except Stop as e:
         annotate("error", str(e))
         append("GITHUB_STEP_SUMMARY", f"## Receipts\n\nNot verified: {e}\n")
         return 1
-    valid, invalid, unreadable, across_invalid, warnings = counts(
-        as_json.stdout, "--allow-unchecked" in args
-    )
+    unreadable += len(links)
+    for p in links:
+        annotate("error", f"{p} is a link: not followed, not verified")
     for name, value in (
         ("valid", valid),
         ("invalid", invalid),
@@ -390,7 +406,7 @@ def main():
         ("warnings", warnings),
     ):
         set_output(name, value)
-    markdown = as_markdown.stdout
+    markdown = (as_markdown.stdout if as_markdown else "") + links_report(links)
     if "--require-authorized" in args:
         # Said, so a reader of the comment knows why a receipt of another
         # kind fails here.
@@ -402,7 +418,8 @@ def main():
         print("require-authorized: every input must be an authorized Zerker Reason certificate")
     body = report(markdown)
     append("GITHUB_STEP_SUMMARY", truncated(body, SUMMARY_LIMIT, "the step summary's limit", utf8_len) + "\n")
-    print(as_markdown.stdout.rstrip().splitlines()[-1] if as_markdown.stdout.strip() else "no report")
+    if as_markdown and as_markdown.stdout.strip():
+        print(as_markdown.stdout.rstrip().splitlines()[-1])
     if commenting:
         try:
             url = upsert_comment(truncated(body, COMMENT_LIMIT, "the full report is in the run's step summary"))
@@ -410,7 +427,7 @@ def main():
         except Exception as e:  # an ApiError, or anything else: said, never a crash
             annotate("error", f"the receipts comment was not posted: {e}")
             append("GITHUB_STEP_SUMMARY", f"\nThe pull-request comment was not posted: {e}\n")
-    failed = as_json.returncode != 0
+    failed = (as_json is not None and as_json.returncode != 0) or bool(links)
     if fail_on == "never":
         return 0
     if fail_on == "warning" and warnings > 0:

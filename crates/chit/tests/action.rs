@@ -971,10 +971,35 @@ fn links_and_paths_out_of_the_workspace_are_not_followed() {
     std::fs::write(ws.join(".git/x.json"), "{}").unwrap();
     let started = std::time::Instant::now();
     let run = r.run(&[("paths", "**/*.json"), ("comment", "false")]);
-    assert_eq!(run.code, 0, "{}", run.log);
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(run.outputs["valid"], "1", "{}", run.summary);
     assert!(!run.summary.contains("secret"), "{}", run.summary);
+    // The matched link is not read, and is no pass: unreadable, named, and
+    // the step fails (under fail-on never, it reports only).
+    assert_eq!(run.code, 1, "{}", run.log);
+    assert_eq!(run.outputs["unreadable"], "1", "{}", run.summary);
+    assert!(
+        run.summary.contains("1 matched link, not read")
+            && run.summary.contains("- `receipts/linked.json`"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.log
+            .contains("::error::receipts/linked.json is a link: not followed, not verified"),
+        "{}",
+        run.log
+    );
+    let run = r.run(&[
+        ("paths", "**/*.json"),
+        ("comment", "false"),
+        ("fail-on", "never"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.log);
+    // Only the link matched: still reported, still not a pass.
+    let run = r.run(&[("paths", "receipts/linked.json"), ("comment", "false")]);
+    assert_eq!(run.code, 1, "{}", run.log);
+    assert_eq!(run.outputs["valid"], "0", "{}", run.summary);
     let run = r.run(&[("paths", "../home/*.json"), ("comment", "false")]);
     assert_eq!(run.code, 1);
     assert!(run.log.contains("leaves the workspace"), "{}", run.log);

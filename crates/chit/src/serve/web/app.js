@@ -451,7 +451,9 @@ async function drawLattice(e) {
     const prev = i > 0 ? same[i - 1].doc : null;
     const changed = prev && prev.context_content_digest !== m.doc.context_content_digest;
     const samePlan = prev && prev.plan_ref === m.doc.plan_ref;
-    const sameEpoch = prev && num(prev.plan_epoch) >= num(m.doc.plan_epoch);
+    // As chit-core's X6 reads it (the packets sorted by epoch): an epoch
+    // missing before, or the same one twice.
+    const sameEpoch = prev && (prev.plan_epoch == null || num(prev.plan_epoch) === num(m.doc.plan_epoch));
     return [
       el('a', { href: `#/entry/${m.index}`, text: m.index }), m.doc.packet_id,
       el('td', { class: sameEpoch ? 'changed' : '' }, show(m.doc.plan_epoch)),
