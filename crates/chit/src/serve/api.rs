@@ -663,11 +663,51 @@ pub async fn metrics(State(state): State<Shared>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
 }
 
-/// Refuses a body announced larger than the server reads, from its
-/// Content-Length, before a byte of it is read (a body that grows past the
-/// limit without announcing it is cut off by the body limit).
-pub async fn length_limit(
-    State(state): State<Shared>,
+/// What every request goes through, in one layer (each layer costs a busy
+/// server a little on every request):
+///
+/// - a body announced larger than the server reads is refused from its
+///   Content-Length, before a byte of it is read, and the connection ends
+///   (a body that grows past the limit without announcing it is cut off by
+///   the body limit);
+/// - the request, its body included, is given `timeout` to be answered;
+/// - every response is counted by status (for `/metrics`) and logged, one
+///   event a request (target `chit::access`: method, path, status,
+///   milliseconds, and the token's name where one was given and known).
+pub async fn around(
+    State((state, timeout)): State<(Shared, std::time::Duration)>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let logged = tracing::enabled!(target: "chit::access", tracing::Level::INFO);
+    let started = std::time::Instant::now();
+    let seen = logged.then(|| (req.method().clone(), req.uri().path().to_string()));
+    let r = answer_within(&state, timeout, req, next).await;
+    if let Some((method, path)) = seen {
+        tracing::info!(
+            target: "chit::access",
+            method = %method,
+            path = %path,
+            status = r.status().as_u16(),
+            ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            token = r.extensions().get::<TokenName>().map(|t| t.0.as_str()),
+        );
+    }
+    *state
+        .metrics
+        .responses
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(r.status().as_u16())
+        .or_default() += 1;
+    r
+}
+
+/// The request answered by the routes, unless its announced body is too
+/// large or it takes longer than `timeout`.
+async fn answer_within(
+    state: &AppState,
+    timeout: std::time::Duration,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -688,37 +728,11 @@ pub async fn length_limit(
         );
         return r;
     }
-    next.run(req).await
-}
-
-/// Counts every response by status (for `/metrics`) and logs one event a
-/// request (target `chit::access`: method, path, status, milliseconds, and
-/// the token's name where one was given and known).
-pub async fn count_responses(
-    State(state): State<Shared>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let logged = tracing::enabled!(target: "chit::access", tracing::Level::INFO);
-    let started = std::time::Instant::now();
-    let seen = logged.then(|| (req.method().clone(), req.uri().path().to_string()));
-    let r = next.run(req).await;
-    if let Some((method, path)) = seen {
-        tracing::info!(
-            target: "chit::access",
-            method = %method,
-            path = %path,
-            status = r.status().as_u16(),
-            ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            token = r.extensions().get::<TokenName>().map(|t| t.0.as_str()),
-        );
+    match tokio::time::timeout(timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => error(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request took too long (its body, or its answer)",
+        ),
     }
-    *state
-        .metrics
-        .responses
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .entry(r.status().as_u16())
-        .or_default() += 1;
-    r
 }

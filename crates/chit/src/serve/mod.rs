@@ -41,29 +41,8 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/assets/app.css", get(web::style))
         .route("/assets/favicon.svg", get(web::icon))
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            api::length_limit,
-        ))
-        .layer(axum::middleware::from_fn(
-            move |req: axum::extract::Request, next: axum::middleware::Next| async move {
-                match tokio::time::timeout(request_timeout, next.run(req)).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        use axum::response::IntoResponse;
-                        (
-                            axum::http::StatusCode::REQUEST_TIMEOUT,
-                            axum::Json(serde_json::json!({
-                                "error": "the request took too long (its body, or its answer)"
-                            })),
-                        )
-                            .into_response()
-                    }
-                }
-            },
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            api::count_responses,
+            (state.clone(), request_timeout),
+            api::around,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
