@@ -456,6 +456,15 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelectorAll('.chain td.changed').length"),
         json!(0)
     );
+    // The server's answer, X6's own: the rebind holds.
+    assert_eq!(
+        b.eval("document.querySelector('.kind-lattice .rebinds').textContent.includes('X6: every rebind holds.')"),
+        json!(true)
+    );
+    assert_eq!(
+        b.eval("document.querySelector('.kind-lattice .rebinds').textContent.includes('null')"),
+        json!(false)
+    );
     b.screenshot("07-lattice-rebind");
 
     open(&mut b, 8, "zerker.reason.authorization.v1");

@@ -662,3 +662,120 @@ fn the_demo_serves_the_shipped_examples() {
     let (_, body) = http(a, "GET", "/v1/search?stream=demo-stream", &[], b"");
     assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 3);
 }
+
+/// `GET /v1/rebinds`: a todo's Lattice packets in X6's order, each with
+/// what X6 finds against the one before it, and X6's findings, as `chit
+/// verify` gives them over the same files.
+#[test]
+fn rebinds_are_answered_as_x6_reads_them() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    common::log_init(dir, "s.db", "log.pem", "serve.example/log");
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok-ci", None)).unwrap();
+    let server = serve(dir, &["--tokens", "tokens.toml"]);
+    let a = server.addr.as_str();
+    let auth = [("Authorization", "Bearer tok-ci")];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/lattice");
+    let first = std::fs::read(root.join("packet.json")).unwrap();
+    let rebind = std::fs::read(root.join("rebind.json")).unwrap();
+    // A third packet of the same todo that keeps the first's plan: sealed
+    // (its digests right), so only X6 can object to it.
+    let text = String::from_utf8(rebind.clone()).unwrap();
+    let same_plan = text
+        .replace("\"plan_ref\":\"plan-1\"", "\"plan_ref\":\"plan-0\"")
+        .replace("\"packet_id\":\"pkt-1\"", "\"packet_id\":\"pkt-2\"")
+        .replace("\"plan_epoch\":1", "\"plan_epoch\":2");
+    assert_ne!(same_plan, text);
+    std::fs::write(dir.join("same-plan.json"), &same_plan).unwrap();
+    let sealed = chit_in(dir, &["seal", "same-plan.json"], None);
+    assert_eq!(sealed.code, 0, "{}", sealed.stderr);
+    let same_plan = std::fs::read(dir.join("same-plan.json")).unwrap();
+    // Logged out of order: the answer is in X6's (by epoch).
+    for body in [&same_plan, &rebind, &first] {
+        let (code, b) = http(a, "POST", "/v1/entries", &auth, body);
+        assert_eq!(code, 201, "{}", String::from_utf8_lossy(&b));
+    }
+
+    let (code, body) = http(a, "GET", "/v1/rebinds?todo_id=todo-0", &[], b"");
+    assert_eq!(code, 200);
+    let v = json(&body);
+    let packets = v["packets"].as_array().unwrap();
+    let ids: Vec<&str> = packets
+        .iter()
+        .map(|p| p["packet_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["pkt-0", "pkt-1", "pkt-2"]);
+    let indexes: Vec<u64> = packets
+        .iter()
+        .map(|p| p["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indexes, [2, 1, 0]);
+    assert!(packets.iter().all(|p| p["valid"] == true));
+    // Each against the one before it: pkt-1 rebinds pkt-0 (plan-1, epoch
+    // 1), pkt-2 rebinds pkt-1 (plan-0 again, but not pkt-1's plan; epoch
+    // 2); the content is the same in all three. X6 finds nothing.
+    assert_eq!(packets[0]["flagged"], serde_json::json!([]));
+    assert_eq!(packets[1]["flagged"], serde_json::json!([]));
+    assert_eq!(packets[2]["flagged"], serde_json::json!([]));
+    assert_eq!(v["findings"], serde_json::json!([]));
+    assert_eq!(v["complete"], true);
+    // What chit verify says over the same three files.
+    std::fs::write(dir.join("first.json"), &first).unwrap();
+    std::fs::write(dir.join("rebind.json"), &rebind).unwrap();
+    let r = chit_in(
+        dir,
+        &["verify", "first.json", "rebind.json", "same-plan.json"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    // Another packet at pkt-1's epoch with pkt-1's plan: X6 names it.
+    let twin = text.replace("\"packet_id\":\"pkt-1\"", "\"packet_id\":\"pkt-9\"");
+    std::fs::write(dir.join("twin.json"), &twin).unwrap();
+    assert_eq!(chit_in(dir, &["seal", "twin.json"], None).code, 0);
+    let twin = std::fs::read(dir.join("twin.json")).unwrap();
+    assert_eq!(http(a, "POST", "/v1/entries", &auth, &twin).0, 201);
+    let (_, body) = http(a, "GET", "/v1/rebinds?todo_id=todo-0", &[], b"");
+    let v = json(&body);
+    let packets = v["packets"].as_array().unwrap();
+    let ids: Vec<&str> = packets
+        .iter()
+        .map(|p| p["packet_id"].as_str().unwrap())
+        .collect();
+    // Epochs 0, 1, 1, 2; the two at epoch 1 in the order of their sources.
+    assert_eq!(ids, ["pkt-0", "pkt-1", "pkt-9", "pkt-2"]);
+    let flagged: Vec<Value> = packets.iter().map(|p| p["flagged"].clone()).collect();
+    assert_eq!(
+        flagged,
+        [
+            serde_json::json!([]),
+            serde_json::json!([]),
+            serde_json::json!(["/plan_ref", "/plan_epoch"]),
+            serde_json::json!([]),
+        ]
+    );
+    let rules: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["X6", "X6"]);
+    std::fs::write(dir.join("twin.json"), &twin).unwrap();
+    let r = chit_in(
+        dir,
+        &[
+            "verify",
+            "first.json",
+            "rebind.json",
+            "same-plan.json",
+            "twin.json",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.stdout.matches("error X6").count(), 2, "{}", r.stdout);
+    // Another todo: nothing.
+    let (_, body) = http(a, "GET", "/v1/rebinds?todo_id=todo-x", &[], b"");
+    assert_eq!(json(&body)["packets"], serde_json::json!([]));
+}

@@ -456,6 +456,140 @@ pub async fn search(State(state): State<Shared>, Query(p): Query<SearchParams>) 
 }
 
 #[derive(serde::Deserialize)]
+pub struct RebindParams {
+    todo_id: String,
+}
+
+/// Lattice executor packets read for one rebind answer, at most.
+const REBIND_SCAN: u32 = 5_000;
+
+/// `GET /v1/rebinds?todo_id=`: the Lattice executor packets of one todo in
+/// this log, as chit-core's X6 reads them (sorted by epoch), each with what
+/// X6 finds against the packet before it (the fields it names, `valid`
+/// whether the packet is valid on its own), and X6's findings over all of
+/// them. The page draws its rebind table from this answer, so that what is
+/// red there is what `chit verify` says. At most the first 5,000 executor
+/// packets of the log are read (`complete` says whether that was all).
+pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindParams>) -> Response {
+    use chit_core::across::Origin;
+    use chit_core::kinds::executor_packet::{rebinds, RebindFacts};
+    let checker = state.checker.clone();
+    let r = blocking(move || -> Result<Value, String> {
+        // Each packet's facts, its packet_digest and its entry index.
+        let mut found: Vec<(RebindFacts, Option<String>, u64)> = Vec::new();
+        let mut after = None;
+        let mut read = 0u32;
+        let complete = loop {
+            let hits = {
+                let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+                let store = log.store();
+                let hits = store
+                    .search(&chit_logstore::store::Query {
+                        kind: Some(chit_core::kinds::executor_packet::KIND.to_string()),
+                        art_id: None,
+                        stream_id: None,
+                        since: None,
+                        until: None,
+                        after,
+                        limit: 500,
+                    })
+                    .map_err(|e| e.to_string())?;
+                let mut entries = Vec::with_capacity(hits.len());
+                for h in &hits {
+                    if let Some(e) = store.entry(h.label.index).map_err(|e| e.to_string())? {
+                        entries.push(e);
+                    }
+                }
+                entries
+            };
+            let Some(last) = hits.last() else { break true };
+            after = Some(last.index);
+            for e in &hits {
+                read += 1;
+                let Ok(checked) = checker.checked(&e.data) else {
+                    continue;
+                };
+                let Some(mut f) = checked.facts.and_then(|f| f.into_rebind()) else {
+                    continue;
+                };
+                if f.todo_id != p.todo_id {
+                    continue;
+                }
+                f.source = Origin::new(format!("entry {}", e.index), None);
+                let digest = serde_json::from_slice::<Value>(&e.data)
+                    .ok()
+                    .and_then(|v| v["packet_digest"].as_str().map(str::to_string));
+                found.push((f, digest, e.index));
+            }
+            if hits.len() < 500 {
+                break true;
+            }
+            if read >= REBIND_SCAN {
+                break false;
+            }
+        };
+        // In X6's order; each against the one before it, by X6 itself.
+        found.sort_by(|(a, ..), (b, ..)| {
+            a.plan_epoch
+                .cmp(&b.plan_epoch)
+                .then_with(|| a.source.cmp(&b.source))
+        });
+        let packets: Vec<Value> = found
+            .iter()
+            .enumerate()
+            .map(|(i, (f, digest, index))| {
+                let flagged: Vec<String> = match i.checked_sub(1) {
+                    Some(j) => {
+                        let pair = vec![
+                            RebindFacts {
+                                valid: true,
+                                ..found[j].0.clone()
+                            },
+                            RebindFacts {
+                                valid: true,
+                                ..f.clone()
+                            },
+                        ];
+                        rebinds(pair)
+                            .into_iter()
+                            .flat_map(|(_, _, r)| r.errors.into_iter().map(|e| e.path))
+                            .collect()
+                    }
+                    None => Vec::new(),
+                };
+                json!({
+                    "index": index,
+                    "packet_id": f.packet_id,
+                    "plan_epoch": f.plan_epoch,
+                    "plan_ref": f.plan_ref,
+                    "context_content_digest": f.context_content_digest,
+                    "packet_digest": digest,
+                    "valid": f.valid,
+                    "flagged": flagged,
+                })
+            })
+            .collect();
+        let findings: Vec<Value> = rebinds(found.into_iter().map(|(f, ..)| f).collect())
+            .into_iter()
+            .flat_map(|(_, _, r)| r.errors)
+            .map(|e| json!({"rule": e.rule, "path": e.path, "message": e.message}))
+            .collect();
+        Ok(json!({
+            "todo_id": p.todo_id,
+            "packets": packets,
+            "findings": findings,
+            "complete": complete,
+        }))
+    })
+    .await;
+    match r {
+        Ok(Ok(v)) => axum::Json(v).into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+        Err(r) => r,
+    }
+}
+
+#[derive(serde::Deserialize)]
 pub struct StreamParams {
     limit: Option<u32>,
 }

@@ -31,6 +31,7 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/v1/verify", post(api::post_verify))
         .route("/v1/search", get(api::search))
         .route("/v1/streams/{stream_id}", get(api::get_stream))
+        .route("/v1/rebinds", get(api::get_rebinds))
         .route("/v1/consistency", get(api::get_consistency))
         .route("/checkpoint", get(api::get_checkpoint))
         .route("/tile/{*rest}", get(api::get_tile))

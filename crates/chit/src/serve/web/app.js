@@ -440,31 +440,39 @@ async function drawLattice(e) {
   out.append(el('h3', { text: `Rebinds of ${show(d.todo_id)} in this log` }));
   const holder = el('div', { class: 'rebinds' }, el('span', { class: 'muted', text: 'reading the packets…' }));
   out.append(holder);
-  const same = (await fetchAll({ kind: 'lattice.executor_packet.v1' }, 1000))
-    .filter((m) => m.doc && m.doc.todo_id === d.todo_id)
-    .sort((a, b) => (num(a.doc.plan_epoch) - num(b.doc.plan_epoch)) || (a.index - b.index));
+  // The server answers as chit-core's X6 reads the log's packets of this
+  // todo: their order, and what X6 finds against the packet before each.
+  let rb;
+  try {
+    rb = await getJSON(`/v1/rebinds?todo_id=${encodeURIComponent(show(d.todo_id))}`);
+  } catch (err) {
+    holder.replaceChildren(el('p', { class: 'muted', text: `The rebinds could not be read: ${err.message}` }));
+    return out;
+  }
+  const same = rb.packets || [];
   if (same.length < 2) {
     holder.replaceChildren(el('p', { class: 'muted', text: 'Only this packet: no rebind to draw.' }));
     return out;
   }
-  const rows = same.map((m, i) => {
-    const prev = i > 0 ? same[i - 1].doc : null;
-    const changed = prev && prev.context_content_digest !== m.doc.context_content_digest;
-    const samePlan = prev && prev.plan_ref === m.doc.plan_ref;
-    // As chit-core's X6 reads it (the packets sorted by epoch): an epoch
-    // missing before, or the same one twice.
-    const sameEpoch = prev && (prev.plan_epoch == null || num(prev.plan_epoch) === num(m.doc.plan_epoch));
+  const rows = same.map((m) => {
+    const f = new Set(m.flagged || []);
     return [
-      el('a', { href: `#/entry/${m.index}`, text: m.index }), m.doc.packet_id,
-      el('td', { class: sameEpoch ? 'changed' : '' }, show(m.doc.plan_epoch)),
-      el('td', { class: samePlan ? 'changed' : '' }, show(m.doc.plan_ref)),
-      el('td', { class: changed ? 'changed mono' : 'mono' }, show(m.doc.context_content_digest)),
-      el('td', { class: 'mono' }, show(m.doc.packet_digest)),
+      el('a', { href: `#/entry/${m.index}`, text: m.index }),
+      el('td', { class: m.valid ? '' : 'changed' }, show(m.packet_id)),
+      el('td', { class: f.has('/plan_epoch') ? 'changed' : '' }, show(m.plan_epoch)),
+      el('td', { class: f.has('/plan_ref') ? 'changed' : '' }, show(m.plan_ref)),
+      el('td', { class: f.has('/context_content_digest') ? 'changed mono' : 'mono' }, show(m.context_content_digest)),
+      el('td', { class: 'mono' }, show(m.packet_digest)),
     ];
   });
   const t = table(['entry', 'packet', 'epoch', 'plan', 'context content digest', 'packet digest'], rows);
   t.classList.add('chain');
-  holder.replaceChildren(t, el('p', { class: 'muted', text: 'Red: what a rebind may not do (change the content, keep the plan, repeat the epoch).' }));
+  const found = (rb.findings || []).map((x) => el('li', {}, el('code', { text: x.rule }), ` ${x.message}`));
+  holder.replaceChildren();
+  append(holder, [t,
+    el('p', { class: 'muted', text: 'Red: what X6 finds against the packet before it (a rebind keeps the content, names a new plan, raises the epoch), or a packet not valid on its own.' }),
+    found.length ? el('ul', { class: 'findings' }, ...found) : el('p', { text: 'X6: every rebind holds.' }),
+    rb.complete ? null : el('p', { class: 'muted', text: 'Only the first 5,000 executor packets of the log were read.' })]);
   return out;
 }
 
