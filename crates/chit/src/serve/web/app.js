@@ -171,23 +171,6 @@ async function fetchEntry(which) {
   return e;
 }
 
-/** Entries by a search, fetched (at most `cap`). */
-async function fetchAll(query, cap) {
-  const found = [];
-  let after = null;
-  while (found.length < cap) {
-    const q = new URLSearchParams(query);
-    q.set('limit', String(Math.min(1000, cap - found.length)));
-    if (after !== null) q.set('after', String(after));
-    const r = await getJSON(`/v1/search?${q}`);
-    found.push(...r.hits);
-    if (r.next === null || r.next === undefined) break;
-    after = r.next;
-  }
-  return Promise.all(found.map((h) => fetchEntry(String(h.index)).catch(() => null)))
-    .then((es) => es.filter(Boolean));
-}
-
 // ---------------------------------------------------------------- the checkpoint
 
 async function loadCheckpoint() {
