@@ -779,3 +779,52 @@ fn rebinds_are_answered_as_x6_reads_them() {
     let (_, body) = http(a, "GET", "/v1/rebinds?todo_id=todo-x", &[], b"");
     assert_eq!(json(&body)["packets"], serde_json::json!([]));
 }
+
+/// Many clients connecting in the same instant are queued by the kernel
+/// until the server accepts them, not dropped: a dropped connection is
+/// tried again only after a second (the load test's clients all connect at
+/// once).
+#[test]
+fn a_burst_of_connections_is_queued_not_dropped() {
+    #[cfg(unix)]
+    raise_open_files(4096);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    common::log_init(dir, "s.db", "log.pem", "serve.example/log");
+    let server = serve(dir, &[]);
+    let a = server.addr.clone();
+    // Within what this kernel queues at all (its own caps on both queues).
+    let cap = |f: &str| {
+        std::fs::read_to_string(f)
+            .ok()
+            .and_then(|t| t.trim().parse::<usize>().ok())
+            .unwrap_or(4096)
+    };
+    let n = 600
+        .min(cap("/proc/sys/net/core/somaxconn") / 2)
+        .min(cap("/proc/sys/net/ipv4/tcp_max_syn_backlog") / 2);
+    let go = std::sync::Arc::new(std::sync::Barrier::new(n));
+    let waits: Vec<Duration> = (0..n)
+        .map(|_| {
+            let (a, go) = (a.clone(), go.clone());
+            std::thread::spawn(move || {
+                go.wait();
+                let t = std::time::Instant::now();
+                let s = TcpStream::connect(&a).unwrap();
+                let took = t.elapsed();
+                // Held until every thread has connected.
+                std::thread::sleep(Duration::from_millis(300));
+                drop(s);
+                took
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+    let slowest = waits.iter().max().unwrap();
+    assert!(
+        *slowest < Duration::from_millis(900),
+        "a connection took {slowest:?}: it was dropped and tried again"
+    );
+}

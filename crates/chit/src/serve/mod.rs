@@ -224,7 +224,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let app = router(state, std::time::Duration::from_secs(a.request_timeout));
     let header_timeout = std::time::Duration::from_secs(a.header_timeout);
     let served = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(&a.listen)
+        let listener = listen(&a.listen)
             .await
             .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
         let addr = listener
@@ -256,6 +256,36 @@ fn check_threads() {
 /// Accepts connections until Ctrl-C or SIGTERM, each served by hyper with a
 /// deadline for its headers (a slowloris client is cut off); then answers
 /// the requests in flight (at most 30 s more) and returns.
+/// Connections the kernel may hold for the server before it accepts them
+/// (capped by `net.core.somaxconn`): many clients connecting at once are
+/// queued, not dropped (a dropped SYN is retried only after a second).
+const BACKLOG: u32 = 4096;
+
+/// A listening socket on the first address `addr` resolves to that can be
+/// bound, with [`BACKLOG`] (a plain bind's is 128).
+async fn listen(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket = if a.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        }?;
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        match socket.bind(a).and_then(|()| socket.listen(BACKLOG)) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address resolves to nothing",
+        )
+    }))
+}
+
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     app: Router,
