@@ -778,6 +778,10 @@ fn rebinds_are_answered_as_x6_reads_them() {
     // Another todo: nothing.
     let (_, body) = http(a, "GET", "/v1/rebinds?todo_id=todo-x", &[], b"");
     assert_eq!(json(&body)["packets"], serde_json::json!([]));
+    // No todo named: 400, said as JSON like every other error.
+    let (code, body) = http(a, "GET", "/v1/rebinds", &[], b"");
+    assert_eq!(code, 400);
+    assert!(json(&body)["error"].as_str().unwrap().contains("todo_id"));
 }
 
 /// Many clients connecting in the same instant are queued by the kernel

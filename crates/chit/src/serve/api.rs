@@ -457,7 +457,7 @@ pub async fn search(State(state): State<Shared>, Query(p): Query<SearchParams>) 
 
 #[derive(serde::Deserialize)]
 pub struct RebindParams {
-    todo_id: String,
+    todo_id: Option<String>,
 }
 
 /// Lattice executor packets read for one rebind answer, at most.
@@ -473,6 +473,12 @@ const REBIND_SCAN: u32 = 5_000;
 pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindParams>) -> Response {
     use chit_core::across::Origin;
     use chit_core::kinds::executor_packet::{rebinds, RebindFacts};
+    let Some(todo_id) = p.todo_id else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "name the todo: /v1/rebinds?todo_id=ID",
+        );
+    };
     let checker = state.checker.clone();
     let r = blocking(move || -> Result<Value, String> {
         // Each packet's facts, its packet_digest and its entry index.
@@ -512,7 +518,7 @@ pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindPara
                 let Some(mut f) = checked.facts.and_then(|f| f.into_rebind()) else {
                     continue;
                 };
-                if f.todo_id != p.todo_id {
+                if f.todo_id != todo_id {
                     continue;
                 }
                 f.source = Origin::new(format!("entry {}", e.index), None);
@@ -575,7 +581,7 @@ pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindPara
             .map(|e| json!({"rule": e.rule, "path": e.path, "message": e.message}))
             .collect();
         Ok(json!({
-            "todo_id": p.todo_id,
+            "todo_id": todo_id,
             "packets": packets,
             "findings": findings,
             "complete": complete,
