@@ -143,6 +143,39 @@ fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
     }
 }
 
+/// One receipt's answer where it is in the log (appended, or there
+/// already) with its proof: the members [`answer`] gives, then
+/// `inclusion_proof` and `checkpoint`, in the order serde_json writes an
+/// object's (sorted), written straight into one string (the answer every
+/// write of a busy log gets: its JSON built as a tree cost more than the
+/// rest of the response).
+fn logged(a: &Appended) -> Option<(StatusCode, String)> {
+    let (code, status, index, sha256) = match &a.outcomes[0] {
+        Outcome::Appended { index, sha256, .. } => (StatusCode::CREATED, "appended", index, sha256),
+        Outcome::Duplicate { index, sha256 } => (StatusCode::OK, "present", index, sha256),
+        _ => return None,
+    };
+    let proof = a.proofs.first()?.as_ref()?;
+    let mut out = String::with_capacity(160 + proof.len() * 48 + a.checkpoint.len());
+    out.push_str("{\"checkpoint\":");
+    out.push_str(&Value::from(String::from_utf8_lossy(&a.checkpoint)).to_string());
+    out.push_str(",\"inclusion_proof\":[");
+    for (i, h) in proof.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        B64.encode_string(h, &mut out);
+        out.push('"');
+    }
+    out.push_str(&format!(
+        "],\"index\":{index},\"sha256\":\"{}\",\"size\":{},\"status\":\"{status}\"}}",
+        chit_core::digest::hex(sha256),
+        a.size
+    ));
+    Some((code, out))
+}
+
 /// A refusal: the verdict line `chit verify --json` gives, with a status.
 fn refused(r: &chit_core::Report) -> Value {
     let mut line = Vec::new();
@@ -283,12 +316,10 @@ async fn append(
             return error(StatusCode::FORBIDDEN, why);
         }
         let a = appended.expect("one submission sent");
-        let o = &a.outcomes[0];
-        let (code, mut v) = answer(o, &a);
-        if let Some(Some(p)) = a.proofs.first() {
-            v["inclusion_proof"] = json!(p.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
-            v["checkpoint"] = json!(String::from_utf8_lossy(&a.checkpoint));
+        if let Some((code, body)) = logged(&a) {
+            return (code, [(header::CONTENT_TYPE, "application/json")], body).into_response();
         }
+        let (code, v) = answer(&a.outcomes[0], &a);
         return (code, axum::Json(v)).into_response();
     }
     // JSON Lines: one answer a line, in order.
@@ -874,5 +905,49 @@ async fn answer_within(
             StatusCode::REQUEST_TIMEOUT,
             "the request took too long (its body, or its answer)",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer written by hand is, byte for byte, the one serde_json
+    /// writes from the same members.
+    #[test]
+    fn a_logged_answer_is_the_json_of_its_members() {
+        let proof: Vec<chit_log::Hash> = (0..17u8).map(|i| [i.wrapping_mul(37); 32]).collect();
+        for (outcome, proofs) in [
+            (
+                Outcome::Appended {
+                    index: 41,
+                    sha256: [7; 32],
+                    status: chit_core::report::Status::Valid,
+                },
+                vec![Some(proof.clone())],
+            ),
+            (
+                Outcome::Duplicate {
+                    index: 0,
+                    sha256: [255; 32],
+                },
+                vec![Some(Vec::new())],
+            ),
+        ] {
+            let a = Appended {
+                outcomes: vec![outcome],
+                proofs,
+                size: 42,
+                checkpoint: b"log.example/\"x\"\n42\nabc=\n\n\xe2\x80\x94 log.example/ sig\n\x01"
+                    .to_vec(),
+            };
+            let (code, body) = logged(&a).unwrap();
+            let (want_code, mut v) = answer(&a.outcomes[0], &a);
+            let p = a.proofs[0].as_ref().unwrap();
+            v["inclusion_proof"] = json!(p.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
+            v["checkpoint"] = json!(String::from_utf8_lossy(&a.checkpoint));
+            assert_eq!(code, want_code);
+            assert_eq!(body, serde_json::to_string(&v).unwrap());
+        }
     }
 }
