@@ -10,6 +10,7 @@
 # Targets (issue 14): SQLite 40% of the verify rate with p99 under 50 ms;
 # two servers on PostgreSQL 25%.
 set -euo pipefail
+shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 n=${BENCH_COUNT:-50000}
@@ -30,7 +31,9 @@ printf '[[token]]\nname = "load"\nsha256 = "%s"\n' "$(printf %s loadtoken | sha2
 "$chit" verify --lines --quiet --trust "$trust" "$file" > /dev/null
 verify() { # the verify rate now; also the floor the next server run is held to
   local t0 t1 rate
-  t0=$(date +%s.%N); "$chit" verify --lines --quiet --trust "$trust" "$file" > /dev/null; t1=$(date +%s.%N)
+  t0=$(date +%s.%N)
+  "$chit" verify --lines --quiet --trust "$trust" "$file" > /dev/null || { echo "chit verify failed" >&2; exit 1; }
+  t1=$(date +%s.%N)
   rate=$(echo "$n / ($t1 - $t0)" | bc -l)
   printf 'chit verify --lines --trust: %d envelopes = %.0f/s\n' "$n" "$rate" >&2
   echo "$rate"

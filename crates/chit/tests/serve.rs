@@ -690,6 +690,11 @@ fn rebinds_are_answered_as_x6_reads_them() {
     let sealed = chit_in(dir, &["seal", "same-plan.json"], None);
     assert_eq!(sealed.code, 0, "{}", sealed.stderr);
     let same_plan = std::fs::read(dir.join("same-plan.json")).unwrap();
+    // Eight other receipts first, so that the packets' entries run past 9
+    // (a tie is ordered by entry index as a number, not as text).
+    for n in 0..8 {
+        assert_eq!(http(a, "POST", "/v1/entries", &auth, &receipt(n)).0, 201);
+    }
     // Logged out of order: the answer is in X6's (by epoch).
     for body in [&same_plan, &rebind, &first] {
         let (code, b) = http(a, "POST", "/v1/entries", &auth, body);
@@ -709,7 +714,7 @@ fn rebinds_are_answered_as_x6_reads_them() {
         .iter()
         .map(|p| p["index"].as_u64().unwrap())
         .collect();
-    assert_eq!(indexes, [2, 1, 0]);
+    assert_eq!(indexes, [10, 9, 8]);
     assert!(packets.iter().all(|p| p["valid"] == true));
     // Each against the one before it: pkt-1 rebinds pkt-0 (plan-1, epoch
     // 1), pkt-2 rebinds pkt-1 (plan-0 again, but not pkt-1's plan; epoch
@@ -742,7 +747,7 @@ fn rebinds_are_answered_as_x6_reads_them() {
         .iter()
         .map(|p| p["packet_id"].as_str().unwrap())
         .collect();
-    // Epochs 0, 1, 1, 2; the two at epoch 1 in the order of their sources.
+    // Epochs 0, 1, 1, 2; the two at epoch 1 by entry: 9, then 11.
     assert_eq!(ids, ["pkt-0", "pkt-1", "pkt-9", "pkt-2"]);
     let flagged: Vec<Value> = packets.iter().map(|p| p["flagged"].clone()).collect();
     assert_eq!(

@@ -516,33 +516,51 @@ pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindPara
         let mut found: Vec<(RebindFacts, Option<String>, u64)> = Vec::new();
         let mut after = None;
         let mut read = 0u32;
-        let complete = loop {
-            let hits = {
-                let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
-                let store = log.store();
-                let hits = store
-                    .search(&chit_logstore::store::Query {
-                        kind: Some(chit_core::kinds::executor_packet::KIND.to_string()),
-                        art_id: None,
-                        stream_id: None,
-                        since: None,
-                        until: None,
-                        after,
-                        limit: 500,
-                    })
-                    .map_err(|e| e.to_string())?;
-                let mut entries = Vec::with_capacity(hits.len());
-                for h in &hits {
-                    if let Some(e) = store.entry(h.label.index).map_err(|e| e.to_string())? {
-                        entries.push(e);
-                    }
+        // One page of the log's executor packets: (its last index, the
+        // entries read).
+        let page = |after: Option<u64>, limit: u32| -> Result<(Option<u64>, Vec<_>), String> {
+            let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
+            let store = log.store();
+            let hits = store
+                .search(&chit_logstore::store::Query {
+                    kind: Some(chit_core::kinds::executor_packet::KIND.to_string()),
+                    art_id: None,
+                    stream_id: None,
+                    since: None,
+                    until: None,
+                    after,
+                    limit,
+                })
+                .map_err(|e| e.to_string())?;
+            let mut entries = Vec::with_capacity(hits.len());
+            for h in &hits {
+                if let Some(e) = store.entry(h.label.index).map_err(|e| e.to_string())? {
+                    entries.push(e);
                 }
-                entries
-            };
-            let Some(last) = hits.last() else { break true };
-            after = Some(last.index);
-            for e in &hits {
+            }
+            Ok((hits.last().map(|h| h.label.index), entries))
+        };
+        const PAGE: u32 = 500;
+        let complete = loop {
+            let (last, entries) = page(after, PAGE)?;
+            let Some(last) = last else { break true };
+            after = Some(last);
+            for e in &entries {
                 read += 1;
+                // Only this todo's packets are checked: a packet whose
+                // todo_id JSON reads as another todo's is not it (one that
+                // does not read is checked, and chit-core decides).
+                let other = serde_json::from_slice::<Value>(&e.data)
+                    .ok()
+                    .and_then(|v| {
+                        v.get("todo_id")
+                            .and_then(Value::as_str)
+                            .map(|t| t != todo_id)
+                    })
+                    .unwrap_or(false);
+                if other {
+                    continue;
+                }
                 let Ok(checked) = checker.checked(&e.data) else {
                     continue;
                 };
@@ -552,17 +570,23 @@ pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindPara
                 if f.todo_id != todo_id {
                     continue;
                 }
-                f.source = Origin::new(format!("entry {}", e.index), None);
+                // By entry index, as numbers (X6 orders a tie by source).
+                f.source = Origin::new("entry", Some(e.index as usize));
                 let digest = serde_json::from_slice::<Value>(&e.data)
                     .ok()
                     .and_then(|v| v["packet_digest"].as_str().map(str::to_string));
                 found.push((f, digest, e.index));
             }
-            if hits.len() < 500 {
-                break true;
+            if entries.len() < PAGE as usize && read < REBIND_SCAN {
+                // Fewer than a page: the search has no more (an entry the
+                // search named but the store did not give is not more).
+                if page(after, 1)?.0.is_none() {
+                    break true;
+                }
+                continue;
             }
             if read >= REBIND_SCAN {
-                break false;
+                break page(after, 1)?.0.is_none();
             }
         };
         // In X6's order; each against the one before it, by X6 itself.

@@ -26,7 +26,7 @@ const FULL: usize = 1 << 20;
 
 /// Bytes that may wait at most: past them (standard error is not being
 /// read) a line is dropped and counted, rather than the server's memory
-/// growing without end.
+/// growing without end (with the lines being written, at most twice this).
 const CAP: usize = 64 << 20;
 
 /// What the events write into and the writer thread takes from: lines are
@@ -102,6 +102,13 @@ impl<'a> MakeWriter<'a> for Lines {
 /// is written.
 pub struct Logging(Arc<Shared>);
 
+/// What is pending is written when the handle goes, on every way out.
+impl Drop for Logging {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 impl Logging {
     pub fn flush(&self) {
         let mut p = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -160,30 +167,34 @@ fn write_lines(shared: &Shared, mut err: impl Write) -> ! {
     }
 }
 
-/// Installs the JSON logger for this process (once; a second call only
-/// returns a handle on the first's writer).
+/// Installs the JSON logger for this process (once: a later call returns a
+/// handle on the first's writer, and its level stays the first's).
 pub fn init(quiet: bool) -> Logging {
-    let shared = Arc::new(Shared::default());
-    let writer = shared.clone();
-    let _ = std::thread::Builder::new()
-        .name("chit-log-writer".into())
-        .spawn(move || write_lines(&writer, std::io::stderr()));
-    let level = if quiet {
-        tracing::Level::WARN
-    } else {
-        tracing::Level::INFO
-    };
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .flatten_event(true)
-        .with_current_span(false)
-        .with_span_list(false)
-        .with_target(true)
-        .with_max_level(level)
-        .with_writer(Lines(shared.clone()))
-        .finish();
-    let _ = tracing::subscriber::set_global_default(subscriber);
-    Logging(shared)
+    static INSTALLED: std::sync::OnceLock<Arc<Shared>> = std::sync::OnceLock::new();
+    let shared = INSTALLED.get_or_init(|| {
+        let shared = Arc::new(Shared::default());
+        let writer = shared.clone();
+        let _ = std::thread::Builder::new()
+            .name("chit-log-writer".into())
+            .spawn(move || write_lines(&writer, std::io::stderr()));
+        let level = if quiet {
+            tracing::Level::WARN
+        } else {
+            tracing::Level::INFO
+        };
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_target(true)
+            .with_max_level(level)
+            .with_writer(Lines(shared.clone()))
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        shared
+    });
+    Logging(shared.clone())
 }
 
 #[cfg(test)]

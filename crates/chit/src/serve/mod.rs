@@ -253,9 +253,6 @@ fn check_threads() {
         .build_global();
 }
 
-/// Accepts connections until Ctrl-C or SIGTERM, each served by hyper with a
-/// deadline for its headers (a slowloris client is cut off); then answers
-/// the requests in flight (at most 30 s more) and returns.
 /// Connections the kernel may hold for the server before it accepts them
 /// (capped by `net.core.somaxconn`): many clients connecting at once are
 /// queued, not dropped (a dropped SYN is retried only after a second).
@@ -286,6 +283,9 @@ async fn listen(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
     }))
 }
 
+/// Accepts connections until Ctrl-C or SIGTERM, each served by hyper with a
+/// deadline for its headers (a slowloris client is cut off); then answers
+/// the requests in flight (at most 30 s more) and returns.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     app: Router,

@@ -433,8 +433,10 @@ async function drawLattice(e) {
     return out;
   }
   const same = rb.packets || [];
+  const partial = rb.complete ? null : el('p', { class: 'muted', text: 'Only the first 5,000 executor packets of the log were read: this todo may have more.' });
   if (same.length < 2) {
-    holder.replaceChildren(el('p', { class: 'muted', text: 'Only this packet: no rebind to draw.' }));
+    holder.replaceChildren();
+    append(holder, [el('p', { class: 'muted', text: 'Only this packet: no rebind to draw.' }), partial]);
     return out;
   }
   const rows = same.map((m) => {
@@ -455,7 +457,7 @@ async function drawLattice(e) {
   append(holder, [t,
     el('p', { class: 'muted', text: 'Red: what X6 finds against the packet before it (a rebind keeps the content, names a new plan, raises the epoch), or a packet not valid on its own.' }),
     found.length ? el('ul', { class: 'findings' }, ...found) : el('p', { text: 'X6: every rebind holds.' }),
-    rb.complete ? null : el('p', { class: 'muted', text: 'Only the first 5,000 executor packets of the log were read.' })]);
+    partial]);
   return out;
 }
 
