@@ -124,37 +124,43 @@ fn is_lines(headers: &HeaderMap) -> bool {
         .is_some_and(|t| t.contains("jsonl") || t.contains("ndjson"))
 }
 
+/// Where a submission is in the log (appended, or there already): its
+/// HTTP status, `status` word, index and content address.
+fn placed(o: &Outcome) -> Option<(StatusCode, &'static str, u64, &chit_log::Hash)> {
+    match o {
+        Outcome::Appended { index, sha256, .. } => {
+            Some((StatusCode::CREATED, "appended", *index, sha256))
+        }
+        Outcome::Duplicate { index, sha256 } => Some((StatusCode::OK, "present", *index, sha256)),
+        Outcome::Refused(_) | Outcome::Unreadable(_) => None,
+    }
+}
+
 /// One submission's answer, as JSON, and its HTTP status.
 fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
+    if let Some((code, status, index, sha256)) = placed(o) {
+        return (
+            code,
+            json!({"status": status, "index": index, "sha256": chit_core::digest::hex(sha256), "size": appended.size}),
+        );
+    }
     match o {
-        Outcome::Appended { index, sha256, .. } => (
-            StatusCode::CREATED,
-            json!({"status": "appended", "index": index, "sha256": chit_core::digest::hex(sha256), "size": appended.size}),
-        ),
-        Outcome::Duplicate { index, sha256 } => (
-            StatusCode::OK,
-            json!({"status": "present", "index": index, "sha256": chit_core::digest::hex(sha256), "size": appended.size}),
-        ),
         Outcome::Refused(r) => (StatusCode::UNPROCESSABLE_ENTITY, refused(r)),
         Outcome::Unreadable(why) => (
             StatusCode::BAD_REQUEST,
             json!({"status": "unreadable", "error": why}),
         ),
+        Outcome::Appended { .. } | Outcome::Duplicate { .. } => unreachable!("placed above"),
     }
 }
 
-/// One receipt's answer where it is in the log (appended, or there
-/// already) with its proof: the members [`answer`] gives, then
-/// `inclusion_proof` and `checkpoint`, in the order serde_json writes an
-/// object's (sorted), written straight into one string (the answer every
-/// write of a busy log gets: its JSON built as a tree cost more than the
-/// rest of the response).
+/// One receipt's answer where it is in the log, with its proof: the
+/// members [`answer`] gives, then `inclusion_proof` and `checkpoint`, in
+/// the order serde_json writes an object's (sorted), written straight into
+/// one string (the answer every write of a busy log gets: its JSON built as
+/// a tree cost more than the rest of the response).
 fn logged(a: &Appended) -> Option<(StatusCode, String)> {
-    let (code, status, index, sha256) = match &a.outcomes[0] {
-        Outcome::Appended { index, sha256, .. } => (StatusCode::CREATED, "appended", index, sha256),
-        Outcome::Duplicate { index, sha256 } => (StatusCode::OK, "present", index, sha256),
-        _ => return None,
-    };
+    let (code, status, index, sha256) = placed(&a.outcomes[0])?;
     let proof = a.proofs.first()?.as_ref()?;
     let mut out = String::with_capacity(160 + proof.len() * 48 + a.checkpoint.len());
     out.push_str("{\"checkpoint\":");
@@ -514,11 +520,11 @@ pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindPara
     let r = blocking(move || -> Result<Value, String> {
         // Each packet's facts, its packet_digest and its entry index.
         let mut found: Vec<(RebindFacts, Option<String>, u64)> = Vec::new();
-        let mut after = None;
-        let mut read = 0u32;
-        // One page of the log's executor packets: (its last index, the
-        // entries read).
-        let page = |after: Option<u64>, limit: u32| -> Result<(Option<u64>, Vec<_>), String> {
+        const PAGE: u32 = 500;
+        // One page of the log's executor packets after `after`: how many
+        // the search found, the last one's index, and the entries read.
+        type Page = (usize, Option<u64>, Vec<chit_logstore::store::Entry>);
+        let page = |after: Option<u64>, limit: u32| -> Result<Page, String> {
             let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
             let store = log.store();
             let hits = store
@@ -538,27 +544,21 @@ pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindPara
                     entries.push(e);
                 }
             }
-            Ok((hits.last().map(|h| h.label.index), entries))
+            Ok((hits.len(), hits.last().map(|h| h.label.index), entries))
         };
-        const PAGE: u32 = 500;
+        let mut after = None;
+        let mut read = 0u32;
         let complete = loop {
-            let (last, entries) = page(after, PAGE)?;
-            let Some(last) = last else { break true };
-            after = Some(last);
+            let (hits, last, entries) = page(after, PAGE)?;
+            after = last.or(after);
+            read += hits as u32;
             for e in &entries {
-                read += 1;
                 // Only this todo's packets are checked: a packet whose
-                // todo_id JSON reads as another todo's is not it (one that
-                // does not read is checked, and chit-core decides).
-                let other = serde_json::from_slice::<Value>(&e.data)
-                    .ok()
-                    .and_then(|v| {
-                        v.get("todo_id")
-                            .and_then(Value::as_str)
-                            .map(|t| t != todo_id)
-                    })
-                    .unwrap_or(false);
-                if other {
+                // todo_id reads, as plain JSON, as another todo's is not it
+                // (one that does not read is checked, and chit-core decides).
+                let plain = serde_json::from_slice::<Value>(&e.data).ok();
+                let todo = plain.as_ref().and_then(|v| v.get("todo_id")?.as_str());
+                if todo.is_some_and(|t| t != todo_id) {
                     continue;
                 }
                 let Ok(checked) = checker.checked(&e.data) else {
@@ -572,21 +572,17 @@ pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindPara
                 }
                 // By entry index, as numbers (X6 orders a tie by source).
                 f.source = Origin::new("entry", Some(e.index as usize));
-                let digest = serde_json::from_slice::<Value>(&e.data)
-                    .ok()
+                let digest = plain
+                    .as_ref()
                     .and_then(|v| v["packet_digest"].as_str().map(str::to_string));
                 found.push((f, digest, e.index));
             }
-            if entries.len() < PAGE as usize && read < REBIND_SCAN {
-                // Fewer than a page: the search has no more (an entry the
-                // search named but the store did not give is not more).
-                if page(after, 1)?.0.is_none() {
-                    break true;
-                }
-                continue;
+            if hits < PAGE as usize {
+                break true;
             }
             if read >= REBIND_SCAN {
-                break page(after, 1)?.0.is_none();
+                // Complete only if the search has nothing after the last.
+                break page(after, 1)?.0 == 0;
             }
         };
         // In X6's order; each against the one before it, by X6 itself.

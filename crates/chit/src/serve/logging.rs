@@ -51,19 +51,25 @@ struct Pending {
     done: u64,
 }
 
-/// Where the subscriber writes: each event a fresh [`Line`].
+/// Where the subscriber writes: each event a [`Line`].
 #[derive(Clone)]
 struct Lines(Arc<Shared>);
 
-/// One event's bytes, appended to the pending ones when dropped.
-struct Line {
-    buf: Vec<u8>,
-    to: Arc<Shared>,
-}
+/// An event's bytes go straight to the pending ones (tracing's formatter
+/// formats a whole line in a buffer of its own, then writes it once).
+struct Line<'a>(&'a Shared);
 
-impl Write for Line {
+impl Write for Line<'_> {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(b);
+        let mut p = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        if p.buf.len() + b.len() > CAP {
+            p.dropped += 1;
+        } else {
+            p.buf.extend_from_slice(b);
+            if p.buf.len() >= FULL {
+                self.0.wake.notify_one();
+            }
+        }
         Ok(b.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -71,30 +77,10 @@ impl Write for Line {
     }
 }
 
-impl Drop for Line {
-    fn drop(&mut self) {
-        if self.buf.is_empty() {
-            return;
-        }
-        let mut p = self.to.state.lock().unwrap_or_else(|e| e.into_inner());
-        if p.buf.len() + self.buf.len() > CAP {
-            p.dropped += 1;
-            return;
-        }
-        p.buf.extend_from_slice(&self.buf);
-        if p.buf.len() >= FULL {
-            self.to.wake.notify_one();
-        }
-    }
-}
-
 impl<'a> MakeWriter<'a> for Lines {
-    type Writer = Line;
-    fn make_writer(&'a self) -> Line {
-        Line {
-            buf: Vec::with_capacity(256),
-            to: self.0.clone(),
-        }
+    type Writer = Line<'a>;
+    fn make_writer(&'a self) -> Line<'a> {
+        Line(&self.0)
     }
 }
 
@@ -216,8 +202,7 @@ mod tests {
     }
 
     fn line(to: &Lines, text: &str) {
-        let mut l = to.make_writer();
-        l.write_all(text.as_bytes()).unwrap();
+        to.make_writer().write_all(text.as_bytes()).unwrap();
     }
 
     #[test]
