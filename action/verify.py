@@ -142,8 +142,9 @@ def expand(patterns_text):
         matched_links = [p for p in every_link if rx.match(p)]
         if not matched and not matched_links:
             annotate("warning", f"paths: {pattern!r} matches no file")
-        files += [p for p in matched if p not in files]
-        links += [p for p in matched_links if p not in links]
+        # In the order first matched, each once (dicts keep order).
+        files = list(dict.fromkeys(files + matched))
+        links = list(dict.fromkeys(links + matched_links))
     if not files and not links:
         raise Stop(f"paths: no file matches {' '.join(patterns)!r} in {os.getcwd()}: nothing was verified")
     return files, links

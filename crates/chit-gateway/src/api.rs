@@ -255,8 +255,9 @@ pub async fn render_chats(
     let mut out = Vec::with_capacity(requests.len());
     for (i, r) in requests.iter().enumerate() {
         let Input::Chat(messages) = &r.input else {
-            out.push(r.clone());
-            continue;
+            return Err(Failure::new(format!(
+                "request {i} is not chat messages: a set is all prompts or all chats"
+            )));
         };
         let input = render(client, &url, api, messages)
             .await

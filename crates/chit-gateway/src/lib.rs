@@ -389,11 +389,8 @@ async fn run(
             plan.bound.committed_at
         )));
     }
-    if plan
-        .requests
-        .iter()
-        .any(|r| r.is_chat() != is_chat_set(&plan.requests))
-    {
+    let chat = is_chat_set(&plan.requests);
+    if plan.requests.iter().any(|r| r.is_chat() != chat) {
         return Err(Failure::new(
             "the request set mixes prompts and chat messages; a set is measured at one URL, so give all prompts or all chats",
         ));
@@ -449,11 +446,11 @@ async fn run(
         let samples = sampler.await.ok().flatten();
         let (runs, accept, complete) = runs?;
         if let Some(s) = samples {
-            transcript
+            let max = transcript
                 .server_occupancy(index, &s.source, &s.samples)
                 .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
             let seen = ServerOccupancy {
-                max: s.samples.iter().map(|x| x.1).max().unwrap_or(0),
+                max,
                 source: s.source,
                 samples: s.samples.len(),
             };
@@ -485,7 +482,7 @@ async fn run(
         salt_hex: salt,
         gateway: plan.gateway.clone(),
         // What was measured: the URL the requests went to.
-        endpoint: endpoint.route(api, is_chat_set(&plan.requests)),
+        endpoint: endpoint.route(api, chat),
         model: plan.model.clone(),
         bound: plan.bound.clone(),
         request_set_canonical: set_canonical,

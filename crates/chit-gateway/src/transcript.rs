@@ -62,20 +62,21 @@ impl TranscriptWriter {
 
     /// The server's own count of running requests while level `level` ran
     /// (informational): where it was read, the most, and each sample as
-    /// `[ms since the level started, running]`.
+    /// `[ms since the level started, running]`. Returns the most.
     pub fn server_occupancy(
         &mut self,
         level: usize,
         source: &str,
         samples: &[(u64, u64)],
-    ) -> io::Result<()> {
+    ) -> io::Result<u64> {
         let max = samples.iter().map(|s| s.1).max().unwrap_or(0);
         self.line(&serde_json::json!({"server_occupancy": {
             "level": level,
             "source": source,
             "max": max,
             "samples": samples.iter().map(|(ms, n)| [*ms, *n]).collect::<Vec<_>>(),
-        }}))
+        }}))?;
+        Ok(max)
     }
 
     /// What the server's template rendered each chat request into, in set
