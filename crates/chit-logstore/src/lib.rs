@@ -16,6 +16,7 @@ pub mod postgres;
 pub mod sqlite;
 pub mod store;
 pub mod streams;
+mod walbuf;
 
 pub use bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};
