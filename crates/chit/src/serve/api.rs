@@ -37,6 +37,8 @@ pub struct AppState {
     pub reader: Mutex<Log>,
     pub checker: Arc<Compiled>,
     pub jobs: mpsc::Sender<Job>,
+    /// Requests being checked on their way to `jobs`.
+    pub checking: super::sequencer::Checking,
     pub tokens: Tokens,
     pub buckets: super::tokens::Buckets,
     pub metrics: Metrics,
@@ -267,6 +269,8 @@ async fn append(
         return error(StatusCode::BAD_REQUEST, "an empty body: send a receipt");
     }
     let checker = state.checker.clone();
+    // Counted until its job is queued: a short batch waits for it.
+    let checking = state.checking.enter();
     let checked = match on_cores(move || checker.check_all(inputs)).await {
         Ok(c) => c,
         Err(r) => return r,
@@ -297,6 +301,7 @@ async fn append(
                 "the server is shutting down",
             );
         }
+        drop(checking);
         match rx.await {
             Ok(Ok(a)) => Some(a),
             Ok(Err(why)) => {

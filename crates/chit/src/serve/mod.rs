@@ -210,12 +210,14 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let logging = logging::init(a.quiet);
     let (jobs, queue) = tokio::sync::mpsc::channel(1024);
-    let sequencer = sequencer::start(writer, prover, queue)
+    let checking = sequencer::Checking::default();
+    let sequencer = sequencer::start(writer, prover, queue, checking.clone())
         .map_err(|e| Failure::error(format!("cannot start the sequencer: {e}")))?;
     let state = Arc::new(api::AppState {
         reader: Mutex::new(reader),
         checker,
         jobs,
+        checking,
         tokens,
         buckets: tokens::Buckets::default(),
         metrics: api::Metrics::default(),

@@ -12,8 +12,44 @@ use tokio::sync::{mpsc, oneshot};
 /// Submissions per tree update, at most.
 pub const BATCH: usize = 4096;
 
+/// A batch of fewer submissions than this waits (in steps of
+/// [`GATHER_STEP`], [`GATHER_WAIT`] at most) while requests are still
+/// being checked. A batch costs about 0.4 ms of the sequencer's CPU
+/// whatever its size (the checkpoint's signature, the partial tiles, the
+/// commit's sync); under load many batches held a handful of entries. A
+/// lone request (nothing else being checked) never waits.
+pub const GATHER: usize = 64;
+const GATHER_STEP: std::time::Duration = std::time::Duration::from_micros(100);
+const GATHER_WAIT: std::time::Duration = std::time::Duration::from_micros(500);
+
 /// How long a batch waits for another server's batch.
 const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How many requests are being checked on their way to the sequencer: a
+/// batch short of [`GATHER`] waits a little for them.
+#[derive(Clone, Default)]
+pub struct Checking(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Checking {
+    /// Counts one request until the returned guard is dropped (after its
+    /// job is queued, or when it has none).
+    pub fn enter(&self) -> CheckingGuard {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CheckingGuard(self.0.clone())
+    }
+    fn now(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// See [`Checking::enter`].
+pub struct CheckingGuard(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for CheckingGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 /// One request's submissions, checked, and where to answer.
 pub struct Job {
@@ -53,6 +89,7 @@ pub fn start(
     log: Log,
     prover: Log,
     jobs: mpsc::Receiver<Job>,
+    checking: Checking,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let (to_prover, committed) = std::sync::mpsc::channel::<Committed>();
     let proving = std::thread::Builder::new()
@@ -61,7 +98,7 @@ pub fn start(
     std::thread::Builder::new()
         .name("chit-sequencer".into())
         .spawn(move || {
-            sequence(log, to_prover, jobs);
+            sequence(log, to_prover, jobs, checking);
             // The sender is dropped: the prover ends once it has answered
             // every committed batch.
             let _ = proving.join();
@@ -72,18 +109,29 @@ fn sequence(
     mut log: Log,
     to_prover: std::sync::mpsc::Sender<Committed>,
     mut jobs: mpsc::Receiver<Job>,
+    checking: Checking,
 ) {
     while let Some(first) = jobs.blocking_recv() {
         let mut batch = vec![first];
         let mut count = batch[0].checked.len();
-        while count < BATCH {
-            match jobs.try_recv() {
-                Ok(j) => {
-                    count += j.checked.len();
-                    batch.push(j);
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            while count < BATCH {
+                match jobs.try_recv() {
+                    Ok(j) => {
+                        count += j.checked.len();
+                        batch.push(j);
+                    }
+                    Err(_) => break,
                 }
-                Err(_) => break,
             }
+            // A short batch waits for requests being checked (at most
+            // GATHER_WAIT); with none being checked, it goes at once.
+            if count >= GATHER || waited >= GATHER_WAIT || checking.now() == 0 {
+                break;
+            }
+            std::thread::sleep(GATHER_STEP);
+            waited += GATHER_STEP;
         }
         let mut checked = Vec::with_capacity(count);
         let mut shape = Vec::with_capacity(batch.len());
