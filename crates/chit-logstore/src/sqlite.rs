@@ -134,12 +134,7 @@ impl Drop for Checkpointer {
 /// written in one call) with `synchronous=FULL`, which that VFS needs: a
 /// commit is published to other connections only after its WAL is synced.
 fn connect(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
-    let conn = match crate::walbuf::name() {
-        Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs)?,
-        None => Connection::open_with_flags(path, flags)?,
-    };
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    Ok(conn)
+    crate::walbuf::connect(path, flags)
 }
 
 fn read_err(e: rusqlite::Error) -> StoreError {
