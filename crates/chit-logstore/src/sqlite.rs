@@ -90,7 +90,7 @@ impl Checkpointer {
     const EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
     fn start(path: &Path) -> Result<Checkpointer, StoreError> {
-        let conn = connect(
+        let conn = crate::walbuf::connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
@@ -130,13 +130,6 @@ impl Drop for Checkpointer {
     }
 }
 
-/// Opens a connection on [`crate::walbuf`]'s VFS (a commit's WAL frames
-/// written in one call) with `synchronous=FULL`, which that VFS needs: a
-/// commit is published to other connections only after its WAL is synced.
-fn connect(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
-    crate::walbuf::connect(path, flags)
-}
-
 fn read_err(e: rusqlite::Error) -> StoreError {
     StoreError::Read(format!("SQLite: {e}"))
 }
@@ -169,7 +162,7 @@ impl SqliteStore {
         } else {
             OpenFlags::SQLITE_OPEN_READ_WRITE
         };
-        let conn = connect(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        let conn = crate::walbuf::connect(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
         let store = SqliteStore::tune(conn, path)?;
         let is_log: Option<String> = store
@@ -201,7 +194,7 @@ impl SqliteStore {
                     StoreError::Write(format!("cannot create {}: {e}", path.display()))
                 }
             })?;
-        let conn = connect(
+        let conn = crate::walbuf::connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
@@ -214,8 +207,9 @@ impl SqliteStore {
         let _ = conn.pragma_update(None, "journal_mode", "WAL");
         // 32 MiB of page cache (SQLite's default is 2 MiB): a big log's
         // indexes stay in memory while it grows.
-        conn.pragma_update(None, "synchronous", "FULL")
-            .and_then(|_| conn.pragma_update(None, "cache_size", -32768))
+        // (`synchronous=FULL` is set as the connection opens:
+        // `walbuf::connect`.)
+        conn.pragma_update(None, "cache_size", -32768)
             .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(30)))
             .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
         Ok(SqliteStore {

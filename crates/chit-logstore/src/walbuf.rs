@@ -308,11 +308,13 @@ unsafe extern "C" fn shm_barrier(f: *mut ffi::sqlite3_file) {
 mod tests {
     use rusqlite::{params, Connection, OpenFlags};
 
-    fn open(path: &std::path::Path, vfs: Option<&str>) -> Connection {
+    /// A connection on this VFS (`buffered`) or on SQLite's own.
+    fn open(path: &std::path::Path, buffered: bool) -> Connection {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
-        let c = match vfs {
-            Some(_) => super::connect(path, flags).unwrap(),
-            None => Connection::open_with_flags(path, flags).unwrap(),
+        let c = if buffered {
+            super::connect(path, flags).unwrap()
+        } else {
+            Connection::open_with_flags(path, flags).unwrap()
         };
         c.pragma_update(None, "journal_mode", "WAL").unwrap();
         c.pragma_update(None, "synchronous", "FULL").unwrap();
@@ -335,7 +337,7 @@ mod tests {
     fn large_transactions_and_rewritten_frames_read_back_exactly() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let w = open(&path, Some(super::name().unwrap()));
+        let w = open(&path, true);
         w.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         w.pragma_update(None, "cache_size", 16).unwrap();
         w.execute_batch("CREATE TABLE t (i INTEGER PRIMARY KEY, b BLOB NOT NULL)")
@@ -356,7 +358,7 @@ mod tests {
             .len();
         assert!(wal > (super::LIMIT as u64), "the WAL holds {wal} bytes");
 
-        let r = open(&path, None);
+        let r = open(&path, false);
         let mut stmt = r.prepare("SELECT i, b FROM t ORDER BY i").unwrap();
         let rows: Vec<(u32, Vec<u8>)> = stmt
             .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
@@ -381,11 +383,11 @@ mod tests {
     fn each_commit_is_visible_to_another_connection_when_it_returns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let w = open(&path, Some(super::name().unwrap()));
+        let w = open(&path, true);
         w.execute_batch("CREATE TABLE t (i INTEGER PRIMARY KEY, b BLOB NOT NULL)")
             .unwrap();
-        let r = open(&path, Some(super::name().unwrap()));
-        let plain = open(&path, None);
+        let r = open(&path, true);
+        let plain = open(&path, false);
         for i in 0..300u32 {
             w.execute("INSERT INTO t VALUES (?1, ?2)", params![i, blob(i, 0)])
                 .unwrap();
@@ -402,6 +404,7 @@ mod tests {
             }
         }
     }
+
     /// A transaction too large for its page cache, rolled back, leaves
     /// nothing pending (no spill: see [`super::connect`]); another writer then
     /// commits at the same WAL offsets, and this handle's next read
@@ -410,11 +413,11 @@ mod tests {
     fn rolled_back_spill_is_not_flushed_over_another_writers_commit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let a = open(&path, Some(super::name().unwrap()));
+        let a = open(&path, true);
         a.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         a.execute_batch("CREATE TABLE t (i INTEGER PRIMARY KEY, b BLOB NOT NULL)")
             .unwrap();
-        let b = open(&path, None);
+        let b = open(&path, false);
         b.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         // Everything so far is in the database file: the rollback below
         // has nothing to read from the WAL.
@@ -435,7 +438,7 @@ mod tests {
         let _: i64 = a
             .query_row("SELECT sum(length(b)) FROM t", [], |r| r.get(0))
             .unwrap();
-        let c = open(&path, None);
+        let c = open(&path, false);
         let ok: String = c
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
