@@ -31,6 +31,12 @@ impl StreamCheck {
             }
             named.push((p.stream_id.to_string(), p.packet_id.to_string()));
         }
+        // A stream's packets usually arrive in order, so the neighbours of
+        // one are the places of the next: each place is read once.
+        at.sort_unstable();
+        at.dedup();
+        named.sort_unstable();
+        named.dedup();
         let mut check = StreamCheck {
             by_seq: HashMap::new(),
             by_id: HashMap::new(),
