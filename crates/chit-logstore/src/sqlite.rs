@@ -69,9 +69,10 @@ const WAL_LIMIT_BYTES: i64 = 64 << 20;
 
 /// A thread with a connection of its own that copies the WAL into the
 /// database file (`PRAGMA wal_checkpoint(PASSIVE)`: it never blocks a
-/// writer or a reader) every [`Checkpointer::EVERY`], so that most commits
-/// only append to the WAL. Stopped, after one last checkpoint, when the
-/// store is dropped.
+/// writer or a reader), so that most commits only append to the WAL. It is
+/// woken by each commit of its store and makes at most one pass every
+/// [`Checkpointer::EVERY`] while commits go on; an idle store leaves it
+/// asleep. Stopped, after one last checkpoint, when the store is dropped.
 ///
 /// SQLite starts the WAL again from its beginning only after a checkpoint
 /// that copied every frame, and under sustained writes this thread never
@@ -80,14 +81,29 @@ const WAL_LIMIT_BYTES: i64 = 64 << 20;
 /// So a commit that leaves the WAL past [`SqliteStore::wal_pages`] pages
 /// checkpoints the rest itself (SQLite's `wal_autocheckpoint`: no other
 /// commit of this process can come in between), and the next commit
-/// starts the WAL again.
+/// starts the WAL again. What that commit copies is what this thread left:
+/// when it ran every 200 ms whatever the writes, it left most of the WAL,
+/// and under load the commit that copied it took 20-39 ms (the batch's
+/// requests, and everyone queued behind them, waited); woken by commits,
+/// it leaves the last few batches.
 struct Checkpointer {
-    stop: std::sync::mpsc::Sender<()>,
+    wake: std::sync::mpsc::SyncSender<Wake>,
     thread: Option<std::thread::JoinHandle<()>>,
+    #[cfg(test)]
+    passes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// What the checkpoint thread is woken for.
+enum Wake {
+    /// A commit added to the WAL.
+    Committed,
+    /// The store is dropped: one last pass, then end.
+    Stop,
 }
 
 impl Checkpointer {
-    const EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+    /// Passes are at least this far apart while commits go on.
+    const EVERY: std::time::Duration = std::time::Duration::from_millis(25);
 
     fn start(path: &Path) -> Result<Checkpointer, StoreError> {
         let conn = crate::walbuf::connect(
@@ -99,31 +115,45 @@ impl Checkpointer {
             Ok(c)
         })
         .map_err(|e| write_err(path, e))?;
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        // One wake waiting is enough: commits while it waits add nothing.
+        let (wake, woken) = std::sync::mpsc::sync_channel::<Wake>(1);
+        let passes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = passes.clone();
         let thread = std::thread::Builder::new()
             .name("chit-sqlite-checkpoint".into())
             .spawn(move || {
                 let checkpoint = || {
                     let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 };
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                    stopped.recv_timeout(Checkpointer::EVERY)
-                {
+                while let Ok(Wake::Committed) = woken.recv() {
                     checkpoint();
+                    std::thread::sleep(Checkpointer::EVERY);
                 }
                 checkpoint();
             })
             .map_err(|e| StoreError::Write(format!("cannot start a checkpoint thread: {e}")))?;
+        #[cfg(not(test))]
+        drop(passes);
         Ok(Checkpointer {
-            stop,
+            wake,
             thread: Some(thread),
+            #[cfg(test)]
+            passes,
         })
+    }
+
+    /// After a commit: a pass soon, unless one is already due.
+    fn committed(&self) {
+        let _ = self.wake.try_send(Wake::Committed);
     }
 }
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
-        let _ = self.stop.send(());
+        // Waits while a wake is pending: the thread takes it within one
+        // pass and a pause.
+        let _ = self.wake.send(Wake::Stop);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -646,7 +676,11 @@ impl Store for SqliteStore {
             params![batch.new_size() as i64],
         )
         .map_err(w)?;
-        tx.commit().map_err(w)
+        tx.commit().map_err(w)?;
+        if let Some(c) = &self.checkpointer {
+            c.committed();
+        }
+        Ok(())
     }
 
     fn lease(&mut self, _wait: std::time::Duration) -> Result<(), StoreError> {
@@ -669,5 +703,75 @@ impl Store for SqliteStore {
                     .pragma_update(None, "journal_size_limit", WAL_LIMIT_BYTES)
             })
             .map_err(|e| write_err(&self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Checkpointer;
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    fn passes(c: &Checkpointer) -> u64 {
+        c.passes.load(Ordering::Relaxed)
+    }
+
+    /// The checkpoint thread runs when a commit wakes it, copies what the
+    /// commit wrote into the database file, and sleeps while nothing is
+    /// committed (it woke every 200 ms whatever the writes before).
+    #[test]
+    fn the_checkpointer_runs_after_commits_and_sleeps_when_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let flags =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+        let w = crate::walbuf::connect(&path, flags).unwrap();
+        w.pragma_update(None, "journal_mode", "WAL").unwrap();
+        w.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        w.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
+        let c = Checkpointer::start(&path).unwrap();
+        let wait_for = |n: u64| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while passes(&c) < n && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            passes(&c)
+        };
+        // Nothing committed: no pass.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(passes(&c), 0, "a pass with nothing committed");
+        // Each commit is followed by a pass that copies it.
+        let in_file = || -> i64 {
+            let uri = format!("file:{}?immutable=1", path.display());
+            let r = rusqlite::Connection::open_with_flags(
+                uri,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+            )
+            .unwrap();
+            r.query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+                .unwrap_or(0)
+        };
+        for round in 1..=3u64 {
+            w.execute("INSERT INTO t VALUES (zeroblob(5000))", [])
+                .unwrap();
+            c.committed();
+            assert!(wait_for(round) >= round, "no pass after commit {round}");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while in_file() < round as i64 && Instant::now() < deadline {
+                c.committed();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert_eq!(in_file(), round as i64, "commit {round} not copied");
+        }
+        // Idle again: the thread sleeps.
+        std::thread::sleep(Duration::from_millis(100));
+        let settled = passes(&c);
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(passes(&c), settled, "passes while nothing was committed");
+        // Dropped: one last pass, and the thread ends.
+        let before = passes(&c);
+        let passes = c.passes.clone();
+        drop(c);
+        assert_eq!(passes.load(Ordering::Relaxed), before + 1);
     }
 }

@@ -14,7 +14,8 @@
 //! prepared headers and the body; each answer is read to the end of its
 //! Content-Length, and its status counted. A connection the server closes
 //! is opened again. Latency is from the request's first byte written to its
-//! answer's last byte read.
+//! answer's last byte read. With LOAD_PERCENTILES set, more percentiles
+//! of it are written to standard error.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -104,6 +105,14 @@ fn main() {
     let mut l = latencies;
     l.sort_by(f64::total_cmp);
     let p = |q: f64| l[((l.len() as f64 - 1.0) * q) as usize] * 1e3;
+    if std::env::var_os("LOAD_PERCENTILES").is_some() {
+        let qs = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999];
+        let text: Vec<String> = qs
+            .iter()
+            .map(|&q| format!("p{}={:.1}", q * 100.0, p(q)))
+            .collect();
+        eprintln!("latency (ms): {}", text.join(" "));
+    }
     println!(
         "{} requests from {clients} clients in {secs:.2} s = {:.0}/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; statuses {codes:?}",
         l.len(),
