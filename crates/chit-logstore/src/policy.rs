@@ -37,6 +37,9 @@ pub struct Submitted {
     pub(crate) bytes: Vec<u8>,
     pub(crate) verdict: Verdict,
     pub(crate) sha256: chit_log::Hash,
+    /// Its leaf hash in the log's tree (RFC 9162), made beside its check
+    /// on all cores rather than by the one thread that appends.
+    pub(crate) leaf: chit_log::Hash,
 }
 
 impl Submitted {
@@ -145,10 +148,10 @@ impl Compiled {
         }
     }
 
-    /// Step 1 of an append: every submission with its verdict and content
-    /// address (SHA-256 of its bytes), on all cores. The three stay
-    /// together, so an append can never take one input's verdict for
-    /// another's bytes.
+    /// Step 1 of an append: every submission with its verdict, content
+    /// address (SHA-256 of its bytes) and leaf hash, on all cores. The four
+    /// stay together, so an append can never take one input's verdict or
+    /// hashes for another's bytes.
     pub fn check_all(&self, inputs: Vec<Vec<u8>>) -> Vec<Submitted> {
         use rayon::prelude::*;
         inputs
@@ -156,6 +159,7 @@ impl Compiled {
             .map(|bytes| Submitted {
                 verdict: self.decide(&bytes),
                 sha256: chit_core::digest::sha256(&bytes),
+                leaf: chit_log::tree::leaf_hash(&bytes),
                 bytes,
             })
             .collect()

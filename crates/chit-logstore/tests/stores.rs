@@ -149,6 +149,7 @@ both!(
     audit_names_a_changed_entry,
     audit_names_a_deleted_entry,
     a_tampered_tree_is_never_extended,
+    a_running_sequencer_still_checks_what_it_wrote,
     audit_of_a_huge_claimed_size_ends,
     search_finds_entries_by_their_labels,
     audit_names_an_inserted_entry,
@@ -595,6 +596,44 @@ fn a_tampered_tree_is_never_extended(b: &dyn Backend) {
         "{:?}",
         r.problems
     );
+}
+
+/// A sequencer that goes on appending (one `Log`, as `chit serve` runs
+/// it) does not check its own checkpoint's signature again, but a tree or
+/// a head changed behind its back between two of its batches still stops
+/// it.
+fn a_running_sequencer_still_checks_what_it_wrote(b: &dyn Backend) {
+    new_log(b, &Policy::default());
+    let mut log = reopen(b);
+    for n in 0..300 {
+        log.submit(&[receipt(n)]).unwrap();
+    }
+    // A head it did not write: its signature is checked, and fails.
+    let (size, note) = log.head().unwrap();
+    let set_head = |note: &[u8]| {
+        b.sql(&format!(
+            "UPDATE chit_log_checkpoints SET note = {} WHERE size = {size}",
+            b.bytes(note)
+        ))
+    };
+    let text = String::from_utf8(note.clone()).unwrap();
+    let forged = text.replacen(&format!("\n{size}\n"), &format!("\n{}\n", size + 1), 1);
+    assert_ne!(forged, text);
+    set_head(forged.as_bytes());
+    let err = log.submit(&[receipt(5000)]).unwrap_err().to_string();
+    assert!(err.contains("the log's latest checkpoint"), "{err}");
+    // Its own head again, over tiles changed behind its back: stopped.
+    set_head(&note);
+    b.sql(&format!(
+        "UPDATE chit_log_tiles SET data = {} WHERE level = 1 AND idx = 0",
+        b.bytes(&[7u8; 32])
+    ));
+    let err = log.submit(&[receipt(5001)]).unwrap_err().to_string();
+    assert!(
+        err.contains("not the one its latest checkpoint signs"),
+        "{err}"
+    );
+    assert_eq!(log.head().unwrap().0, 300, "something was appended");
 }
 
 /// Search by kind, art id, stream and integration time (labels, not in
