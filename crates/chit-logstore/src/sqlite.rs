@@ -763,8 +763,9 @@ mod tests {
             }
             assert_eq!(in_file(), round as i64, "commit {round} not copied");
         }
-        // Idle again: the thread sleeps.
-        std::thread::sleep(Duration::from_millis(100));
+        // Idle again (a wake left by the loop above is taken within two
+        // pauses): the thread sleeps.
+        std::thread::sleep(Duration::from_millis(500));
         let settled = passes(&c);
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(passes(&c), settled, "passes while nothing was committed");
