@@ -261,9 +261,8 @@ impl SqliteStore {
 
     fn size(&self) -> Result<u64, StoreError> {
         self.conn
-            .query_row("SELECT size FROM chit_log_head WHERE id = 0", [], |r| {
-                r.get::<_, i64>(0)
-            })
+            .prepare_cached("SELECT size FROM chit_log_head WHERE id = 0")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
             .map(|n| n as u64)
             .map_err(read_err)
     }
@@ -601,9 +600,8 @@ impl Store for SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(w)?;
         let found: i64 = tx
-            .query_row("SELECT size FROM chit_log_head WHERE id = 0", [], |r| {
-                r.get(0)
-            })
+            .prepare_cached("SELECT size FROM chit_log_head WHERE id = 0")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
             .map_err(read_err)?;
         if found as u64 != batch.old_size {
             return Err(StoreError::Conflict {
@@ -666,16 +664,12 @@ impl Store for SqliteStore {
                 .map_err(w)?;
             }
         }
-        tx.execute(
-            "INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2)",
-            params![batch.new_size() as i64, &batch.checkpoint],
-        )
-        .map_err(w)?;
-        tx.execute(
-            "UPDATE chit_log_head SET size = ?1 WHERE id = 0",
-            params![batch.new_size() as i64],
-        )
-        .map_err(w)?;
+        tx.prepare_cached("INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![batch.new_size() as i64, &batch.checkpoint]))
+            .map_err(w)?;
+        tx.prepare_cached("UPDATE chit_log_head SET size = ?1 WHERE id = 0")
+            .and_then(|mut s| s.execute(params![batch.new_size() as i64]))
+            .map_err(w)?;
         tx.commit().map_err(w)?;
         if let Some(c) = &self.checkpointer {
             c.committed();

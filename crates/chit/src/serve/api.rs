@@ -166,7 +166,11 @@ fn logged(a: &Appended) -> Option<(StatusCode, String)> {
     let proof = a.proofs.first()?.as_ref()?;
     let mut out = String::with_capacity(160 + proof.len() * 48 + a.checkpoint.len());
     out.push_str("{\"checkpoint\":");
-    out.push_str(&Value::from(String::from_utf8_lossy(&a.checkpoint)).to_string());
+    // A string serialises infallibly; the note is UTF-8 (a lossy view of
+    // anything else, as `answer` gives).
+    out.push_str(
+        &serde_json::to_string(&*String::from_utf8_lossy(&a.checkpoint)).unwrap_or_default(),
+    );
     out.push_str(",\"inclusion_proof\":[");
     for (i, h) in proof.iter().enumerate() {
         if i > 0 {
@@ -176,11 +180,13 @@ fn logged(a: &Appended) -> Option<(StatusCode, String)> {
         B64.encode_string(h, &mut out);
         out.push('"');
     }
-    out.push_str(&format!(
+    use std::fmt::Write as _;
+    let _ = write!(
+        out,
         "],\"index\":{index},\"sha256\":\"{}\",\"size\":{},\"status\":\"{status}\"}}",
         chit_core::digest::hex(sha256),
         a.size
-    ));
+    );
     Some((code, out))
 }
 
