@@ -260,11 +260,7 @@ impl SqliteStore {
     }
 
     fn size(&self) -> Result<u64, StoreError> {
-        self.conn
-            .prepare_cached("SELECT size FROM chit_log_head WHERE id = 0")
-            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
-            .map(|n| n as u64)
-            .map_err(read_err)
+        head_size(&self.conn).map(|n| n as u64).map_err(read_err)
     }
 }
 
@@ -295,6 +291,20 @@ impl SqliteStore {
         }
         Ok(out)
     }
+}
+
+/// The log's size as its head row says (prepared once a connection: the
+/// sequencer reads it several times a batch).
+fn head_size(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT size FROM chit_log_head WHERE id = 0")?
+        .query_row([], |r| r.get(0))
+}
+
+/// The checkpoint stored for a size, if any.
+fn note_at(conn: &Connection, size: i64) -> rusqlite::Result<Option<Vec<u8>>> {
+    conn.prepare_cached("SELECT note FROM chit_log_checkpoints WHERE size = ?1")?
+        .query_row(params![size], |r| r.get(0))
+        .optional()
 }
 
 fn hash_of(v: Vec<u8>, index: i64) -> Result<Hash, StoreError> {
@@ -390,19 +400,8 @@ impl Store for SqliteStore {
 
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
         let tx = self.conn.transaction().map_err(read_err)?;
-        let size: i64 = tx
-            .query_row("SELECT size FROM chit_log_head WHERE id = 0", [], |r| {
-                r.get(0)
-            })
-            .map_err(read_err)?;
-        let note: Option<Vec<u8>> = tx
-            .query_row(
-                "SELECT note FROM chit_log_checkpoints WHERE size = ?1",
-                params![size],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(read_err)?;
+        let size = head_size(&tx).map_err(read_err)?;
+        let note = note_at(&tx, size).map_err(read_err)?;
         let note = note.ok_or_else(|| {
             StoreError::Read(format!("the store has no checkpoint for its size {size}"))
         })?;
@@ -410,14 +409,7 @@ impl Store for SqliteStore {
     }
 
     fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT note FROM chit_log_checkpoints WHERE size = ?1",
-                params![size as i64],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(read_err)
+        note_at(&self.conn, size as i64).map_err(read_err)
     }
 
     fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
@@ -599,10 +591,7 @@ impl Store for SqliteStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(w)?;
-        let found: i64 = tx
-            .prepare_cached("SELECT size FROM chit_log_head WHERE id = 0")
-            .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .map_err(read_err)?;
+        let found = head_size(&tx).map_err(read_err)?;
         if found as u64 != batch.old_size {
             return Err(StoreError::Conflict {
                 expected: batch.old_size,
