@@ -11,6 +11,7 @@
 pub mod audit;
 pub mod bundle;
 pub mod log;
+mod pcache;
 pub mod policy;
 pub mod postgres;
 pub mod sqlite;

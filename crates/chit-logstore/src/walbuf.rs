@@ -43,7 +43,11 @@ const CHUNK: usize = 0x1f000;
 /// the default, unchanged).
 pub fn name() -> Option<&'static str> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
-    let ok = *REGISTERED.get_or_init(|| unsafe { register() });
+    let ok = *REGISTERED.get_or_init(|| {
+        // Before SQLite's first call (the VFS lookup starts it).
+        crate::pcache::install();
+        unsafe { register() }
+    });
     ok.then(|| NAME.to_str().expect("ASCII name"))
 }
 
@@ -311,6 +315,8 @@ mod tests {
     /// A connection on this VFS (`buffered`) or on SQLite's own.
     fn open(path: &std::path::Path, buffered: bool) -> Connection {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+        // SQLite's process-wide setup first, whichever VFS (as in chit).
+        super::name();
         let c = if buffered {
             super::connect(path, flags).unwrap()
         } else {
