@@ -74,8 +74,12 @@ impl Cache {
             _ => key,
         }
     }
+    /// A page now has `key`. A cache's calls never overlap (SQLite
+    /// serialises them), so a plain load and store keep the maximum.
     fn saw(&self, key: c_uint) {
-        self.max_key.fetch_max(key, Relaxed);
+        if key > self.max_key.load(Relaxed) {
+            self.max_key.store(key, Relaxed);
+        }
     }
 }
 
@@ -138,7 +142,9 @@ unsafe extern "C" fn x_fetch(
     };
     let k = c.key(key);
     let page = f(c.inner, k, create);
-    if !page.is_null() {
+    // Only a page made here can have a number past the largest held; a
+    // plain lookup (most calls) finds one that is already counted.
+    if create != 0 && !page.is_null() {
         c.saw(k);
     }
     page
@@ -164,26 +170,25 @@ unsafe extern "C" fn x_rekey(
     let Some(f) = inner().xRekey else {
         return;
     };
-    let old = c.key(old);
-    let new = if new == c.spare {
-        // A swap starts: keep the page just past the largest number held,
-        // where no page is, unless that is the spare number or beyond.
-        match c.max_key.load(Relaxed).checked_add(1) {
-            Some(s) if s < c.spare => {
-                c.stand_in.store(s, Relaxed);
-                #[cfg(test)]
-                STOOD_IN.fetch_add(1, Relaxed);
-                s
-            }
-            _ => new,
+    // The swap ends: the page leaves the stand-in for its own number.
+    let old = match c.key(old) {
+        k if k != old => {
+            c.stand_in.store(0, Relaxed);
+            k
         }
-    } else {
-        new
+        k => k,
     };
-    if old == c.stand_in.load(Relaxed) && old != 0 {
-        // The swap ends: the page leaves the stand-in number.
-        c.stand_in.store(0, Relaxed);
-    }
+    // A swap starts: the page goes just past the largest number held,
+    // where no page is, unless that is the spare number or beyond.
+    let new = match c.max_key.load(Relaxed).checked_add(1) {
+        Some(s) if new == c.spare && s < c.spare => {
+            c.stand_in.store(s, Relaxed);
+            #[cfg(test)]
+            STOOD_IN.fetch_add(1, Relaxed);
+            s
+        }
+        _ => new,
+    };
     c.saw(new);
     f(c.inner, page, old, new)
 }
