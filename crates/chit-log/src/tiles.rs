@@ -283,17 +283,69 @@ where
     pub fn new(size: u64, fetch: F) -> Self {
         TileSource { size, fetch }
     }
+}
 
-    /// The width of hash tile `index` at tile level `level` in this tree.
-    fn width(&self, level: u8, index: u64) -> u16 {
-        let count = self.size >> (u32::from(level) * TILE_HEIGHT);
-        let full = count / u64::from(TILE_WIDTH);
-        if index < full {
-            TILE_WIDTH
-        } else {
-            (count % u64::from(TILE_WIDTH)) as u16
-        }
+/// Where the complete subtree `index` at `level` of the tree of `size`
+/// leaves lies in the hash tiles: its tile (with the width that tile has in
+/// this tree), the first of the subtree's nodes in it and how many (`2^r`
+/// for a subtree of level `8L + r`); the subtree's hash is theirs hashed
+/// up pairwise ([`hash_up`]). A subtree not wholly inside the tree is
+/// refused.
+pub fn subtree_in_tiles(
+    size: u64,
+    level: u8,
+    index: u64,
+) -> Result<(Tile, usize, usize), ProofError> {
+    if level >= 64 {
+        return Err(ProofError::Source("no such level".into()));
     }
+    index
+        .checked_add(1)
+        .and_then(|x| x.checked_mul(1u64 << level))
+        .filter(|&e| e <= size)
+        .ok_or(ProofError::TreeTooSmall {
+            have: size,
+            want: index.saturating_add(1).saturating_mul(1u64 << level),
+        })?;
+    let tile_level = (u32::from(level) / TILE_HEIGHT) as u8;
+    let r = u32::from(level) % TILE_HEIGHT;
+    let first = index << r; // the first node at tree level 8L
+    let tile_index = first / u64::from(TILE_WIDTH);
+    let at = (first % u64::from(TILE_WIDTH)) as usize;
+    // The tile's width in this tree: full, or the partial tile at the edge.
+    let count = size >> (u32::from(tile_level) * TILE_HEIGHT);
+    let width = if tile_index < count / u64::from(TILE_WIDTH) {
+        TILE_WIDTH
+    } else {
+        (count % u64::from(TILE_WIDTH)) as u16
+    };
+    let tile = Tile {
+        kind: TileKind::Hashes(tile_level),
+        index: tile_index,
+        width,
+    };
+    Ok((tile, at, 1usize << r))
+}
+
+/// The root of `2^r` consecutive nodes of one level (`r >= 0`): they are
+/// hashed pairwise, level by level, up to one.
+pub fn hash_up(nodes: &[Hash]) -> Hash {
+    debug_assert!(nodes.len().is_power_of_two());
+    if let [one] = nodes {
+        return *one;
+    }
+    let mut up: Vec<Hash> = nodes
+        .chunks_exact(2)
+        .map(|p| node_hash(&p[0], &p[1]))
+        .collect();
+    while up.len() > 1 {
+        let half = up.len() / 2;
+        for i in 0..half {
+            up[i] = node_hash(&up[2 * i], &up[2 * i + 1]);
+        }
+        up.truncate(half);
+    }
+    up[0]
 }
 
 impl<F, E> HashSource for TileSource<F>
@@ -306,45 +358,17 @@ where
     }
 
     fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
-        if level >= 64 {
-            return Err(ProofError::Source("no such level".into()));
-        }
-        index
-            .checked_add(1)
-            .and_then(|x| x.checked_mul(1u64 << level))
-            .filter(|&e| e <= self.size)
-            .ok_or(ProofError::TreeTooSmall {
-                have: self.size,
-                want: index.saturating_add(1).saturating_mul(1u64 << level),
-            })?;
-        let tile_level = (u32::from(level) / TILE_HEIGHT) as u8;
-        let r = u32::from(level) % TILE_HEIGHT;
-        let first = index << r; // the first node at tree level 8L
-        let tile_index = first / u64::from(TILE_WIDTH);
-        let at = (first % u64::from(TILE_WIDTH)) as usize;
-        let width = self.width(tile_level, tile_index);
-        let tile = Tile {
-            kind: TileKind::Hashes(tile_level),
-            index: tile_index,
-            width,
-        };
+        let (tile, at, count) = subtree_in_tiles(self.size, level, index)?;
         let data =
             (self.fetch)(&tile).map_err(|e| ProofError::Source(format!("{}: {e}", tile.path())))?;
-        let hashes = parse_hash_tile(&data, width)
+        let hashes = parse_hash_tile(&data, tile.width)
             .map_err(|e| ProofError::Source(format!("{}: {e}", tile.path())))?;
-        let mut nodes: Vec<Hash> = hashes
-            .get(at..at + (1usize << r))
+        let nodes = hashes
+            .get(at..at + count)
             .ok_or(ProofError::Source(format!(
                 "{}: too few hashes",
                 tile.path()
-            )))?
-            .to_vec();
-        while nodes.len() > 1 {
-            nodes = nodes
-                .chunks_exact(2)
-                .map(|p| node_hash(&p[0], &p[1]))
-                .collect();
-        }
-        Ok(nodes[0])
+            )))?;
+        Ok(hash_up(nodes))
     }
 }

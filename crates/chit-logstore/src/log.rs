@@ -20,8 +20,7 @@ use chit_core::report::Status;
 use chit_core::Report;
 use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
 use chit_log::note::{NoteSigner, NoteVerifier};
-use chit_log::tiles::TileSource;
-use chit_log::tiles::{Tile, TileKind, TILE_HEIGHT, TILE_WIDTH};
+use chit_log::tiles::{self, Tile, TileKind, TILE_HEIGHT, TILE_WIDTH};
 use chit_log::tree::{self, node_hash, Hash, ProofError};
 use chit_log::CosignatureVerifier;
 use std::cell::RefCell;
@@ -88,9 +87,45 @@ pub struct Log {
     verifier: NoteVerifier,
     signer: Option<NoteSigner>,
     /// The checkpoint this log last committed, with its size and root: a
-    /// stored head with these very bytes is one this log signed, and its
-    /// signature is not checked again (its tree still is).
-    written: Option<(Vec<u8>, u64, Hash)>,
+    /// stored head with these very bytes, in a store no one else has
+    /// written to since ([`Store::changed_elsewhere`]), is the tree this
+    /// log signed, and neither its signature nor its tiles are read back.
+    /// Forgotten when anyone else writes, and until a tree read back
+    /// checks out.
+    written: Option<(Vec<u8>, u64)>,
+    /// Complete subtree hashes read or made from this store (see
+    /// [`Subtrees`]).
+    subtrees: Subtrees,
+}
+
+/// Complete subtree hashes, by `(level, index)`, kept from one batch (or
+/// one proof) to the next: in an append-only log a complete subtree never
+/// changes, and without them each batch hashed its tree's right edge again
+/// from the partial tiles twice (the stored root, the new root: some 400
+/// hashes) and each proof hashed up the tiles under it. Emptied when the
+/// store was changed by anyone else (and so could have been edited), when
+/// a batch's commit fails (its hashes were of tiles never written), and
+/// when it holds [`Subtrees::MOST`].
+#[derive(Default)]
+struct Subtrees(HashMap<(u8, u64), Hash>);
+
+impl Subtrees {
+    const MOST: usize = 1 << 16;
+
+    fn get(&self, level: u8, index: u64) -> Option<Hash> {
+        self.0.get(&(level, index)).copied()
+    }
+
+    fn insert(&mut self, level: u8, index: u64, h: Hash) {
+        if self.0.len() >= Self::MOST {
+            self.0.clear();
+        }
+        self.0.insert((level, index), h);
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
 }
 
 /// How many times a batch is recomputed when another sequencer commits first.
@@ -124,6 +159,7 @@ impl Log {
             verifier: signer.verifier(),
             signer: Some(signer),
             written: None,
+            subtrees: Subtrees::default(),
         })
     }
 
@@ -142,6 +178,7 @@ impl Log {
             verifier,
             signer: None,
             written: None,
+            subtrees: Subtrees::default(),
         })
     }
 
@@ -239,32 +276,39 @@ impl Log {
             .ok_or_else(|| LogError::Key("appending needs the log's private key (--key)".into()))?;
         let mut last_conflict = None;
         for _ in 0..RETRIES {
+            if self.store.changed_elsewhere()? {
+                // What this log wrote may have been changed since: nothing
+                // of it is taken on trust until it is read and checked again.
+                self.written = None;
+                self.subtrees.clear();
+            }
             let (size, note) = self.store.head()?;
             // Only what this log signed is extended: the stored tiles must
-            // give the root its latest checkpoint signs.
-            let (signed_size, signed_root) = match &self.written {
-                Some((bytes, size, root)) if *bytes == note => (*size, *root),
-                _ => {
-                    let signed = open_checkpoint(&note, &self.meta.origin, &self.verifier, &[])
-                        .map_err(|e| {
-                            LogError::Checkpoint(format!("the log's latest checkpoint: {e}"))
-                        })?;
-                    (signed.checkpoint.size, signed.checkpoint.root)
+            // give the root its latest checkpoint signs. They do, unread,
+            // where the head is the one this log committed last and the
+            // store says no one else has written to it since.
+            let ours = match &self.written {
+                Some((bytes, size)) if *bytes == note => Some(*size),
+                _ => None,
+            };
+            if ours != Some(size) {
+                self.written = None;
+                self.subtrees.clear();
+                let signed = open_checkpoint(&note, &self.meta.origin, &self.verifier, &[])
+                    .map_err(|e| {
+                        LogError::Checkpoint(format!("the log's latest checkpoint: {e}"))
+                    })?;
+                let src = StoreTiles::new(&mut *self.store, None, size, &mut self.subtrees);
+                let stored_root = tree::root(&src, size);
+                if signed.checkpoint.size != size
+                    || stored_root.ok() != Some(signed.checkpoint.root)
+                {
+                    self.subtrees.clear();
+                    return Err(LogError::Checkpoint(format!(
+                        "the store's tree of {size} entries is not the one its latest checkpoint signs \
+                         (edited behind chit's back?): nothing appended; run chit log audit"
+                    )));
                 }
-            };
-            let stored_root = {
-                let src = StoreTiles {
-                    store: RefCell::new(&mut *self.store),
-                    size,
-                    cache: RefCell::new(HashMap::new()),
-                };
-                tree::root(&src, size)
-            };
-            if signed_size != size || stored_root.ok() != Some(signed_root) {
-                return Err(LogError::Checkpoint(format!(
-                    "the store's tree of {size} entries is not the one its latest checkpoint signs \
-                     (edited behind chit's back?): nothing appended; run chit log audit"
-                )));
             }
             let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(checked.len());
             // 2. dedup
@@ -380,12 +424,16 @@ impl Log {
                     .iter()
                     .map(|(l, i, d)| ((*l, *i), &d[..]))
                     .collect();
-                let store = RefCell::new(&mut *self.store);
-                let src = TileSource::new(new_size, |t: &Tile| {
-                    read_tile(&mut **store.borrow_mut(), t, Some(&overlay))
-                });
-                tree::root(&src, new_size)?
+                let src = StoreTiles::new(
+                    &mut *self.store,
+                    Some(&overlay),
+                    new_size,
+                    &mut self.subtrees,
+                );
+                tree::root(&src, new_size)
             };
+            // A failed commit leaves hashes of tiles never written.
+            let root = root.inspect_err(|_| self.subtrees.clear())?;
             // 5. sign
             batch.checkpoint = Checkpoint::new(&self.meta.origin, new_size, root)
                 .sign(signer)
@@ -393,7 +441,7 @@ impl Log {
             // 6. commit
             match self.store.commit(&batch) {
                 Ok(()) => {
-                    self.written = Some((batch.checkpoint.clone(), new_size, root));
+                    self.written = Some((batch.checkpoint.clone(), new_size));
                     return Ok(Submission {
                         outcomes,
                         size: new_size,
@@ -401,10 +449,14 @@ impl Log {
                     });
                 }
                 Err(StoreError::Conflict { expected, found }) => {
+                    self.subtrees.clear();
                     last_conflict = Some(StoreError::Conflict { expected, found });
                     continue;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    self.subtrees.clear();
+                    return Err(e.into());
+                }
             }
         }
         Err(last_conflict
@@ -412,13 +464,10 @@ impl Log {
             .unwrap_or_else(|| LogError::Io("the batch could not be committed".into())))
     }
 
-    /// A source of the tree of `size` leaves, read from the stored tiles.
+    /// A source of the tree of `size` leaves, read from the stored tiles
+    /// (and the complete subtree hashes this log already knows).
     pub fn hash_source(&mut self, size: u64) -> StoreTiles<'_> {
-        StoreTiles {
-            store: RefCell::new(&mut *self.store),
-            size,
-            cache: RefCell::new(HashMap::new()),
-        }
+        StoreTiles::new(&mut *self.store, None, size, &mut self.subtrees)
     }
 
     /// The inclusion proof of `index` in the tree of `size` leaves.
@@ -434,10 +483,7 @@ impl Log {
         indexes: &[u64],
         size: u64,
     ) -> Result<Vec<Vec<Hash>>, LogError> {
-        let src = Memo {
-            inner: self.hash_source(size),
-            memo: RefCell::new(HashMap::new()),
-        };
+        let src = self.hash_source(size);
         indexes
             .iter()
             .map(|&i| Ok(tree::inclusion_proof(&src, i, size)?))
@@ -512,12 +558,32 @@ fn read_tile(
     Ok(data[..want].to_vec())
 }
 
-/// The tree of one size, read from a store's hash tiles; each tile read
-/// once (a proof asks one tile for several of its subtrees).
+/// The tree of one size, read from a store's hash tiles (and a batch's
+/// tiles not yet committed, `overlay`): each tile read and parsed once, and
+/// each complete subtree hash it gives kept in the log's [`Subtrees`].
 pub struct StoreTiles<'a> {
     store: RefCell<&'a mut dyn Store>,
+    overlay: Option<&'a HashMap<(u8, u64), &'a [u8]>>,
     size: u64,
-    cache: RefCell<HashMap<(u8, u64), Vec<u8>>>,
+    tiles: RefCell<HashMap<(u8, u64), Vec<Hash>>>,
+    subtrees: RefCell<&'a mut Subtrees>,
+}
+
+impl<'a> StoreTiles<'a> {
+    fn new(
+        store: &'a mut dyn Store,
+        overlay: Option<&'a HashMap<(u8, u64), &'a [u8]>>,
+        size: u64,
+        subtrees: &'a mut Subtrees,
+    ) -> Self {
+        StoreTiles {
+            store: RefCell::new(store),
+            overlay,
+            size,
+            tiles: RefCell::default(),
+            subtrees: RefCell::new(subtrees),
+        }
+    }
 }
 
 impl tree::HashSource for StoreTiles<'_> {
@@ -525,37 +591,28 @@ impl tree::HashSource for StoreTiles<'_> {
         self.size
     }
     fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
-        let src = TileSource::new(self.size, |t: &Tile| {
-            let TileKind::Hashes(l) = t.kind else {
-                return Err("not a hash tile".to_string());
-            };
-            if let Some(d) = self.cache.borrow().get(&(l, t.index)) {
-                return Ok(d.clone());
-            }
-            let d = read_tile(&mut **self.store.borrow_mut(), t, None)?;
-            self.cache.borrow_mut().insert((l, t.index), d.clone());
-            Ok(d)
-        });
-        src.subtree_hash(level, index)
-    }
-}
-
-/// A source that remembers every subtree hash it gave.
-struct Memo<'a> {
-    inner: StoreTiles<'a>,
-    memo: RefCell<HashMap<(u8, u64), Hash>>,
-}
-
-impl tree::HashSource for Memo<'_> {
-    fn size(&self) -> u64 {
-        self.inner.size
-    }
-    fn subtree_hash(&self, level: u8, index: u64) -> Result<Hash, ProofError> {
-        if let Some(h) = self.memo.borrow().get(&(level, index)) {
-            return Ok(*h);
+        let (tile, at, count) = tiles::subtree_in_tiles(self.size, level, index)?;
+        if let Some(h) = self.subtrees.borrow().get(level, index) {
+            return Ok(h);
         }
-        let h = self.inner.subtree_hash(level, index)?;
-        self.memo.borrow_mut().insert((level, index), h);
+        let TileKind::Hashes(tile_level) = tile.kind else {
+            unreachable!("subtree_in_tiles gives hash tiles")
+        };
+        let mut cache = self.tiles.borrow_mut();
+        let hashes = match cache.entry((tile_level, tile.index)) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let data = read_tile(&mut **self.store.borrow_mut(), &tile, self.overlay)
+                    .and_then(|d| tiles::parse_hash_tile(&d, tile.width).map_err(|e| e.to_string()))
+                    .map_err(|e| ProofError::Source(format!("{}: {e}", tile.path())))?;
+                v.insert(data)
+            }
+        };
+        let nodes = hashes
+            .get(at..at + count)
+            .ok_or_else(|| ProofError::Source(format!("{}: too few hashes", tile.path())))?;
+        let h = tiles::hash_up(nodes);
+        self.subtrees.borrow_mut().insert(level, index, h);
         Ok(h)
     }
 }

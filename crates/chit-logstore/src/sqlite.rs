@@ -57,6 +57,10 @@ pub struct SqliteStore {
     path: PathBuf,
     checkpointer: Option<Checkpointer>,
     wal_pages: u32,
+    /// `PRAGMA data_version` when [`Store::changed_elsewhere`] last read
+    /// it: SQLite changes it when another connection commits, never for
+    /// this one's own commits.
+    data_version: Option<i64>,
 }
 
 /// With housekeeping in the background, the WAL pages after which a commit
@@ -247,6 +251,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             checkpointer: None,
             wal_pages: WAL_PAGES,
+            data_version: None,
         })
     }
 
@@ -396,6 +401,14 @@ impl Store for SqliteStore {
             .and_then(|rows| rows.collect())
             .map_err(read_err)?;
         crate::meta_from_rows(&self.path.display().to_string(), rows)
+    }
+
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        let now: i64 = self
+            .conn
+            .pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(read_err)?;
+        Ok(self.data_version.replace(now) != Some(now))
     }
 
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {

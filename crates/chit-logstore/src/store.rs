@@ -158,6 +158,15 @@ pub trait Store: Send {
     /// The committed tree size and its signed checkpoint, read together.
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError>;
 
+    /// Whether the store may have been written by anyone but this
+    /// connection since the previous call: `false` only where the store
+    /// can tell it was not (SQLite's `data_version`), so a log that
+    /// verified what it committed need not read it back. `true` on the
+    /// first call, and by default.
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+
     /// The signed checkpoint of one earlier size, when one was made.
     fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError>;
 
@@ -306,6 +315,9 @@ impl Store for FullTiles {
     }
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
         self.inner.head()
+    }
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        self.inner.changed_elsewhere()
     }
     fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
         self.inner.checkpoint_at(size)

@@ -150,6 +150,7 @@ both!(
     audit_names_a_deleted_entry,
     a_tampered_tree_is_never_extended,
     a_running_sequencer_still_checks_what_it_wrote,
+    a_log_kept_open_proves_every_size,
     audit_of_a_huge_claimed_size_ends,
     search_finds_entries_by_their_labels,
     audit_names_an_inserted_entry,
@@ -628,12 +629,53 @@ fn a_running_sequencer_still_checks_what_it_wrote(b: &dyn Backend) {
         "UPDATE chit_log_tiles SET data = {} WHERE level = 1 AND idx = 0",
         b.bytes(&[7u8; 32])
     ));
-    let err = log.submit(&[receipt(5001)]).unwrap_err().to_string();
-    assert!(
-        err.contains("not the one its latest checkpoint signs"),
-        "{err}"
-    );
+    // Stopped again at the next batch: what it found is not forgotten.
+    for n in [5001, 5002] {
+        let err = log.submit(&[receipt(n)]).unwrap_err().to_string();
+        assert!(
+            err.contains("not the one its latest checkpoint signs"),
+            "{err}"
+        );
+    }
     assert_eq!(log.head().unwrap().0, 300, "something was appended");
+}
+
+/// Logs kept open (as `chit serve` keeps its sequencer and its prover)
+/// keep subtree hashes from batch to batch: every root signed and every
+/// proof given at each new size is still the memory tree's.
+fn a_log_kept_open_proves_every_size(b: &dyn Backend) {
+    let mut log = new_log(b, &Policy::default());
+    let mut prover = Log::open(b.store()).unwrap();
+    let mut mem = MemoryTree::new();
+    let mut n = 0usize;
+    for batch in [3usize, 1, 250, 2, 7, 256, 300, 1, 64, 511] {
+        let inputs: Vec<Vec<u8>> = (n..n + batch).map(receipt).collect();
+        let sub = log.submit(&inputs).unwrap();
+        for i in &inputs {
+            mem.push(i);
+        }
+        n += batch;
+        let size = n as u64;
+        let opened = open_checkpoint(&sub.checkpoint, ORIGIN, &log_key().verifier(), &[]).unwrap();
+        assert_eq!(
+            opened.checkpoint.root,
+            mem.root(size).unwrap(),
+            "size {size}"
+        );
+        let indexes: Vec<u64> = (0..size)
+            .step_by(37)
+            .chain(size - batch as u64..size)
+            .collect();
+        let proofs = prover.inclusion_proofs(&indexes, size).unwrap();
+        for (&i, p) in indexes.iter().zip(&proofs) {
+            assert_eq!(
+                *p,
+                tree::inclusion_proof(&mem, i, size).unwrap(),
+                "{i} of {size}"
+            );
+        }
+        assert_eq!(prover.root(size).unwrap(), mem.root(size).unwrap());
+    }
 }
 
 /// Search by kind, art id, stream and integration time (labels, not in
@@ -907,6 +949,40 @@ fn sqlite_checkpoints_in_the_background() {
     let proof = log.inclusion_proof(999, size).unwrap();
     let root = log.root(size).unwrap();
     tree::verify_inclusion(&leaf_hash(&receipt(999)), 999, size, &proof, &root).unwrap();
+}
+
+/// SQLite tells a log whether anyone else has written to its file since
+/// it last asked (what lets a running sequencer skip reading back the tree
+/// it wrote): its own commits, and the background checkpoints that copy
+/// them, do not count; another connection's commit does, once.
+#[test]
+fn sqlite_tells_a_change_made_elsewhere() {
+    let b = lite();
+    new_log(&b, &Policy::default());
+    let mut log = reopen(&b);
+    log.store().housekeep_in_background().unwrap();
+    assert!(log.store().changed_elsewhere().unwrap(), "a first call");
+    assert!(!log.store().changed_elsewhere().unwrap());
+    for n in 0..40 {
+        let items: Vec<Vec<u8>> = (0..10).map(|i| receipt(n * 10 + i)).collect();
+        appended(&log.submit(&items).unwrap().outcomes);
+        assert!(
+            !log.store().changed_elsewhere().unwrap(),
+            "its own batch {n}"
+        );
+    }
+    // The checkpoint thread has copied the WAL by now.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!log.store().changed_elsewhere().unwrap(), "a checkpoint");
+    appended(&reopen(&b).submit(&[receipt(1000)]).unwrap().outcomes);
+    assert!(
+        log.store().changed_elsewhere().unwrap(),
+        "another log's commit"
+    );
+    assert!(!log.store().changed_elsewhere().unwrap(), "counted twice");
+    b.sql("CREATE TABLE elsewhere (x); DROP TABLE elsewhere;");
+    assert!(log.store().changed_elsewhere().unwrap(), "raw SQL");
+    appended(&log.submit(&[receipt(1001)]).unwrap().outcomes);
 }
 
 /// Under writes that never pause, the WAL of a store housekept in the
