@@ -87,12 +87,15 @@ pub struct Log {
     verifier: NoteVerifier,
     signer: Option<NoteSigner>,
     /// The checkpoint this log last committed, with its size and root: a
-    /// stored head with these very bytes, in a store no one else has
-    /// written to since ([`Store::changed_elsewhere`]), is the tree this
-    /// log signed, and neither its signature nor its tiles are read back.
-    /// Forgotten when anyone else writes, and until a tree read back
-    /// checks out.
-    written: Option<(Vec<u8>, u64)>,
+    /// stored head with these very bytes is one this log signed, and its
+    /// signature is not checked again. Forgotten when the stored tree is
+    /// found not to be the one it signs.
+    written: Option<(Vec<u8>, u64, Hash)>,
+    /// Whether the stored tree is known to give the stored head's root:
+    /// checked, or written by this log, and the store has not said since
+    /// that anyone else wrote to it ([`Store::changed_elsewhere`]). Until
+    /// then a batch reads the tree back and checks it first.
+    tree_checked: bool,
     /// Complete subtree hashes read or made from this store (see
     /// [`Subtrees`]).
     subtrees: Subtrees,
@@ -159,6 +162,7 @@ impl Log {
             verifier: signer.verifier(),
             signer: Some(signer),
             written: None,
+            tree_checked: false,
             subtrees: Subtrees::default(),
         })
     }
@@ -178,6 +182,7 @@ impl Log {
             verifier,
             signer: None,
             written: None,
+            tree_checked: false,
             subtrees: Subtrees::default(),
         })
     }
@@ -277,38 +282,46 @@ impl Log {
         let mut last_conflict = None;
         for _ in 0..RETRIES {
             if self.store.changed_elsewhere()? {
-                // What this log wrote may have been changed since: nothing
-                // of it is taken on trust until it is read and checked again.
-                self.written = None;
+                // The stored tree may have changed since this log checked
+                // or wrote it: it is read and checked again below.
+                self.tree_checked = false;
                 self.subtrees.clear();
             }
             let (size, note) = self.store.head()?;
             // Only what this log signed is extended: the stored tiles must
-            // give the root its latest checkpoint signs. They do, unread,
-            // where the head is the one this log committed last and the
-            // store says no one else has written to it since.
+            // give the root its latest checkpoint signs. A head with the
+            // very bytes this log last committed is one it signed (its
+            // signature is not checked again); its tiles are not read back
+            // where the store says no one else has written since.
             let ours = match &self.written {
-                Some((bytes, size)) if *bytes == note => Some(*size),
+                Some((bytes, size, root)) if *bytes == note => Some((*size, *root)),
                 _ => None,
             };
-            if ours != Some(size) {
-                self.written = None;
+            if !(self.tree_checked && ours.is_some()) {
                 self.subtrees.clear();
-                let signed = open_checkpoint(&note, &self.meta.origin, &self.verifier, &[])
-                    .map_err(|e| {
-                        LogError::Checkpoint(format!("the log's latest checkpoint: {e}"))
-                    })?;
+                let (signed_size, signed_root) = match ours {
+                    Some(sr) => sr,
+                    None => {
+                        let signed = open_checkpoint(&note, &self.meta.origin, &self.verifier, &[])
+                            .map_err(|e| {
+                                LogError::Checkpoint(format!("the log's latest checkpoint: {e}"))
+                            })?;
+                        (signed.checkpoint.size, signed.checkpoint.root)
+                    }
+                };
                 let src = StoreTiles::new(&mut *self.store, None, size, &mut self.subtrees);
                 let stored_root = tree::root(&src, size);
-                if signed.checkpoint.size != size
-                    || stored_root.ok() != Some(signed.checkpoint.root)
-                {
+                if signed_size != size || stored_root.ok() != Some(signed_root) {
+                    // Never taken on trust again until a commit of its own.
+                    self.written = None;
+                    self.tree_checked = false;
                     self.subtrees.clear();
                     return Err(LogError::Checkpoint(format!(
                         "the store's tree of {size} entries is not the one its latest checkpoint signs \
                          (edited behind chit's back?): nothing appended; run chit log audit"
                     )));
                 }
+                self.tree_checked = true;
             }
             let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(checked.len());
             // 2. dedup
@@ -441,7 +454,8 @@ impl Log {
             // 6. commit
             match self.store.commit(&batch) {
                 Ok(()) => {
-                    self.written = Some((batch.checkpoint.clone(), new_size));
+                    self.written = Some((batch.checkpoint.clone(), new_size, root));
+                    self.tree_checked = true;
                     return Ok(Submission {
                         outcomes,
                         size: new_size,
