@@ -331,13 +331,7 @@ pub fn subtree_in_tiles(
 /// hashed pairwise, level by level, up to one.
 pub fn hash_up(nodes: &[Hash]) -> Hash {
     debug_assert!(nodes.len().is_power_of_two());
-    if let [one] = nodes {
-        return *one;
-    }
-    let mut up: Vec<Hash> = nodes
-        .chunks_exact(2)
-        .map(|p| node_hash(&p[0], &p[1]))
-        .collect();
+    let mut up = nodes.to_vec();
     while up.len() > 1 {
         let half = up.len() / 2;
         for i in 0..half {

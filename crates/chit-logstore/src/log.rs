@@ -21,7 +21,7 @@ use chit_core::Report;
 use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
 use chit_log::note::{NoteSigner, NoteVerifier};
 use chit_log::tiles::{self, Tile, TileKind, TILE_HEIGHT, TILE_WIDTH};
-use chit_log::tree::{self, node_hash, Hash, ProofError};
+use chit_log::tree::{self, Hash, ProofError};
 use chit_log::CosignatureVerifier;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -554,8 +554,8 @@ fn read_tile(
         return Err("not a hash tile".into());
     };
     let want = usize::from(t.width) * 32;
-    let data = match overlay.and_then(|o| o.get(&(level, t.index))) {
-        Some(d) => d.to_vec(),
+    let mut data = match overlay.and_then(|o| o.get(&(level, t.index))) {
+        Some(d) => d[..want.min(d.len())].to_vec(),
         None => store
             .tile(level, t.index)
             .map_err(|e| e.to_string())?
@@ -569,7 +569,8 @@ fn read_tile(
             t.width
         ));
     }
-    Ok(data[..want].to_vec())
+    data.truncate(want);
+    Ok(data)
 }
 
 /// The tree of one size, read from a store's hash tiles (and a batch's
@@ -633,17 +634,11 @@ impl tree::HashSource for StoreTiles<'_> {
 
 /// The root of a full tile's 256 hashes: the subtree hash one tile level up.
 pub fn tile_root(hashes: &[u8]) -> Hash {
-    let mut nodes: Vec<Hash> = hashes
+    let nodes: Vec<Hash> = hashes
         .chunks_exact(32)
         .map(|c| c.try_into().expect("32 bytes"))
         .collect();
-    while nodes.len() > 1 {
-        nodes = nodes
-            .chunks_exact(2)
-            .map(|p| node_hash(&p[0], &p[1]))
-            .collect();
-    }
-    nodes[0]
+    tiles::hash_up(&nodes)
 }
 
 /// The hash tiles appending `leaves` to a tree of `old_size` leaves
