@@ -510,6 +510,30 @@ fn hostile_requests_are_answered() {
     let (code, body) = http(a, "POST", "/v1/entries", &auth, b"{\"what\": \"no kind\"}");
     assert_eq!(code, 422, "{}", String::from_utf8_lossy(&body));
     assert_eq!(json(&body)["errors"][0]["rule"], "kind");
+    // A path or a method the server does not serve: JSON saying what to
+    // do instead (a 405 with its Allow header).
+    let (code, body) = http(a, "GET", "/v1/nope", &[], b"");
+    assert_eq!(code, 404);
+    let why = json(&body)["error"].as_str().unwrap().to_string();
+    assert!(
+        why.contains("/v1/nope") && why.contains("/v1/search"),
+        "{why}"
+    );
+    let mut s = TcpStream::connect(a).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(
+        format!("GET /v1/entries HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer).to_string();
+    assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("\r\nallow: post\r\n"),
+        "{answer}"
+    );
+    assert!(answer.contains("POST a receipt here"), "{answer}");
     // 2,000 connections at once, then a request still answered.
     let conns: Vec<TcpStream> = (0..2000)
         .filter_map(|_| TcpStream::connect(a).ok())
@@ -532,6 +556,12 @@ fn hostile_requests_are_answered() {
         m.contains("chit_http_responses_total{code=\"422\"} 1"),
         "{m}"
     );
+    for code in [404, 405] {
+        assert!(
+            m.contains(&format!("chit_http_responses_total{{code=\"{code}\"}} 1")),
+            "{m}"
+        );
+    }
 }
 
 /// Raises this process's open-file limit to `want` (or its hard limit).

@@ -365,6 +365,36 @@ async fn append(
         .into_response()
 }
 
+/// A path no route serves: 404, with the routes there are.
+pub async fn not_found(uri: axum::http::Uri) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "nothing is served at {}: the routes are / (the page), /v1/entries, \
+             /v1/entries/{{index}}, /v1/verify, /v1/search, /v1/streams/{{id}}, \
+             /v1/rebinds, /v1/consistency, /checkpoint, /tile/..., /healthz and /metrics",
+            uri.path()
+        ),
+    )
+}
+
+/// A route asked with a method it does not take: 405, saying what to do
+/// instead (axum adds the `Allow` header).
+pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    let instead = match uri.path() {
+        "/v1/entries" => {
+            "POST a receipt here (with a token) to log it; read one with \
+             GET /v1/entries/{index} or /v1/entries/sha256:{hex}, find them with GET /v1/search"
+        }
+        "/v1/verify" => "POST a receipt here to have it checked (nothing is logged)",
+        _ => "the Allow header names the methods it takes",
+    };
+    error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} does not take {method}: {instead}", uri.path()),
+    )
+}
+
 /// `POST /v1/verify`: the verdict, nothing appended.
 pub async fn post_verify(State(state): State<Shared>, body: Bytes) -> Response {
     if body.len() > state.max_body {

@@ -41,6 +41,8 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/assets/app.js", get(web::script))
         .route("/assets/app.css", get(web::style))
         .route("/assets/favicon.svg", get(web::icon))
+        .method_not_allowed_fallback(api::wrong_method)
+        .fallback(api::not_found)
         .layer(axum::middleware::from_fn_with_state(
             (state.clone(), request_timeout),
             api::around,
