@@ -17,6 +17,7 @@
 use super::sequencer::{Appended, Job};
 use super::tokens::Tokens;
 use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -365,6 +366,19 @@ async fn append(
         .into_response()
 }
 
+/// A query's parameters, or 400 in JSON saying which one is wrong.
+fn parameters<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Response> {
+    q.map(|Query(t)| t).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "{}; the README's \"Serving the log\" lists each route's parameters",
+                e.body_text()
+            ),
+        )
+    })
+}
+
 /// A path no route serves: 404, with the routes there are.
 pub async fn not_found(uri: axum::http::Uri) -> Response {
     error(
@@ -476,7 +490,14 @@ pub struct SearchParams {
 /// entries by the kind they were checked as, art id, packet stream and
 /// integration time (labels kept beside the tree, not proven by it), in
 /// index order; `next` continues the list.
-pub async fn search(State(state): State<Shared>, Query(p): Query<SearchParams>) -> Response {
+pub async fn search(
+    State(state): State<Shared>,
+    p: Result<Query<SearchParams>, QueryRejection>,
+) -> Response {
+    let p = match parameters(p) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     let millis = |t: &Option<String>, what: &str| -> Result<Option<i64>, Response> {
         match t {
             None => Ok(None),
@@ -548,7 +569,14 @@ const REBIND_SCAN: u32 = 5_000;
 /// them. The page draws its rebind table from this answer, so that what is
 /// red there is what `chit verify` says. At most the first 5,000 executor
 /// packets of the log are read (`complete` says whether that was all).
-pub async fn get_rebinds(State(state): State<Shared>, Query(p): Query<RebindParams>) -> Response {
+pub async fn get_rebinds(
+    State(state): State<Shared>,
+    p: Result<Query<RebindParams>, QueryRejection>,
+) -> Response {
+    let p = match parameters(p) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     use chit_core::across::Origin;
     use chit_core::kinds::executor_packet::{rebinds, RebindFacts};
     let Some(todo_id) = p.todo_id else {
@@ -700,8 +728,12 @@ pub struct StreamParams {
 pub async fn get_stream(
     State(state): State<Shared>,
     Path(stream_id): Path<String>,
-    Query(p): Query<StreamParams>,
+    p: Result<Query<StreamParams>, QueryRejection>,
 ) -> Response {
+    let p = match parameters(p) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     let limit = p.limit.unwrap_or(STREAM_LIMIT).clamp(1, STREAM_LIMIT);
     let id = stream_id.clone();
     let r = blocking(move || {
@@ -739,7 +771,14 @@ pub struct Sizes {
 }
 
 /// `GET /v1/consistency?from=&to=`.
-pub async fn get_consistency(State(state): State<Shared>, Query(q): Query<Sizes>) -> Response {
+pub async fn get_consistency(
+    State(state): State<Shared>,
+    q: Result<Query<Sizes>, QueryRejection>,
+) -> Response {
+    let q = match parameters(q) {
+        Ok(q) => q,
+        Err(r) => return r,
+    };
     let r = blocking(move || -> Result<Value, Response> {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
         let (size, _) = log
@@ -807,7 +846,11 @@ pub async fn get_tile(State(state): State<Shared>, Path(rest): Path<String>) -> 
             .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         // The tile must lie within the current tree at that width or less.
         let level_count = match t.kind {
-            TileKind::Hashes(l) => size >> (u32::from(l) * chit_log::tiles::TILE_HEIGHT),
+            // Levels 8 to 63 are paths tlog-tiles allows, over trees of
+            // 2^64 leaves and more: none here.
+            TileKind::Hashes(l) => size
+                .checked_shr(u32::from(l) * chit_log::tiles::TILE_HEIGHT)
+                .unwrap_or(0),
             TileKind::Entries => size,
         };
         let w = u64::from(chit_log::tiles::TILE_WIDTH);
