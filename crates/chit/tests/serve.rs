@@ -542,6 +542,12 @@ fn hostile_requests_are_answered() {
     let (code, body) = http(a, "GET", "/v1/search?limit=many", &[], b"");
     assert_eq!(code, 400);
     assert!(json(&body)["error"].as_str().unwrap().contains("limit"));
+    for path in ["/v1/entries/%ff", "/v1/streams/%C0%AF", "/tile/0/%ff"] {
+        let (code, body) = http(a, "GET", path, &[], b"");
+        assert_eq!(code, 400, "{path}");
+        let why = json(&body)["error"].as_str().unwrap().to_string();
+        assert!(why.contains("UTF-8"), "{path}: {why}");
+    }
     for path in ["/tile/9/000", "/tile/63/x001/000", "/tile/7/000"] {
         let (code, body) = http(a, "GET", path, &[], b"");
         assert_eq!(code, 404, "{path}: {}", String::from_utf8_lossy(&body));
@@ -566,7 +572,7 @@ fn hostile_requests_are_answered() {
     assert_eq!(code, 200);
     let m = String::from_utf8_lossy(&body);
     assert!(
-        m.contains("chit_http_responses_total{code=\"400\"} 4"),
+        m.contains("chit_http_responses_total{code=\"400\"} 7"),
         "{m}"
     );
     assert!(

@@ -17,7 +17,7 @@
 use super::sequencer::{Appended, Job};
 use super::tokens::Tokens;
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -379,6 +379,12 @@ fn parameters<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Response> {
     })
 }
 
+/// What a path names, or 400 in JSON (a path that is not UTF-8).
+fn in_path(p: Result<Path<String>, PathRejection>) -> Result<String, Response> {
+    p.map(|Path(t)| t)
+        .map_err(|e| error(StatusCode::BAD_REQUEST, e.body_text()))
+}
+
 /// A path no route serves: 404, with the routes there are.
 pub async fn not_found(uri: axum::http::Uri) -> Response {
     error(
@@ -441,7 +447,14 @@ pub async fn post_verify(State(state): State<Shared>, body: Bytes) -> Response {
 
 /// `GET /v1/entries/{index}` and `GET /v1/entries/sha256:{hex}`: the log
 /// bundle.
-pub async fn get_entry(State(state): State<Shared>, Path(which): Path<String>) -> Response {
+pub async fn get_entry(
+    State(state): State<Shared>,
+    which: Result<Path<String>, PathRejection>,
+) -> Response {
+    let which = match in_path(which) {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
     let r = blocking(move || -> Result<Value, Response> {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
         let index = if let Some(h) = which.strip_prefix("sha256:") {
@@ -727,9 +740,13 @@ pub struct StreamParams {
 /// stream from.
 pub async fn get_stream(
     State(state): State<Shared>,
-    Path(stream_id): Path<String>,
+    stream_id: Result<Path<String>, PathRejection>,
     p: Result<Query<StreamParams>, QueryRejection>,
 ) -> Response {
+    let stream_id = match in_path(stream_id) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
     let p = match parameters(p) {
         Ok(p) => p,
         Err(r) => return r,
@@ -835,7 +852,14 @@ pub async fn get_checkpoint(State(state): State<Shared>) -> Response {
 
 /// `GET /tile/…`: a hash tile or an entry bundle of the current tree; a
 /// partial tile by its width (`N.p/W`), as tlog-tiles asks.
-pub async fn get_tile(State(state): State<Shared>, Path(rest): Path<String>) -> Response {
+pub async fn get_tile(
+    State(state): State<Shared>,
+    rest: Result<Path<String>, PathRejection>,
+) -> Response {
+    let rest = match in_path(rest) {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
     let Some(t) = Tile::parse_path(&format!("tile/{rest}")) else {
         return error(StatusCode::NOT_FOUND, "not a tile path");
     };
