@@ -696,6 +696,88 @@ fn slow_clients_are_cut_off() {
 
 /// `chit serve --demo`: a log of the shipped examples, searchable at once,
 /// its folder removed when the server stops.
+/// Every route that reads a parameter, given hostile values (out of any
+/// range, not numbers, not UTF-8, not dates, empty): a refusal in JSON
+/// that says what is wrong, never a server error; and every hash tile
+/// level tlog-tiles allows past this log's (8 to 63) is simply not there.
+#[test]
+fn hostile_parameters_are_refused_in_json_never_a_server_error() {
+    let t = tempfile::tempdir().unwrap();
+    let server = serve_args(
+        t.path(),
+        &["serve", "--demo", "--listen", "127.0.0.1:0"],
+        &[],
+    );
+    let a = server.addr.as_str();
+    let values = [
+        "-1",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+        "1e3",
+        "0x10",
+        "",
+        "%00",
+        "%ff",
+        "%C0%AF",
+        "abc",
+        "1.5",
+        "9999-12-31T23:59:59Z",
+        "2026-02-30T00:00:00Z",
+    ];
+    let routes = [
+        "/v1/entries/{v}",
+        "/v1/entries/sha256:{v}",
+        "/v1/consistency?from={v}&to={v}",
+        "/v1/consistency?from=0&to={v}",
+        "/v1/search?limit={v}",
+        "/v1/search?after={v}",
+        "/v1/search?since={v}",
+        "/v1/search?until={v}",
+        "/v1/search?kind={v}&art={v}&stream={v}",
+        "/v1/streams/{v}?limit={v}",
+        "/v1/rebinds?todo_id={v}",
+        "/tile/{v}/000",
+        "/tile/0/{v}",
+        "/tile/0/x{v}/000",
+        "/tile/0/000.p/{v}",
+        "/tile/entries/{v}",
+        "/tile/entries/000.p/{v}",
+    ];
+    let mut refused = 0;
+    for route in routes {
+        for v in values {
+            let path = route.replace("{v}", v);
+            let (code, body) = http(a, "GET", &path, &[], b"");
+            assert!(
+                code < 500,
+                "{path}: {code} {}",
+                String::from_utf8_lossy(&body)
+            );
+            if code >= 400 {
+                refused += 1;
+                let e: Value = serde_json::from_slice(&body).unwrap_or_else(|e| {
+                    panic!(
+                        "{path}: {code} not JSON ({e}): {}",
+                        String::from_utf8_lossy(&body)
+                    )
+                });
+                assert!(
+                    e["error"].as_str().is_some_and(|s| !s.is_empty()),
+                    "{path}: {code} {e}"
+                );
+            }
+        }
+    }
+    // Most are refused; the rest are reads that find nothing (a search).
+    assert!(refused > routes.len() * values.len() / 2, "{refused}");
+    for level in 8..=63 {
+        let path = format!("/tile/{level}/000");
+        let (code, body) = http(a, "GET", &path, &[], b"");
+        assert_eq!(code, 404, "{path}: {}", String::from_utf8_lossy(&body));
+    }
+}
+
 #[test]
 fn the_demo_serves_the_shipped_examples() {
     let t = tempfile::tempdir().unwrap();
