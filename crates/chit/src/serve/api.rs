@@ -17,7 +17,7 @@
 use super::sequencer::{Appended, Job};
 use super::tokens::Tokens;
 use axum::body::Bytes;
-use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -218,16 +218,19 @@ fn count(state: &AppState, o: &Outcome) {
 pub struct TokenName(pub String);
 
 /// `POST /v1/entries`.
-pub async fn post_entries(
-    State(state): State<Shared>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+pub async fn post_entries(State(state): State<Shared>, req: axum::extract::Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let headers = parts.headers.clone();
     let tok = match token(&state, &headers) {
         Ok(t) => t.clone(),
         Err(r) => return r,
     };
     let name = TokenName(tok.name.clone());
+    // The body is read only for a token this server knows.
+    let body = match read_body(axum::extract::Request::from_parts(parts, body)).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let mut r = append(state, headers, body, tok).await;
     r.extensions_mut().insert(name);
     r
@@ -366,6 +369,36 @@ async fn append(
         .into_response()
 }
 
+/// A request's body, read within the server's limit (`DefaultBodyLimit`),
+/// or the refusal in JSON.
+async fn read_body(req: axum::extract::Request) -> Result<Bytes, Response> {
+    use axum::extract::FromRequest;
+    Bytes::from_request(req, &()).await.map_err(body_refused)
+}
+
+/// A body that could not be read: 413 past the limit (a body sent without
+/// its length, so not refused before it was read), 400 otherwise.
+fn body_refused(e: BytesRejection) -> Response {
+    use axum::extract::rejection::FailedToBufferBody;
+    match &e {
+        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => {
+            let mut r = error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("a body of at most {} bytes", super::MAX_BODY),
+            );
+            r.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            r
+        }
+        _ => error(
+            StatusCode::BAD_REQUEST,
+            format!("the body could not be read: {}", e.body_text()),
+        ),
+    }
+}
+
 /// A query's parameters, or 400 in JSON saying which one is wrong.
 fn parameters<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Response> {
     q.map(|Query(t)| t).map_err(|e| {
@@ -416,7 +449,14 @@ pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> R
 }
 
 /// `POST /v1/verify`: the verdict, nothing appended.
-pub async fn post_verify(State(state): State<Shared>, body: Bytes) -> Response {
+pub async fn post_verify(
+    State(state): State<Shared>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return body_refused(e),
+    };
     if body.len() > state.max_body {
         return error(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 /// Most bytes a request body may hold (a JSON Lines body, a /v1/verify
 /// body): chit's reading limit for one input.
-const MAX_BODY: usize = 64 << 20;
+pub(crate) const MAX_BODY: usize = 64 << 20;
 
 /// The routes over a shared state.
 pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -> Router {
