@@ -95,6 +95,19 @@ impl Tile {
         p
     }
 
+    /// Whether this tile, at its width or wider, is in a tree of `size`
+    /// leaves. Levels 8 to 63 are paths tlog-tiles allows, over trees of
+    /// 2^64 leaves and more: never in one here.
+    pub fn in_tree(&self, size: u64) -> bool {
+        let count = match self.kind {
+            TileKind::Hashes(l) => size.checked_shr(u32::from(l) * TILE_HEIGHT).unwrap_or(0),
+            TileKind::Entries => size,
+        };
+        let w = u64::from(TILE_WIDTH);
+        let have = count.saturating_sub(self.index.saturating_mul(w)).min(w);
+        u64::from(self.width) <= have
+    }
+
     /// Reads a tile path; only the one canonical spelling of each tile is
     /// accepted (a level of 0 to 63 without leading zeros, no `x000` groups
     /// in front, a partial width of 1 to 255 without leading zeros).

@@ -210,3 +210,39 @@ fn proofs_made_from_tiles_are_the_tree_s() {
     // Past the tree.
     assert!(src.subtree_hash(0, size).is_err());
 }
+
+#[test]
+fn which_tiles_a_tree_holds() {
+    // 70,000 leaves: 273 full entry and level-0 tiles and a partial of 112;
+    // level 1 holds 273 hashes (one full tile, a partial of 17); level 2 one.
+    let size = 70_000;
+    for kind in [TileKind::Entries, TileKind::Hashes(0)] {
+        assert!(t(kind, 272, 256).in_tree(size));
+        assert!(!t(kind, 273, 256).in_tree(size));
+        assert!(t(kind, 273, 112).in_tree(size));
+        assert!(t(kind, 273, 1).in_tree(size));
+        assert!(!t(kind, 273, 113).in_tree(size));
+        assert!(!t(kind, 274, 1).in_tree(size));
+        assert!(!t(kind, u64::MAX, 1).in_tree(size));
+    }
+    assert!(t(TileKind::Hashes(1), 0, 256).in_tree(size));
+    assert!(t(TileKind::Hashes(1), 1, 17).in_tree(size));
+    assert!(!t(TileKind::Hashes(1), 1, 18).in_tree(size));
+    assert!(t(TileKind::Hashes(2), 0, 1).in_tree(size));
+    assert!(!t(TileKind::Hashes(3), 0, 1).in_tree(size));
+    // Every tile a tree's export writes is in it.
+    for tile in tiles_for_size(size) {
+        assert!(tile.in_tree(size), "{}", tile.path());
+    }
+    // Levels past 7 hold nothing in any tree of at most 2^64 - 1 leaves
+    // (the level's shift would pass 64 bits).
+    for level in 7..=63u8 {
+        assert!(
+            !t(TileKind::Hashes(level), 0, 1).in_tree(u64::MAX >> 8),
+            "{level}"
+        );
+    }
+    assert!(t(TileKind::Hashes(7), 0, 255).in_tree(u64::MAX));
+    assert!(!t(TileKind::Hashes(8), 0, 1).in_tree(u64::MAX));
+    assert!(!t(TileKind::Hashes(0), 0, 1).in_tree(0));
+}

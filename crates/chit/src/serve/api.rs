@@ -23,7 +23,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use chit_log::tiles::{Tile, TileKind};
+use chit_log::tiles::Tile;
 use chit_logstore::policy::Compiled;
 use chit_logstore::{Log, Outcome, Verdict};
 use serde_json::{json, Value};
@@ -908,18 +908,7 @@ pub async fn get_tile(
         let (size, _) = log
             .head()
             .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-        // The tile must lie within the current tree at that width or less.
-        let level_count = match t.kind {
-            // Levels 8 to 63 are paths tlog-tiles allows, over trees of
-            // 2^64 leaves and more: none here.
-            TileKind::Hashes(l) => size
-                .checked_shr(u32::from(l) * chit_log::tiles::TILE_HEIGHT)
-                .unwrap_or(0),
-            TileKind::Entries => size,
-        };
-        let w = u64::from(chit_log::tiles::TILE_WIDTH);
-        let have = level_count.saturating_sub(t.index.saturating_mul(w)).min(w);
-        if u64::from(t.width) > have {
+        if !t.in_tree(size) {
             return Err(error(StatusCode::NOT_FOUND, "no such tile in the log yet"));
         }
         super::super::commands::log::tile_bytes(&mut log, &t)
