@@ -17,8 +17,9 @@
 use super::sequencer::{Appended, Job};
 use super::tokens::Tokens;
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::STANDARD as B64;
@@ -219,30 +220,24 @@ pub struct TokenName(pub String);
 
 /// `POST /v1/entries`.
 pub async fn post_entries(State(state): State<Shared>, req: axum::extract::Request) -> Response {
-    let (parts, body) = req.into_parts();
-    let headers = parts.headers.clone();
-    let tok = match token(&state, &headers) {
+    let tok = match token(&state, req.headers()) {
         Ok(t) => t.clone(),
         Err(r) => return r,
     };
+    let lines = is_lines(req.headers());
     let name = TokenName(tok.name.clone());
     // The body is read only for a token this server knows.
-    let body = match read_body(axum::extract::Request::from_parts(parts, body)).await {
-        Ok(b) => b,
+    let body = match Body::from_request(req, &()).await {
+        Ok(Body(b)) => b,
         Err(r) => return r,
     };
-    let mut r = append(state, headers, body, tok).await;
+    let mut r = append(state, lines, body, tok).await;
     r.extensions_mut().insert(name);
     r
 }
 
 /// `POST /v1/entries` once its token is known.
-async fn append(
-    state: Shared,
-    headers: HeaderMap,
-    body: Bytes,
-    tok: super::tokens::Token,
-) -> Response {
+async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Token) -> Response {
     if let Err(wait) = state.buckets.take(&tok) {
         let mut r = error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -256,7 +251,6 @@ async fn append(
         }
         return r;
     }
-    let lines = is_lines(&headers);
     let inputs: Vec<Vec<u8>> = if lines {
         body.split(|&b| b == b'\n')
             .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
@@ -369,53 +363,78 @@ async fn append(
         .into_response()
 }
 
-/// A request's body, read within the server's limit (`DefaultBodyLimit`),
-/// or the refusal in JSON.
-async fn read_body(req: axum::extract::Request) -> Result<Bytes, Response> {
-    use axum::extract::FromRequest;
-    Bytes::from_request(req, &()).await.map_err(body_refused)
-}
+/// A request's body (axum's `Bytes`, within `DefaultBodyLimit`), refused
+/// in JSON: 413 past the limit (a body sent without its length, so not
+/// refused before it was read), 400 when it cannot be read.
+pub struct Body(pub Bytes);
 
-/// A body that could not be read: 413 past the limit (a body sent without
-/// its length, so not refused before it was read), 400 otherwise.
-fn body_refused(e: BytesRejection) -> Response {
-    use axum::extract::rejection::FailedToBufferBody;
-    match &e {
-        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => {
-            let mut r = error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("a body of at most {} bytes", super::MAX_BODY),
-            );
-            r.headers_mut().insert(
-                header::CONNECTION,
-                header::HeaderValue::from_static("close"),
-            );
-            r
-        }
-        _ => error(
-            StatusCode::BAD_REQUEST,
-            format!("the body could not be read: {}", e.body_text()),
-        ),
+impl<S: Send + Sync> FromRequest<S> for Body {
+    type Rejection = Response;
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Body, Response> {
+        use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+        Bytes::from_request(req, state)
+            .await
+            .map(Body)
+            .map_err(|e| match &e {
+                BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => {
+                    too_large(super::MAX_BODY)
+                }
+                _ => error(
+                    StatusCode::BAD_REQUEST,
+                    format!("the body could not be read: {}", e.body_text()),
+                ),
+            })
     }
 }
 
-/// A query's parameters, or 400 in JSON saying which one is wrong.
-fn parameters<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Response> {
-    q.map(|Query(t)| t).map_err(|e| {
-        error(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "{}; the README's \"Serving the log\" lists each route's parameters",
-                e.body_text()
-            ),
-        )
-    })
+/// Query parameters (axum's `Query`), refused with 400 in JSON that names
+/// the one that does not parse.
+pub struct Params<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Params<T> {
+    type Rejection = Response;
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Params<T>, Response> {
+        Query::from_request_parts(parts, state)
+            .await
+            .map(|Query(t)| Params(t))
+            .map_err(|e: QueryRejection| {
+                error(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "{}; the README's \"Serving the log\" lists each route's parameters",
+                        e.body_text()
+                    ),
+                )
+            })
+    }
 }
 
-/// What a path names, or 400 in JSON (a path that is not UTF-8).
-fn in_path(p: Result<Path<String>, PathRejection>) -> Result<String, Response> {
-    p.map(|Path(t)| t)
-        .map_err(|e| error(StatusCode::BAD_REQUEST, e.body_text()))
+/// A route's one path parameter (axum's `Path<String>`), refused with 400
+/// in JSON when it is not UTF-8.
+pub struct PathText(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathText {
+    type Rejection = Response;
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<PathText, Response> {
+        Path::from_request_parts(parts, state)
+            .await
+            .map(|Path(t)| PathText(t))
+            .map_err(|e: PathRejection| error(StatusCode::BAD_REQUEST, e.body_text()))
+    }
+}
+
+/// 413 for a body past `max` bytes; the connection ends with it (the rest
+/// of the body is not read).
+fn too_large(max: usize) -> Response {
+    let mut r = error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("a body of at most {max} bytes"),
+    );
+    r.headers_mut().insert(
+        header::CONNECTION,
+        header::HeaderValue::from_static("close"),
+    );
+    r
 }
 
 /// A path no route serves: 404, with the routes there are.
@@ -449,14 +468,7 @@ pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> R
 }
 
 /// `POST /v1/verify`: the verdict, nothing appended.
-pub async fn post_verify(
-    State(state): State<Shared>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let body = match body {
-        Ok(b) => b,
-        Err(e) => return body_refused(e),
-    };
+pub async fn post_verify(State(state): State<Shared>, Body(body): Body) -> Response {
     if body.len() > state.max_body {
         return error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -487,14 +499,7 @@ pub async fn post_verify(
 
 /// `GET /v1/entries/{index}` and `GET /v1/entries/sha256:{hex}`: the log
 /// bundle.
-pub async fn get_entry(
-    State(state): State<Shared>,
-    which: Result<Path<String>, PathRejection>,
-) -> Response {
-    let which = match in_path(which) {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
+pub async fn get_entry(State(state): State<Shared>, PathText(which): PathText) -> Response {
     let r = blocking(move || -> Result<Value, Response> {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
         let index = if let Some(h) = which.strip_prefix("sha256:") {
@@ -543,14 +548,7 @@ pub struct SearchParams {
 /// entries by the kind they were checked as, art id, packet stream and
 /// integration time (labels kept beside the tree, not proven by it), in
 /// index order; `next` continues the list.
-pub async fn search(
-    State(state): State<Shared>,
-    p: Result<Query<SearchParams>, QueryRejection>,
-) -> Response {
-    let p = match parameters(p) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
+pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>) -> Response {
     let millis = |t: &Option<String>, what: &str| -> Result<Option<i64>, Response> {
         match t {
             None => Ok(None),
@@ -622,14 +620,7 @@ const REBIND_SCAN: u32 = 5_000;
 /// them. The page draws its rebind table from this answer, so that what is
 /// red there is what `chit verify` says. At most the first 5,000 executor
 /// packets of the log are read (`complete` says whether that was all).
-pub async fn get_rebinds(
-    State(state): State<Shared>,
-    p: Result<Query<RebindParams>, QueryRejection>,
-) -> Response {
-    let p = match parameters(p) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
+pub async fn get_rebinds(State(state): State<Shared>, Params(p): Params<RebindParams>) -> Response {
     use chit_core::across::Origin;
     use chit_core::kinds::executor_packet::{rebinds, RebindFacts};
     let Some(todo_id) = p.todo_id else {
@@ -780,17 +771,9 @@ pub struct StreamParams {
 /// stream from.
 pub async fn get_stream(
     State(state): State<Shared>,
-    stream_id: Result<Path<String>, PathRejection>,
-    p: Result<Query<StreamParams>, QueryRejection>,
+    PathText(stream_id): PathText,
+    Params(p): Params<StreamParams>,
 ) -> Response {
-    let stream_id = match in_path(stream_id) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    let p = match parameters(p) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
     let limit = p.limit.unwrap_or(STREAM_LIMIT).clamp(1, STREAM_LIMIT);
     let id = stream_id.clone();
     let r = blocking(move || {
@@ -828,14 +811,7 @@ pub struct Sizes {
 }
 
 /// `GET /v1/consistency?from=&to=`.
-pub async fn get_consistency(
-    State(state): State<Shared>,
-    q: Result<Query<Sizes>, QueryRejection>,
-) -> Response {
-    let q = match parameters(q) {
-        Ok(q) => q,
-        Err(r) => return r,
-    };
+pub async fn get_consistency(State(state): State<Shared>, Params(q): Params<Sizes>) -> Response {
     let r = blocking(move || -> Result<Value, Response> {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
         let (size, _) = log
@@ -892,14 +868,7 @@ pub async fn get_checkpoint(State(state): State<Shared>) -> Response {
 
 /// `GET /tile/…`: a hash tile or an entry bundle of the current tree; a
 /// partial tile by its width (`N.p/W`), as tlog-tiles asks.
-pub async fn get_tile(
-    State(state): State<Shared>,
-    rest: Result<Path<String>, PathRejection>,
-) -> Response {
-    let rest = match in_path(rest) {
-        Ok(r) => r,
-        Err(r) => return r,
-    };
+pub async fn get_tile(State(state): State<Shared>, PathText(rest): PathText) -> Response {
     let Some(t) = Tile::parse_path(&format!("tile/{rest}")) else {
         return error(StatusCode::NOT_FOUND, "not a tile path");
     };
@@ -1045,16 +1014,7 @@ async fn answer_within(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > state.max_body as u64) {
-        let mut r = error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("a body of at most {} bytes", state.max_body),
-        );
-        // The rest of the body is not read: the connection ends here.
-        r.headers_mut().insert(
-            header::CONNECTION,
-            header::HeaderValue::from_static("close"),
-        );
-        return r;
+        return too_large(state.max_body);
     }
     match tokio::time::timeout(timeout, next.run(req)).await {
         Ok(r) => r,
