@@ -26,6 +26,12 @@ fn serve_store(dir: &Path, store: &str, extra: &[&str]) -> Server {
     )
 }
 
+/// `chit serve --demo` (its log in a folder of its own, `dir` for the
+/// access log).
+fn serve_demo(dir: &Path) -> Server {
+    serve_args(dir, &["serve", "--demo", "--listen", "127.0.0.1:0"], &[])
+}
+
 /// `chit serve` with its access log (one JSON line a request) in
 /// `serve.log`.
 fn serve_args(dir: &Path, args: &[&str], extra: &[&str]) -> Server {
@@ -735,8 +741,6 @@ fn slow_clients_are_cut_off() {
     assert_eq!(http(a, "GET", "/healthz", &[], b"").0, 200);
 }
 
-/// `chit serve --demo`: a log of the shipped examples, searchable at once,
-/// its folder removed when the server stops.
 /// Every route that reads a parameter, given hostile values (out of any
 /// range, not numbers, not UTF-8, not dates, empty): a refusal in JSON
 /// that says what is wrong, never a server error; and every hash tile
@@ -744,11 +748,7 @@ fn slow_clients_are_cut_off() {
 #[test]
 fn hostile_parameters_are_refused_in_json_never_a_server_error() {
     let t = tempfile::tempdir().unwrap();
-    let server = serve_args(
-        t.path(),
-        &["serve", "--demo", "--listen", "127.0.0.1:0"],
-        &[],
-    );
+    let server = serve_demo(t.path());
     let a = server.addr.as_str();
     let values = [
         "-1",
@@ -819,14 +819,12 @@ fn hostile_parameters_are_refused_in_json_never_a_server_error() {
     }
 }
 
+/// `chit serve --demo`: a log of the shipped examples, searchable at once,
+/// its folder removed when the server stops.
 #[test]
 fn the_demo_serves_the_shipped_examples() {
     let t = tempfile::tempdir().unwrap();
-    let server = serve_args(
-        t.path(),
-        &["serve", "--demo", "--listen", "127.0.0.1:0"],
-        &[],
-    );
+    let server = serve_demo(t.path());
     let a = server.addr.as_str();
     let (code, body) = http(a, "GET", "/healthz", &[], b"");
     assert_eq!(code, 200);
