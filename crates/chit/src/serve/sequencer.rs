@@ -133,17 +133,31 @@ fn sequence(
             std::thread::sleep(GATHER_STEP);
             waited += GATHER_STEP;
         }
+        // The lease for this batch only: several servers on one store take
+        // turns, and a server that dies gives its turn up with its
+        // connection.
+        let started = std::time::Instant::now();
+        let leased = log.lease(LEASE_WAIT);
+        if leased.is_ok() {
+            // What came while the lease was awaited (another server's
+            // batch) joins this batch: its wait is over too.
+            while count < BATCH {
+                match jobs.try_recv() {
+                    Ok(j) => {
+                        count += j.checked.len();
+                        batch.push(j);
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
         let mut checked = Vec::with_capacity(count);
         let mut shape = Vec::with_capacity(batch.len());
         for j in batch {
             shape.push((j.checked.len(), j.reply));
             checked.extend(j.checked);
         }
-        // The lease for this batch only: several servers on one store take
-        // turns, and a server that dies gives its turn up with its
-        // connection.
-        let started = std::time::Instant::now();
-        let appended = log.lease(LEASE_WAIT).and_then(|()| {
+        let appended = leased.and_then(|()| {
             let r = log.submit_checked(&checked);
             // What was committed is answered as committed; a lease not
             // given back is the connection's until it ends.
