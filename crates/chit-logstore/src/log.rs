@@ -293,6 +293,9 @@ impl Log {
             // very bytes this log last committed is one it signed (its
             // signature is not checked again); its tiles are not read back
             // where the store says no one else has written since.
+            // The partial tile at each level: the stored tree's right edge,
+            // which both its root and the batch's new tiles are made from.
+            let edge = right_edge(&mut *self.store, size)?;
             let ours = match &self.written {
                 Some((bytes, size, root)) if *bytes == note => Some((*size, *root)),
                 _ => None,
@@ -309,7 +312,9 @@ impl Log {
                         (signed.checkpoint.size, signed.checkpoint.root)
                     }
                 };
-                let src = StoreTiles::new(&mut *self.store, None, size, &mut self.subtrees);
+                let overlay = edge_overlay(&edge);
+                let src =
+                    StoreTiles::new(&mut *self.store, Some(&overlay), size, &mut self.subtrees);
                 let stored_root = tree::root(&src, size);
                 if signed_size != size || stored_root.ok() != Some(signed_root) {
                     // Never taken on trust again until a commit of its own.
@@ -429,7 +434,7 @@ impl Log {
                 });
             }
             // 4. tree
-            batch.tiles = grow(&mut *self.store, size, &leaves)?;
+            batch.tiles = grow(&mut *self.store, size, &leaves, Some(&edge_overlay(&edge)))?;
             let new_size = batch.new_size();
             let root = {
                 let overlay: HashMap<(u8, u64), &[u8]> = batch
@@ -641,13 +646,49 @@ pub fn tile_root(hashes: &[u8]) -> Hash {
     tiles::hash_up(&nodes)
 }
 
+/// Stored hash tiles by `(level, index)`, as read.
+type TileData = HashMap<(u8, u64), Vec<u8>>;
+
+/// The stored partial hash tiles of a tree of `size` leaves, one a level
+/// (a level whose width is a whole number of tiles has none), read at
+/// once. A tile may be wider than `size` needs (a partial tile grows in
+/// place; [`read_tile`] cuts it); one missing from the store is left out.
+fn right_edge(store: &mut dyn Store, size: u64) -> Result<TileData, LogError> {
+    let width = u64::from(TILE_WIDTH);
+    let mut keys = Vec::new();
+    let mut level = 0u8;
+    while let Some(n) = size.checked_shr(u32::from(level) * TILE_HEIGHT) {
+        if n == 0 {
+            break;
+        }
+        if n % width > 0 {
+            keys.push((level, n / width));
+        }
+        level += 1;
+    }
+    let read = store.tiles(&keys)?;
+    Ok(keys
+        .into_iter()
+        .zip(read)
+        .filter_map(|(k, t)| t.map(|t| (k, t)))
+        .collect())
+}
+
+/// [`right_edge`]'s tiles as the overlay [`read_tile`] takes: a tile it
+/// lacks (missing from the store) is read, and reported, as before.
+fn edge_overlay(edge: &TileData) -> HashMap<(u8, u64), &[u8]> {
+    edge.iter().map(|(k, d)| (*k, &d[..])).collect()
+}
+
 /// The hash tiles appending `leaves` to a tree of `old_size` leaves
 /// touches, with their new contents: at each tile level, the partial tile
 /// at the edge grows, and each tile it fills adds its root one level up.
+/// `read` holds tiles already read (the store's right edge).
 pub fn grow(
     store: &mut dyn Store,
     old_size: u64,
     leaves: &[Hash],
+    read: Option<&HashMap<(u8, u64), &[u8]>>,
 ) -> Result<Vec<(u8, u64, Vec<u8>)>, LogError> {
     let width = u64::from(TILE_WIDTH);
     let full = usize::from(TILE_WIDTH) * 32;
@@ -664,7 +705,7 @@ pub fn grow(
                 index,
                 width: have as u16,
             };
-            read_tile(store, &t, None).map_err(|e| LogError::Store(StoreError::Read(e)))?
+            read_tile(store, &t, read).map_err(|e| LogError::Store(StoreError::Read(e)))?
         } else {
             Vec::with_capacity(full)
         };

@@ -427,6 +427,30 @@ impl Store for PgStore {
             .map(|r| r.get(0)))
     }
 
+    fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let levels: Vec<i16> = keys.iter().map(|k| i16::from(k.0)).collect();
+        let idx: Vec<i64> = keys
+            .iter()
+            .map(|k| k.1.min(i64::MAX as u64) as i64)
+            .collect();
+        let st = self.prepared(
+            "SELECT k.level, k.idx, t.data FROM unnest($1::int2[], $2::int8[]) AS k(level, idx) \
+             JOIN chit_log_tiles t ON t.level = k.level AND t.idx = k.idx",
+        )?;
+        let found: HashMap<(i16, i64), Vec<u8>> = self
+            .client
+            .query(&st, &[&levels, &idx])
+            .map_err(read_err)?
+            .iter()
+            .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+            .collect();
+        Ok(levels
+            .iter()
+            .zip(&idx)
+            .map(|(l, i)| found.get(&(*l, *i)).cloned())
+            .collect())
+    }
+
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
         let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
         let seqs: Vec<i64> = keys.iter().map(|k| k.1).collect();
@@ -509,75 +533,103 @@ impl Store for PgStore {
                 describe(&e)
             ))
         };
-        let head = self.prepared("SELECT size FROM chit_log_head WHERE id = 0 FOR UPDATE")?;
-        let entries = self.prepared(
-            "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
-             SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[], $4::int8[])",
+        // One statement, so one round trip and one implicit transaction:
+        // the head moves from the batch's old size to its new one, and
+        // every row of the batch is written only where it did (each insert
+        // is gated on the head's update). A head another writer moved
+        // first (its row lock is waited for, then its new size seen)
+        // matches nothing, and nothing is written.
+        let st = self.prepared(
+            "WITH head AS (\
+               UPDATE chit_log_head SET size = $1 WHERE id = 0 AND size = $2 RETURNING size), \
+             entries AS (\
+               INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
+               SELECT * FROM unnest($3::int8[], $4::bytea[], $5::bytea[], $6::int8[]) \
+               WHERE EXISTS (SELECT 1 FROM head)), \
+             tiles AS (\
+               INSERT INTO chit_log_tiles (level, idx, data) \
+               SELECT * FROM unnest($7::int2[], $8::int8[], $9::bytea[]) \
+               WHERE EXISTS (SELECT 1 FROM head) \
+               ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data), \
+             labels AS (\
+               INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at) \
+               SELECT * FROM unnest($10::int8[], $11::text[], $12::text[], $13::bytea[], $14::int8[]) \
+               WHERE EXISTS (SELECT 1 FROM head)), \
+             packets AS (\
+               INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
+               SELECT * FROM unnest($15::bytea[], $16::int8[], $17::bytea[], $18::bytea[], $19::int8[]) \
+               WHERE EXISTS (SELECT 1 FROM head)), \
+             checkpoint AS (\
+               INSERT INTO chit_log_checkpoints (size, note) \
+               SELECT $1, $20 WHERE EXISTS (SELECT 1 FROM head)) \
+             SELECT (SELECT size FROM chit_log_head WHERE id = 0), (SELECT count(*) FROM head)",
         )?;
-        let tiles = self.prepared(
-            "INSERT INTO chit_log_tiles (level, idx, data) \
-             SELECT * FROM unnest($1::int2[], $2::int8[], $3::bytea[]) \
-             ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
-        )?;
-        let labels = self.prepared(
-            "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at) \
-             SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::int8[])",
-        )?;
-        let packets = self.prepared(
-            "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
-             SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::bytea[], $5::int8[])",
-        )?;
-        let checkpoint =
-            self.prepared("INSERT INTO chit_log_checkpoints (size, note) VALUES ($1, $2)")?;
-        let grow = self.prepared("UPDATE chit_log_head SET size = $1 WHERE id = 0")?;
-        let mut tx = self.client.transaction().map_err(w)?;
-        // Locking the head row is the batch's first write.
-        let found: i64 = tx.query_one(&head, &[]).map_err(w)?.get(0);
-        if found as u64 != batch.old_size {
-            return Err(StoreError::Conflict {
-                expected: batch.old_size,
-                found: found as u64,
-            });
-        }
+        let new_size = batch.new_size() as i64;
+        let old_size = batch.old_size as i64;
         let idx: Vec<i64> = batch.entries.iter().map(|e| e.index as i64).collect();
         let sha: Vec<&[u8]> = batch.entries.iter().map(|e| &e.sha256[..]).collect();
         let data: Vec<&[u8]> = batch.entries.iter().map(|e| e.data).collect();
         let at: Vec<i64> = batch.entries.iter().map(|e| e.integrated_at).collect();
-        tx.execute(&entries, &[&idx, &sha, &data, &at]).map_err(w)?;
         let levels: Vec<i16> = batch.tiles.iter().map(|t| i16::from(t.0)).collect();
         let tidx: Vec<i64> = batch.tiles.iter().map(|t| t.1 as i64).collect();
         let tdata: Vec<&[u8]> = batch.tiles.iter().map(|t| &t.2[..]).collect();
-        tx.execute(&tiles, &[&levels, &tidx, &tdata]).map_err(w)?;
-        if !batch.labels.is_empty() {
-            let ls = &batch.labels;
-            let at = batch.entries.first().map(|e| e.integrated_at).unwrap_or(0);
-            let i: Vec<i64> = ls.iter().map(|l| l.index as i64).collect();
-            let k: Vec<&str> = ls.iter().map(|l| l.kind.as_str()).collect();
-            let art: Vec<Option<&str>> = ls.iter().map(|l| l.art_id.as_deref()).collect();
-            let st: Vec<Option<&[u8]>> = ls
-                .iter()
-                .map(|l| l.stream_id.as_deref().map(str::as_bytes))
-                .collect();
-            let t: Vec<i64> = vec![at; ls.len()];
-            tx.execute(&labels, &[&i, &k, &art, &st, &t]).map_err(w)?;
-        }
-        if !batch.packets.is_empty() {
-            let ps = &batch.packets;
-            let s: Vec<&[u8]> = ps.iter().map(|p| p.stream_id.as_bytes()).collect();
-            let n: Vec<i64> = ps.iter().map(|p| p.sequence).collect();
-            let id: Vec<&[u8]> = ps.iter().map(|p| p.packet_id.as_bytes()).collect();
-            let prev: Vec<Option<&[u8]>> = ps
-                .iter()
-                .map(|p| p.prev_packet_id.as_deref().map(str::as_bytes))
-                .collect();
-            let i: Vec<i64> = ps.iter().map(|p| p.index as i64).collect();
-            tx.execute(&packets, &[&s, &n, &id, &prev, &i]).map_err(w)?;
-        }
-        let new_size = batch.new_size() as i64;
-        tx.execute(&checkpoint, &[&new_size, &batch.checkpoint])
+        let ls = &batch.labels;
+        let label_at = batch.entries.first().map(|e| e.integrated_at).unwrap_or(0);
+        let li: Vec<i64> = ls.iter().map(|l| l.index as i64).collect();
+        let lk: Vec<&str> = ls.iter().map(|l| l.kind.as_str()).collect();
+        let la: Vec<Option<&str>> = ls.iter().map(|l| l.art_id.as_deref()).collect();
+        let lsi: Vec<Option<&[u8]>> = ls
+            .iter()
+            .map(|l| l.stream_id.as_deref().map(str::as_bytes))
+            .collect();
+        let lt: Vec<i64> = vec![label_at; ls.len()];
+        let ps = &batch.packets;
+        let ps_s: Vec<&[u8]> = ps.iter().map(|p| p.stream_id.as_bytes()).collect();
+        let ps_n: Vec<i64> = ps.iter().map(|p| p.sequence).collect();
+        let ps_id: Vec<&[u8]> = ps.iter().map(|p| p.packet_id.as_bytes()).collect();
+        let ps_prev: Vec<Option<&[u8]>> = ps
+            .iter()
+            .map(|p| p.prev_packet_id.as_deref().map(str::as_bytes))
+            .collect();
+        let ps_i: Vec<i64> = ps.iter().map(|p| p.index as i64).collect();
+        let row = self
+            .client
+            .query_one(
+                &st,
+                &[
+                    &new_size,
+                    &old_size,
+                    &idx,
+                    &sha,
+                    &data,
+                    &at,
+                    &levels,
+                    &tidx,
+                    &tdata,
+                    &li,
+                    &lk,
+                    &la,
+                    &lsi,
+                    &lt,
+                    &ps_s,
+                    &ps_n,
+                    &ps_id,
+                    &ps_prev,
+                    &ps_i,
+                    &batch.checkpoint,
+                ],
+            )
             .map_err(w)?;
-        tx.execute(&grow, &[&new_size]).map_err(w)?;
-        tx.commit().map_err(w)
+        if row.get::<_, i64>(1) == 1 {
+            return Ok(());
+        }
+        // Not moved: the size it holds (the statement's snapshot, taken
+        // before any writer waited for committed) is told as the conflict.
+        let found: Option<i64> = row.get(0);
+        Err(StoreError::Conflict {
+            expected: batch.old_size,
+            found: found.map(|f| f as u64).unwrap_or(batch.old_size + 1),
+        })
     }
 
     fn release(&mut self) -> Result<(), StoreError> {

@@ -204,6 +204,13 @@ pub trait Store: Send {
     /// size needs: a partial tile grows in place).
     fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError>;
 
+    /// Several hash tiles, each as [`Store::tile`] gives it, in the order
+    /// asked: one round trip where the store is a server (a batch reads
+    /// the tree's right edge, a tile a level, before it appends).
+    fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        keys.iter().map(|&(l, i)| self.tile(l, i)).collect()
+    }
+
     /// Logged packets at these `(stream, sequence)` places.
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError>;
 
@@ -361,6 +368,36 @@ impl Store for FullTiles {
             }
         }
         Ok(t)
+    }
+    fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let mut out: Vec<Option<Vec<u8>>> =
+            keys.iter().map(|k| self.tiles.get(k).cloned()).collect();
+        let missing: Vec<(u8, u64)> = keys
+            .iter()
+            .zip(&out)
+            .filter(|(_, t)| t.is_none())
+            .map(|(k, _)| *k)
+            .collect();
+        if missing.is_empty() {
+            return Ok(out);
+        }
+        let mut read = self.inner.tiles(&missing)?.into_iter();
+        for (k, slot) in keys.iter().zip(out.iter_mut()) {
+            if slot.is_some() {
+                continue;
+            }
+            let t = read.next().flatten();
+            if let Some(d) = &t {
+                if d.len() == usize::from(chit_log::tiles::TILE_WIDTH) * 32 {
+                    if self.tiles.len() >= Self::MAX {
+                        self.tiles.clear();
+                    }
+                    self.tiles.insert(*k, d.clone());
+                }
+            }
+            *slot = t;
+        }
+        Ok(out)
     }
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
         self.inner.packets_at(keys)
