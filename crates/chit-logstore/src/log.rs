@@ -335,7 +335,19 @@ impl Log {
                 .filter(|c| matches!(c.verdict, Verdict::Accept { .. }))
                 .map(|c| c.sha256)
                 .collect();
-            let found = self.store.find(&accepted)?;
+            // 2-3. what the log holds of the batch: its receipts, and the
+            // logged packets its streams' rules need (one read).
+            let packets: Vec<_> = checked
+                .iter()
+                .filter_map(|c| match &c.verdict {
+                    Verdict::Accept {
+                        packet: Some(p), ..
+                    } => Some(&**p),
+                    _ => None,
+                })
+                .collect();
+            let keys = StreamCheck::keys(&packets);
+            let (found, rows) = self.store.lookup(&accepted, &keys.at, &keys.named)?;
             // Found beyond the size read above: another sequencer committed
             // in between; read again, so no index is answered that the
             // checkpoint given does not cover.
@@ -351,17 +363,7 @@ impl Log {
                 .zip(found)
                 .filter_map(|(h, i)| i.map(|i| (*h, i)))
                 .collect();
-            // 3. streams
-            let packets: Vec<_> = checked
-                .iter()
-                .filter_map(|c| match &c.verdict {
-                    Verdict::Accept {
-                        packet: Some(p), ..
-                    } => Some(&**p),
-                    _ => None,
-                })
-                .collect();
-            let mut streams = StreamCheck::load(&mut *self.store, &packets)?;
+            let mut streams = StreamCheck::from_rows(rows);
             let mut batch = Batch {
                 old_size: size,
                 ..Batch::default()

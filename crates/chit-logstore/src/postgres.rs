@@ -227,12 +227,14 @@ fn to_entry(r: &postgres::Row) -> Result<Entry, StoreError> {
     })
 }
 
+/// An id kept as UTF-8 bytes, as text again.
+fn text(v: Vec<u8>) -> String {
+    String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// Ids are kept as their UTF-8 bytes (`BYTEA`): PostgreSQL's `TEXT`
 /// refuses U+0000, which JSON strings, and SQLite, allow.
 fn to_packet(r: &postgres::Row) -> PacketRow {
-    let text = |v: Vec<u8>| {
-        String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-    };
     PacketRow {
         stream_id: text(r.get(0)),
         sequence: r.get(1),
@@ -375,6 +377,56 @@ impl Store for PgStore {
             .map(|r| (r.get(0), r.get::<_, i64>(1) as u64))
             .collect();
         Ok(digests.iter().map(|d| found.get(&d[..]).copied()).collect())
+    }
+
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        // One query, three parts told apart by the first column: the
+        // entries found (sha256, idx), then the packets at each place and
+        // by each id (as packets_joined reads them, each fenced).
+        let st = self.prepared(
+            "SELECT 0, sha256, idx, NULL::bytea, NULL::int8, NULL::bytea \
+               FROM chit_log_entries WHERE sha256 = ANY($1::bytea[]) \
+             UNION ALL \
+             SELECT 1, p.stream_id, p.idx, p.packet_id, p.sequence, p.prev_packet_id \
+               FROM unnest($2::bytea[], $3::int8[]) AS k(s, v) CROSS JOIN LATERAL \
+               (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.sequence = k.v OFFSET 0) p \
+             UNION ALL \
+             SELECT 1, p.stream_id, p.idx, p.packet_id, p.sequence, p.prev_packet_id \
+               FROM unnest($4::bytea[], $5::bytea[]) AS k(s, v) CROSS JOIN LATERAL \
+               (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.packet_id = k.v OFFSET 0) p",
+        )?;
+        let keys: Vec<&[u8]> = digests.iter().map(|d| &d[..]).collect();
+        let at_s: Vec<&[u8]> = at.iter().map(|k| k.0.as_bytes()).collect();
+        let at_v: Vec<i64> = at.iter().map(|k| k.1).collect();
+        let named_s: Vec<&[u8]> = named.iter().map(|k| k.0.as_bytes()).collect();
+        let named_v: Vec<&[u8]> = named.iter().map(|k| k.1.as_bytes()).collect();
+        let rows = self
+            .client
+            .query(&st, &[&keys, &at_s, &at_v, &named_s, &named_v])
+            .map_err(read_err)?;
+        let mut found: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut packets = Vec::new();
+        for r in &rows {
+            let idx = r.get::<_, i64>(2) as u64;
+            if r.get::<_, i32>(0) == 0 {
+                found.insert(r.get(1), idx);
+            } else {
+                packets.push(PacketRow {
+                    stream_id: text(r.get(1)),
+                    sequence: r.get(4),
+                    packet_id: text(r.get(3)),
+                    prev_packet_id: r.get::<_, Option<Vec<u8>>>(5).map(text),
+                    index: idx,
+                });
+            }
+        }
+        let found = digests.iter().map(|d| found.get(&d[..]).copied()).collect();
+        Ok((found, packets))
     }
 
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {

@@ -187,6 +187,28 @@ pub trait Store: Send {
     /// The index of each content address, where the log holds it.
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError>;
 
+    /// What a batch reads before it appends, at once (one round trip where
+    /// the store is a server): [`Store::find`] of `digests`, and the rows
+    /// [`Store::packets_at`] gives for `at` and [`Store::packets_named`]
+    /// for `named` (an empty list of keys is not read).
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        let found = self.find(digests)?;
+        let mut rows = if at.is_empty() {
+            Vec::new()
+        } else {
+            self.packets_at(at)?
+        };
+        if !named.is_empty() {
+            rows.extend(self.packets_named(named)?);
+        }
+        Ok((found, rows))
+    }
+
     /// One entry, if the log holds it.
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError>;
 
@@ -342,6 +364,14 @@ impl Store for FullTiles {
     }
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
         self.inner.find(digests)
+    }
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        self.inner.lookup(digests, at, named)
     }
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
         self.inner.entry(index)

@@ -6,11 +6,20 @@
 //! (P3) is allowed: packets arrive out of order, and `chit log audit`
 //! reports the gaps that remain.
 
-use crate::store::{PacketRow, Store, StoreError};
+use crate::store::PacketRow;
+#[cfg(doc)]
+use crate::store::Store;
 use chit_core::kinds::packet::rule;
 use chit_core::kinds::packet::stream::PacketFacts;
 use chit_core::Report;
 use std::collections::HashMap;
+
+/// Where a batch's logged neighbours are: `(stream, sequence)` places and
+/// `(stream, packet id)` names ([`StreamCheck::keys`]).
+pub struct PacketKeys {
+    pub at: Vec<(String, i64)>,
+    pub named: Vec<(String, String)>,
+}
 
 /// The packets of one batch, checked in order against the log and each
 /// other.
@@ -20,9 +29,11 @@ pub struct StreamCheck {
 }
 
 impl StreamCheck {
-    /// Reads from the store every logged packet the batch's rules may need:
-    /// at each packet's sequence and its neighbours, and by its id.
-    pub fn load(store: &mut dyn Store, packets: &[&PacketFacts]) -> Result<Self, StoreError> {
+    /// The places of every logged packet the batch's rules may need: at
+    /// each packet's sequence and its neighbours (`(stream, sequence)`),
+    /// and by its id (`(stream, packet id)`), each once. Read them with
+    /// [`Store::lookup`] and give the rows to [`StreamCheck::from_rows`].
+    pub fn keys(packets: &[&PacketFacts]) -> PacketKeys {
         let mut at = Vec::with_capacity(packets.len() * 3);
         let mut named = Vec::with_capacity(packets.len());
         for p in packets {
@@ -37,21 +48,19 @@ impl StreamCheck {
         at.dedup();
         named.sort_unstable();
         named.dedup();
+        PacketKeys { at, named }
+    }
+
+    /// The check over the logged packets read at [`StreamCheck::keys`].
+    pub fn from_rows(rows: Vec<PacketRow>) -> Self {
         let mut check = StreamCheck {
             by_seq: HashMap::new(),
             by_id: HashMap::new(),
         };
-        if packets.is_empty() {
-            return Ok(check);
-        }
-        for row in store
-            .packets_at(&at)?
-            .into_iter()
-            .chain(store.packets_named(&named)?)
-        {
+        for row in rows {
             check.remember(row);
         }
-        Ok(check)
+        check
     }
 
     fn remember(&mut self, row: PacketRow) {
