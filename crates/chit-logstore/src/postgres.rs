@@ -3,8 +3,10 @@
 //!
 //! `postgres://user@host:port/database?schema=NAME`: the log's tables live
 //! in schema `NAME` (default `public`), so one database can hold several
-//! logs. A commit locks the head row (`SELECT … FOR UPDATE`) and checks the
-//! tree size, so no two batches interleave; [`Store::lease`] is a
+//! logs. A commit is one statement that moves the head row from the
+//! batch's old size to its new one and writes the batch's rows only where
+//! it did (row lock, then the size checked), so no two batches interleave
+//! and a stale one writes nothing; [`Store::lease`] is a
 //! session-level advisory lock, released by PostgreSQL when its holder's
 //! connection ends, however it ends: the lease passes on when a sequencer
 //! dies.
