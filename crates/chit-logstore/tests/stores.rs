@@ -158,6 +158,7 @@ both!(
     bundles_verify_offline_and_fail_when_forged,
     witnesses_cosign_consistent_checkpoints,
     a_stale_batch_is_a_conflict_and_writes_nothing,
+    batch_reads_at_once_answer_as_their_parts,
 );
 
 fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
@@ -1020,4 +1021,90 @@ fn sqlite_wal_stays_bounded_under_sustained_writes() {
     drop(log);
     let mut log = reopen(&b);
     assert_eq!(log.head().unwrap().0, 480);
+}
+
+/// What a batch reads at once (`Store::lookup`, `Store::tiles`: one query
+/// each on PostgreSQL) answers exactly as the reads it stands for, found
+/// and not found, in the order asked.
+fn batch_reads_at_once_answer_as_their_parts(b: &dyn Backend) {
+    let mut log = new_log(b, &packet_policy());
+    let mut sent = Vec::new();
+    for n in 0..300u64 {
+        let prev = n.checked_sub(1).map(|p| format!("a-{p}"));
+        sent.push(packet("a", n, &format!("a-{n}"), prev.as_deref()));
+    }
+    for n in 0..3u64 {
+        let prev = n.checked_sub(1).map(|p| format!("s-{p}"));
+        sent.push(packet("str\u{f6}m", n, &format!("s-{n}"), prev.as_deref()));
+    }
+    let sub = log.submit(&sent).unwrap();
+    assert_eq!(appended(&sub.outcomes).len(), 303);
+    drop(log);
+    let mut store = b.store();
+    let mut digests: Vec<chit_log::Hash> = [0, 7, 299, 302]
+        .iter()
+        .map(|&i| chit_core::digest::sha256(&sent[i]))
+        .collect();
+    digests.insert(1, chit_core::digest::sha256(b"not logged"));
+    let at: Vec<(String, i64)> = vec![
+        ("a".into(), -1),
+        ("a".into(), 0),
+        ("a".into(), 299),
+        ("a".into(), 300),
+        ("str\u{f6}m".into(), 1),
+        ("zz".into(), 0),
+    ];
+    let named: Vec<(String, String)> = vec![
+        ("a".into(), "a-5".into()),
+        ("a".into(), "s-1".into()),
+        ("str\u{f6}m".into(), "s-2".into()),
+    ];
+    let (found, mut rows) = store.lookup(&digests, &at, &named).unwrap();
+    assert_eq!(found, store.find(&digests).unwrap());
+    assert_eq!(found, vec![Some(0), None, Some(7), Some(299), Some(302)]);
+    let mut parts = store.packets_at(&at).unwrap();
+    parts.extend(store.packets_named(&named).unwrap());
+    rows.sort_by_key(|r| r.index);
+    parts.sort_by_key(|r| r.index);
+    assert_eq!(rows, parts);
+    let places: Vec<(String, u64)> = rows
+        .iter()
+        .map(|r| (r.stream_id.clone(), r.index))
+        .collect();
+    let want: Vec<(String, u64)> = [
+        ("a", 0),
+        ("a", 5),
+        ("a", 299),
+        ("str\u{f6}m", 301),
+        ("str\u{f6}m", 302),
+    ]
+    .iter()
+    .map(|(s, i)| (s.to_string(), *i))
+    .collect();
+    assert_eq!(places, want);
+    // Nothing to read but digests.
+    let (alone, none) = store.lookup(&digests, &[], &[]).unwrap();
+    assert_eq!((alone, none.len()), (found, 0));
+    // Hash tiles: a full one, a partial one, one level up, none, and one
+    // asked twice.
+    let keys = [(0u8, 0u64), (0, 1), (1, 0), (0, 9), (0, 0)];
+    let tiles = store.tiles(&keys).unwrap();
+    let one_by_one: Vec<_> = keys
+        .iter()
+        .map(|&(l, i)| store.tile(l, i).unwrap())
+        .collect();
+    assert_eq!(tiles, one_by_one);
+    assert_eq!(
+        tiles
+            .iter()
+            .map(|t| t.as_ref().map(Vec::len))
+            .collect::<Vec<_>>(),
+        vec![
+            Some(256 * 32),
+            Some(47 * 32),
+            Some(32),
+            None,
+            Some(256 * 32)
+        ]
+    );
 }
