@@ -288,14 +288,14 @@ impl Log {
                 self.subtrees.clear();
             }
             let (size, note) = self.store.head()?;
+            // The partial tile at each level: the stored tree's right edge,
+            // which both its root and the batch's new tiles are made from.
+            let edge = right_edge(&mut *self.store, size)?;
             // Only what this log signed is extended: the stored tiles must
             // give the root its latest checkpoint signs. A head with the
             // very bytes this log last committed is one it signed (its
             // signature is not checked again); its tiles are not read back
             // where the store says no one else has written since.
-            // The partial tile at each level: the stored tree's right edge,
-            // which both its root and the batch's new tiles are made from.
-            let edge = right_edge(&mut *self.store, size)?;
             let ours = match &self.written {
                 Some((bytes, size, root)) if *bytes == note => Some((*size, *root)),
                 _ => None,
