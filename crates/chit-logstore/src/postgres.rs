@@ -387,6 +387,9 @@ impl Store for PgStore {
         at: &[(String, i64)],
         named: &[(String, String)],
     ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        if digests.is_empty() && at.is_empty() && named.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
         // One query, three parts told apart by the first column: the
         // entries found (sha256, idx), then the packets at each place and
         // by each id (as packets_joined reads them, each fenced).
@@ -482,6 +485,9 @@ impl Store for PgStore {
     }
 
     fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
         let levels: Vec<i16> = keys.iter().map(|k| i16::from(k.0)).collect();
         let idx: Vec<i64> = keys
             .iter()

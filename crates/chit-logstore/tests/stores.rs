@@ -1085,6 +1085,10 @@ fn batch_reads_at_once_answer_as_their_parts(b: &dyn Backend) {
     // Nothing to read but digests.
     let (alone, none) = store.lookup(&digests, &[], &[]).unwrap();
     assert_eq!((alone, none.len()), (found, 0));
+    // Nothing to read at all.
+    let (nothing, none) = store.lookup(&[], &[], &[]).unwrap();
+    assert!(nothing.is_empty() && none.is_empty());
+    assert!(store.tiles(&[]).unwrap().is_empty());
     // Hash tiles: a full one, a partial one, one level up, none, and one
     // asked twice.
     let keys = [(0u8, 0u64), (0, 1), (1, 0), (0, 9), (0, 0)];
