@@ -116,15 +116,7 @@ fn sequence(
         let mut count = batch[0].checked.len();
         let mut waited = std::time::Duration::ZERO;
         loop {
-            while count < BATCH {
-                match jobs.try_recv() {
-                    Ok(j) => {
-                        count += j.checked.len();
-                        batch.push(j);
-                    }
-                    Err(_) => break,
-                }
-            }
+            take_waiting(&mut jobs, &mut batch, &mut count);
             // A short batch waits for requests being checked (at most
             // GATHER_WAIT); with none being checked, it goes at once.
             if count >= GATHER || waited >= GATHER_WAIT || checking.now() == 0 {
@@ -141,15 +133,7 @@ fn sequence(
         if leased.is_ok() {
             // What came while the lease was awaited (another server's
             // batch) joins this batch: its wait is over too.
-            while count < BATCH {
-                match jobs.try_recv() {
-                    Ok(j) => {
-                        count += j.checked.len();
-                        batch.push(j);
-                    }
-                    Err(_) => break,
-                }
-            }
+            take_waiting(&mut jobs, &mut batch, &mut count);
         }
         let mut checked = Vec::with_capacity(count);
         let mut shape = Vec::with_capacity(batch.len());
@@ -193,6 +177,20 @@ fn sequence(
                     let _ = reply.send(Err(why.clone()));
                 }
             }
+        }
+    }
+}
+
+/// Adds the jobs already queued to `batch` (its submissions counted in
+/// `count`), without waiting, until it holds [`BATCH`] submissions.
+fn take_waiting(jobs: &mut mpsc::Receiver<Job>, batch: &mut Vec<Job>, count: &mut usize) {
+    while *count < BATCH {
+        match jobs.try_recv() {
+            Ok(j) => {
+                *count += j.checked.len();
+                batch.push(j);
+            }
+            Err(_) => break,
         }
     }
 }
