@@ -175,6 +175,29 @@ pub fn tiles_for_size(size: u64) -> Vec<Tile> {
     out
 }
 
+/// The partial hash tile of each level of a tree of `size` leaves, lowest
+/// level first (a level of whole tiles has none): the tree's right edge,
+/// which its root and the tiles of its next leaves are made from, beside
+/// full tiles that never change.
+pub fn right_edge(size: u64) -> Vec<Tile> {
+    let w = TILE_WIDTH as u64;
+    let mut out = Vec::new();
+    let mut level = 0u8;
+    let mut count = size;
+    while count > 0 {
+        if count % w > 0 {
+            out.push(Tile {
+                kind: TileKind::Hashes(level),
+                index: count / w,
+                width: (count % w) as u16,
+            });
+        }
+        level += 1;
+        count >>= TILE_HEIGHT;
+    }
+    out
+}
+
 fn push_tiles(out: &mut Vec<Tile>, kind: TileKind, count: u64) {
     let w = TILE_WIDTH as u64;
     for index in 0..count / w {

@@ -246,3 +246,29 @@ fn which_tiles_a_tree_holds() {
     assert!(!t(TileKind::Hashes(8), 0, 1).in_tree(u64::MAX));
     assert!(!t(TileKind::Hashes(0), 0, 1).in_tree(0));
 }
+
+#[test]
+fn the_right_edge_is_the_partial_hash_tiles() {
+    for size in [0u64, 1, 255, 256, 257, 65_536, 70_000] {
+        let partial: Vec<Tile> = tiles_for_size(size)
+            .into_iter()
+            .filter(|t| matches!(t.kind, TileKind::Hashes(_)) && t.width < 256)
+            .collect();
+        assert_eq!(chit_log::tiles::right_edge(size), partial, "{size}");
+    }
+    // 2^24 + 1 leaves: one leaf at level 0, and the one level-3 hash.
+    let edge = chit_log::tiles::right_edge(16_777_217);
+    assert_eq!(
+        edge.iter()
+            .map(|t| (t.kind, t.index, t.width))
+            .collect::<Vec<_>>(),
+        vec![
+            (TileKind::Hashes(0), 65_536, 1),
+            (TileKind::Hashes(3), 0, 1)
+        ]
+    );
+    // The largest tree: a partial tile of 255 at every level, none past 7.
+    let edge = chit_log::tiles::right_edge(u64::MAX);
+    assert_eq!(edge.len(), 8);
+    assert!(edge.iter().all(|t| t.width == 255 && t.in_tree(u64::MAX)));
+}

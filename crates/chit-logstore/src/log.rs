@@ -290,7 +290,9 @@ impl Log {
             let (size, note) = self.store.head()?;
             // The partial tile at each level: the stored tree's right edge,
             // which both its root and the batch's new tiles are made from.
-            let edge = right_edge(&mut *self.store, size)?;
+            let edge_read = read_right_edge(&mut *self.store, size)?;
+            let edge: HashMap<(u8, u64), &[u8]> =
+                edge_read.iter().map(|(k, d)| (*k, &d[..])).collect();
             // Only what this log signed is extended: the stored tiles must
             // give the root its latest checkpoint signs. A head with the
             // very bytes this log last committed is one it signed (its
@@ -312,9 +314,7 @@ impl Log {
                         (signed.checkpoint.size, signed.checkpoint.root)
                     }
                 };
-                let overlay = edge_overlay(&edge);
-                let src =
-                    StoreTiles::new(&mut *self.store, Some(&overlay), size, &mut self.subtrees);
+                let src = StoreTiles::new(&mut *self.store, Some(&edge), size, &mut self.subtrees);
                 let stored_root = tree::root(&src, size);
                 if signed_size != size || stored_root.ok() != Some(signed_root) {
                     // Never taken on trust again until a commit of its own.
@@ -436,7 +436,7 @@ impl Log {
                 });
             }
             // 4. tree
-            batch.tiles = grow(&mut *self.store, size, &leaves, Some(&edge_overlay(&edge)))?;
+            batch.tiles = grow(&mut *self.store, size, &leaves, Some(&edge))?;
             let new_size = batch.new_size();
             let root = {
                 let overlay: HashMap<(u8, u64), &[u8]> = batch
@@ -648,38 +648,27 @@ pub fn tile_root(hashes: &[u8]) -> Hash {
     tiles::hash_up(&nodes)
 }
 
-/// Stored hash tiles by `(level, index)`, as read.
-type TileData = HashMap<(u8, u64), Vec<u8>>;
-
-/// The stored partial hash tiles of a tree of `size` leaves, one a level
-/// (a level whose width is a whole number of tiles has none), read at
-/// once. A tile may be wider than `size` needs (a partial tile grows in
-/// place; [`read_tile`] cuts it); one missing from the store is left out.
-fn right_edge(store: &mut dyn Store, size: u64) -> Result<TileData, LogError> {
-    let width = u64::from(TILE_WIDTH);
-    let mut keys = Vec::new();
-    let mut level = 0u8;
-    while let Some(n) = size.checked_shr(u32::from(level) * TILE_HEIGHT) {
-        if n == 0 {
-            break;
-        }
-        if n % width > 0 {
-            keys.push((level, n / width));
-        }
-        level += 1;
-    }
+/// The stored tiles of a tree's right edge ([`tiles::right_edge`]), read
+/// at once, by `(level, index)`. A tile may be wider than the tree needs
+/// (a partial tile grows in place; [`read_tile`] cuts it); one missing
+/// from the store is left out, and read (and reported) where it is used.
+fn read_right_edge(
+    store: &mut dyn Store,
+    size: u64,
+) -> Result<HashMap<(u8, u64), Vec<u8>>, LogError> {
+    let keys: Vec<(u8, u64)> = tiles::right_edge(size)
+        .iter()
+        .filter_map(|t| match t.kind {
+            TileKind::Hashes(level) => Some((level, t.index)),
+            TileKind::Entries => None,
+        })
+        .collect();
     let read = store.tiles(&keys)?;
     Ok(keys
         .into_iter()
         .zip(read)
         .filter_map(|(k, t)| t.map(|t| (k, t)))
         .collect())
-}
-
-/// [`right_edge`]'s tiles as the overlay [`read_tile`] takes: a tile it
-/// lacks (missing from the store) is read, and reported, as before.
-fn edge_overlay(edge: &TileData) -> HashMap<(u8, u64), &[u8]> {
-    edge.iter().map(|(k, d)| (*k, &d[..])).collect()
 }
 
 /// The hash tiles appending `leaves` to a tree of `old_size` leaves

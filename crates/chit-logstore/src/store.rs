@@ -18,6 +18,7 @@
 //! - Entries are the submitted bytes; a store never parses them.
 
 use chit_log::Hash;
+use std::collections::HashMap;
 
 /// What a log is, fixed at `chit log init`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -318,16 +319,26 @@ pub fn now_millis() -> i64 {
 /// [`FullTiles::MAX`] are kept (32 MiB); past that the memory starts over.
 pub struct FullTiles {
     inner: Box<dyn Store>,
-    tiles: std::collections::HashMap<(u8, u64), Vec<u8>>,
+    tiles: HashMap<(u8, u64), Vec<u8>>,
 }
 
 impl FullTiles {
     pub const MAX: usize = 4096;
 
+    /// Keeps a tile read or written, if it is full.
+    fn keep(&mut self, key: (u8, u64), data: &[u8]) {
+        if data.len() == usize::from(chit_log::tiles::TILE_WIDTH) * 32 {
+            if self.tiles.len() >= Self::MAX {
+                self.tiles.clear();
+            }
+            self.tiles.insert(key, data.to_vec());
+        }
+    }
+
     pub fn new(inner: Box<dyn Store>) -> FullTiles {
         FullTiles {
             inner,
-            tiles: std::collections::HashMap::new(),
+            tiles: HashMap::new(),
         }
     }
 }
@@ -390,42 +401,29 @@ impl Store for FullTiles {
         }
         let t = self.inner.tile(level, index)?;
         if let Some(d) = &t {
-            if d.len() == usize::from(chit_log::tiles::TILE_WIDTH) * 32 {
-                if self.tiles.len() >= Self::MAX {
-                    self.tiles.clear();
-                }
-                self.tiles.insert((level, index), d.clone());
-            }
+            self.keep((level, index), d);
         }
         Ok(t)
     }
     fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        let mut out: Vec<Option<Vec<u8>>> =
-            keys.iter().map(|k| self.tiles.get(k).cloned()).collect();
         let missing: Vec<(u8, u64)> = keys
             .iter()
-            .zip(&out)
-            .filter(|(_, t)| t.is_none())
-            .map(|(k, _)| *k)
+            .filter(|k| !self.tiles.contains_key(k))
+            .copied()
             .collect();
-        if missing.is_empty() {
-            return Ok(out);
-        }
-        let mut read = self.inner.tiles(&missing)?.into_iter();
-        for (k, slot) in keys.iter().zip(out.iter_mut()) {
-            if slot.is_some() {
-                continue;
-            }
-            let t = read.next().flatten();
-            if let Some(d) = &t {
-                if d.len() == usize::from(chit_log::tiles::TILE_WIDTH) * 32 {
-                    if self.tiles.len() >= Self::MAX {
-                        self.tiles.clear();
-                    }
-                    self.tiles.insert(*k, d.clone());
-                }
-            }
-            *slot = t;
+        let read: HashMap<(u8, u64), Vec<u8>> = missing
+            .iter()
+            .copied()
+            .zip(self.inner.tiles(&missing)?)
+            .filter_map(|(k, t)| t.map(|t| (k, t)))
+            .collect();
+        // Answered before any is kept: keeping may start the memory over.
+        let out = keys
+            .iter()
+            .map(|k| read.get(k).or_else(|| self.tiles.get(k)).cloned())
+            .collect();
+        for (k, d) in &read {
+            self.keep(*k, d);
         }
         Ok(out)
     }
@@ -451,12 +449,7 @@ impl Store for FullTiles {
         self.inner.commit(batch)?;
         // What this batch filled is known now: kept, not read back.
         for (level, index, data) in &batch.tiles {
-            if data.len() == usize::from(chit_log::tiles::TILE_WIDTH) * 32 {
-                if self.tiles.len() >= Self::MAX {
-                    self.tiles.clear();
-                }
-                self.tiles.insert((*level, *index), data.clone());
-            }
+            self.keep((*level, *index), data);
         }
         Ok(())
     }

@@ -1098,6 +1098,11 @@ fn batch_reads_at_once_answer_as_their_parts(b: &dyn Backend) {
         .map(|&(l, i)| store.tile(l, i).unwrap())
         .collect();
     assert_eq!(tiles, one_by_one);
+    // The same through the memory of full tiles, asked twice (the second
+    // time the full ones come from memory).
+    let mut kept = chit_logstore::store::FullTiles::new(b.store());
+    assert_eq!(kept.tiles(&keys).unwrap(), tiles);
+    assert_eq!(kept.tiles(&keys).unwrap(), tiles);
     assert_eq!(
         tiles
             .iter()
