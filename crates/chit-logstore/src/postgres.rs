@@ -237,12 +237,18 @@ fn text(v: Vec<u8>) -> String {
 /// Ids are kept as their UTF-8 bytes (`BYTEA`): PostgreSQL's `TEXT`
 /// refuses U+0000, which JSON strings, and SQLite, allow.
 fn to_packet(r: &postgres::Row) -> PacketRow {
+    packet_from(r, 0)
+}
+
+/// A packet row from columns `first..first + 5` of `r` (stream id,
+/// sequence, packet id, previous packet id, index).
+fn packet_from(r: &postgres::Row, first: usize) -> PacketRow {
     PacketRow {
-        stream_id: text(r.get(0)),
-        sequence: r.get(1),
-        packet_id: text(r.get(2)),
-        prev_packet_id: r.get::<_, Option<Vec<u8>>>(3).map(text),
-        index: r.get::<_, i64>(4) as u64,
+        stream_id: text(r.get(first)),
+        sequence: r.get(first + 1),
+        packet_id: text(r.get(first + 2)),
+        prev_packet_id: r.get::<_, Option<Vec<u8>>>(first + 3).map(text),
+        index: r.get::<_, i64>(first + 4) as u64,
     }
 }
 
@@ -391,17 +397,18 @@ impl Store for PgStore {
             return Ok((Vec::new(), Vec::new()));
         }
         // One query, three parts told apart by the first column: the
-        // entries found (sha256, idx), then the packets at each place and
-        // by each id (as packets_joined reads them, each fenced).
+        // entries found (sha256 in column 1, idx in 5), then the packets at
+        // each place and by each id (columns 1-5 as to_packet reads them;
+        // each lookup fenced, as in packets_joined).
         let st = self.prepared(
-            "SELECT 0, sha256, idx, NULL::bytea, NULL::int8, NULL::bytea \
+            "SELECT 0, sha256, NULL::int8, NULL::bytea, NULL::bytea, idx \
                FROM chit_log_entries WHERE sha256 = ANY($1::bytea[]) \
              UNION ALL \
-             SELECT 1, p.stream_id, p.idx, p.packet_id, p.sequence, p.prev_packet_id \
+             SELECT 1, p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
                FROM unnest($2::bytea[], $3::int8[]) AS k(s, v) CROSS JOIN LATERAL \
                (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.sequence = k.v OFFSET 0) p \
              UNION ALL \
-             SELECT 1, p.stream_id, p.idx, p.packet_id, p.sequence, p.prev_packet_id \
+             SELECT 1, p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
                FROM unnest($4::bytea[], $5::bytea[]) AS k(s, v) CROSS JOIN LATERAL \
                (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.packet_id = k.v OFFSET 0) p",
         )?;
@@ -417,17 +424,10 @@ impl Store for PgStore {
         let mut found: HashMap<Vec<u8>, u64> = HashMap::new();
         let mut packets = Vec::new();
         for r in &rows {
-            let idx = r.get::<_, i64>(2) as u64;
             if r.get::<_, i32>(0) == 0 {
-                found.insert(r.get(1), idx);
+                found.insert(r.get(1), r.get::<_, i64>(5) as u64);
             } else {
-                packets.push(PacketRow {
-                    stream_id: text(r.get(1)),
-                    sequence: r.get(4),
-                    packet_id: text(r.get(3)),
-                    prev_packet_id: r.get::<_, Option<Vec<u8>>>(5).map(text),
-                    index: idx,
-                });
+                packets.push(packet_from(r, 1));
             }
         }
         let found = digests.iter().map(|d| found.get(&d[..]).copied()).collect();
