@@ -230,6 +230,15 @@ fn the_server_appends_verifies_proves_and_is_audited_over_http() {
         http(a, "GET", "/v1/search?since=yesterday", &[], b"").0,
         400
     );
+    // A kind chit does not know is an error naming the kinds, not an
+    // empty page.
+    let (code, body) = http(a, "GET", "/v1/search?kind=packet", &[], b"");
+    assert_eq!(code, 400, "{}", String::from_utf8_lossy(&body));
+    let why = json(&body)["error"].as_str().unwrap().to_string();
+    assert!(
+        why.contains("unknown kind 'packet'") && why.contains("verification.packet.v1"),
+        "{why}"
+    );
 
     let (code, body) = http(a, "GET", "/metrics", &[], b"");
     assert_eq!(code, 200);

@@ -566,6 +566,17 @@ pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>
         (Ok(a), Ok(b)) => (a, b),
         (Err(r), _) | (_, Err(r)) => return r,
     };
+    // A kind chit does not know matches nothing: say so rather than
+    // answer an empty page that reads as "not logged".
+    if let Some(k) = p.kind.as_deref() {
+        if chit_core::Kind::from_name(k).is_none() {
+            let known: Vec<&str> = chit_core::Kind::ALL.iter().map(|k| k.name()).collect();
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("unknown kind '{k}'; chit knows: {}", known.join(", ")),
+            );
+        }
+    }
     let limit = p.limit.unwrap_or(100).clamp(1, 1000);
     let q = chit_logstore::store::Query {
         kind: p.kind,
