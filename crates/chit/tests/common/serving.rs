@@ -30,6 +30,10 @@ pub fn start(dir: &Path, args: &[&str], extra: &[&str], stderr: Stdio) -> Server
         .args(args)
         .args(extra)
         .current_dir(dir)
+        // `serve --demo` makes its folder under TMPDIR and removes it when
+        // it stops; a test's server is killed (no cleanup runs), so the
+        // folder goes in the test's own, removed with the test.
+        .env("TMPDIR", dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(stderr)
