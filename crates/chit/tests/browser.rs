@@ -65,7 +65,25 @@ struct Browser {
 }
 
 impl Drop for Browser {
+    /// Closes the browser the way a user would (`Browser.close`), so that
+    /// its helper processes end and it removes its own files, before the
+    /// test's folder is removed; killed only if it has not gone in 10 s.
+    /// (Killed outright, its helpers went on writing into the profile while
+    /// the folder was being removed, and each run left a folder in /tmp.)
     fn drop(&mut self) {
+        self.next += 1;
+        let mut close =
+            serde_json::to_vec(&json!({"id": self.next, "method": "Browser.close"})).unwrap();
+        close.push(0);
+        if self.to.write_all(&close).is_ok() {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -107,6 +125,8 @@ impl Browser {
                 "--window-size=1400,1100",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
+            // Its own temporary files beside the profile, in the test's folder.
+            .env("TMPDIR", profile.parent().unwrap_or(profile))
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
