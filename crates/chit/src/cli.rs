@@ -175,8 +175,8 @@ postgres://USER@HOST:PORT/DATABASE?schema=NAME, for a log several processes shar
 sequences at a time). Every append is durable before chit prints its index.";
 
 const SERVE_LONG: &str = "\
-Serve the log in STORE (made by 'chit log init') over HTTP: POST /v1/entries appends a \
-receipt (or JSON Lines of them, Content-Type application/jsonl) once it is valid under the \
+Serve the log in STORE (made by 'chit log init', or made here with --key when STORE is a \
+SQLite file that does not exist yet) over HTTP: POST /v1/entries appends a receipt (or JSON Lines of them, Content-Type application/jsonl) once it is valid under the \
 log's policy, answering 201 with its index, inclusion proof and checkpoint (200 when it was \
 already logged, 422 with the findings when it is not valid); POST /v1/verify gives the \
 verdict and appends nothing; GET /v1/entries/{INDEX|sha256:HEX} gives the entry's log bundle; \
@@ -261,14 +261,20 @@ entry is also checked again under the log's policy.
 Without --log-key, the key is the one the state file saw before, else the store's own (trust \
 on first use: give --log-key to pin it). Exit 0: consistent; 1: a problem found; 2: unreadable.";
 
+/// `chit serve --help`'s heading for the options that only make a new log.
+const NEW_LOG: &str = "A new log (STORE a SQLite file that does not exist yet; refused otherwise)";
+
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME.
+    /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME. A
+    /// SQLite file that does not exist yet is made a new log (with --key,
+    /// and --origin and the policy options below, as chit log init takes
+    /// them); an existing file is never replaced.
     #[arg(long, value_name = "STORE", required_unless_present = "demo")]
     pub store: Option<String>,
     /// Serve a new log in a temporary folder, the shipped examples already
     /// in it (its key, store and a write token are made there and printed).
-    #[arg(long, conflicts_with_all = ["store", "key", "tokens"])]
+    #[arg(long, conflicts_with_all = ["store", "key", "tokens", "origin", "trust", "threshold", "accept_unsigned", "allow_unchecked"])]
     pub demo: bool,
     /// The log's private key (default: the key file named at chit log init).
     #[arg(long, value_name = "FILE")]
@@ -293,6 +299,13 @@ pub struct ServeArgs {
     /// (408 after that).
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = at_least(1u64))]
     pub request_timeout: u64,
+    // Last: the heading below holds every option after it.
+    /// A new log's name (default: chit.localhost/ and the file's name
+    /// without its extension): its checkpoints' origin and its key's name.
+    #[arg(long, value_name = "NAME", help_heading = NEW_LOG)]
+    pub origin: Option<String>,
+    #[command(flatten, next_help_heading = NEW_LOG)]
+    pub policy: PolicyArgs,
 }
 
 #[derive(Args, Debug)]
@@ -312,6 +325,14 @@ pub struct LogInitArgs {
     /// The log's name: its checkpoints' origin and its key's name (a schema-less URL, e.g. example.com/receipts).
     #[arg(long, value_name = "NAME")]
     pub origin: String,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// What a new log accepts: fixed when the log is made (`chit log init`,
+/// or `chit serve` on a SQLite file that does not exist yet).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PolicyArgs {
     /// Accept only receipts signed by the keys this trust file lists (see chit verify --trust).
     #[arg(long, value_name = "FILE")]
     pub trust: Option<PathBuf>,
@@ -324,6 +345,13 @@ pub struct LogInitArgs {
     /// Accept signed receipts whose payload chit cannot check (SIGNED) and UNCHECKED ones.
     #[arg(long)]
     pub allow_unchecked: bool,
+}
+
+impl PolicyArgs {
+    /// Whether any of these was given something other than its default.
+    pub fn given(&self) -> bool {
+        self.trust.is_some() || self.threshold != 1 || self.accept_unsigned || self.allow_unchecked
+    }
 }
 
 #[derive(Args, Debug)]

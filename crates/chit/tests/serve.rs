@@ -80,6 +80,95 @@ fn token_line(name: &str, token: &str, kinds: Option<&str>) -> String {
     format!("[[token]]\nname = \"{name}\"\nsha256 = \"{hex}\"\n{kinds}")
 }
 
+/// A SQLite file that does not exist yet is made a new log (a fresh store
+/// just works), named after the file unless --origin says; what exists is
+/// never replaced or written through, and the options that only make a
+/// log are refused for an existing one rather than ignored.
+#[test]
+fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    assert_eq!(chit_in(dir, &["keygen", "--out", "log.pem"], None).code, 0);
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok-ci", None)).unwrap();
+    let listen = ["--listen", "127.0.0.1:0"];
+
+    // Without a key nothing is made.
+    let r = chit_in(
+        dir,
+        &[&["serve", "--store", "new.db"][..], &listen].concat(),
+        None,
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("new.db does not exist") && r.stderr.contains("--key FILE"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.join("new.db").exists());
+
+    // With one: made, named after the file, serving, appending.
+    let server = serve_store(
+        dir,
+        "new.db",
+        &["--key", "log.pem", "--tokens", "tokens.toml"],
+    );
+    assert!(
+        server
+            .before
+            .contains("created log chit.localhost/new in new.db"),
+        "{}",
+        server.before
+    );
+    let auth = [("Authorization", "Bearer tok-ci")];
+    let (code, body) = http(&server.addr, "POST", "/v1/entries", &auth, &receipt(0));
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let note = json(&body)["checkpoint"].as_str().unwrap().to_string();
+    assert!(note.starts_with("chit.localhost/new\n1\n"), "{note}");
+    drop(server);
+
+    // Served again: the same log, opened, not made (its key as recorded).
+    let server = serve_store(dir, "new.db", &[]);
+    assert!(!server.before.contains("created"), "{}", server.before);
+    let (code, body) = http(&server.addr, "GET", "/checkpoint", &[], b"");
+    assert_eq!(code, 200);
+    assert!(body.starts_with(b"chit.localhost/new\n1\n"));
+    drop(server);
+
+    // A new log's options for an existing one: refused, not ignored.
+    for extra in [
+        &["--origin", "other.example/log"][..],
+        &["--trust", "tokens.toml"][..],
+        &["--allow-unchecked"][..],
+    ] {
+        let args = [&["serve", "--store", "new.db"][..], extra, &listen].concat();
+        let r = chit_in(dir, &args, None);
+        assert_eq!(r.code, 2, "{extra:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("only make a new log"), "{}", r.stderr);
+    }
+
+    // A file that is not a log is left as it was; a dangling link is not
+    // written through.
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere.db"), dir.join("link.db")).unwrap();
+    for store in ["notes.txt", "link.db"] {
+        let args = [
+            &["serve", "--store", store, "--key", "log.pem"][..],
+            &listen,
+        ]
+        .concat();
+        let r = chit_in(dir, &args, None);
+        assert_eq!(r.code, 2, "{store}: {}{}", r.stdout, r.stderr);
+    }
+    assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
+    assert!(!dir.join("elsewhere.db").exists());
+    assert!(dir
+        .join("link.db")
+        .symlink_metadata()
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
 #[test]
 fn the_server_appends_verifies_proves_and_is_audited_over_http() {
     let t = tempfile::tempdir().unwrap();

@@ -104,15 +104,27 @@ pub fn witness_verifiers(w: &WitnessArgs) -> Result<Vec<CosignatureVerifier>, Fa
 }
 
 fn init(a: &LogInitArgs, out: &mut Output) -> CmdResult {
-    if !chit_log::note::is_valid_name(&a.origin) {
+    create_log(&a.store.store, &a.key, &a.origin, &a.policy, out)?;
+    Ok(Exit::Ok)
+}
+
+/// Makes a new log in `store` (never over an existing file) signed with
+/// `key`, named `origin`, accepting what `a` says, and prints what it made.
+pub fn create_log(
+    store: &str,
+    key: &Path,
+    origin: &str,
+    a: &crate::cli::PolicyArgs,
+    out: &mut Output,
+) -> Result<(), Failure> {
+    if !chit_log::note::is_valid_name(origin) {
         return Err(Failure::error(format!(
-            "--origin {:?}: a log's name is printable ASCII without spaces or '+' (e.g. example.com/receipts)",
-            a.origin
+            "--origin {origin:?}: a log's name is printable ASCII without spaces or '+' (e.g. example.com/receipts)"
         )));
     }
-    let pem = read_text(&a.key, "key")?;
-    let signer = NoteSigner::from_pkcs8_pem(&a.origin, &pem)
-        .map_err(|e| Failure::error(format!("{}: {e}", a.key.display())))?;
+    let pem = read_text(key, "key")?;
+    let signer = NoteSigner::from_pkcs8_pem(origin, &pem)
+        .map_err(|e| Failure::error(format!("{}: {e}", key.display())))?;
     let trust = match &a.trust {
         None => None,
         Some(p) => {
@@ -127,24 +139,22 @@ fn init(a: &LogInitArgs, out: &mut Output) -> CmdResult {
         accept_unsigned: a.accept_unsigned,
         allow_unchecked: a.allow_unchecked,
     };
-    let store = chit_logstore::store::create(&a.store.store).map_err(store_failure)?;
-    let key_file = std::fs::canonicalize(&a.key)
+    let made = chit_logstore::store::create(store).map_err(store_failure)?;
+    let key_file = std::fs::canonicalize(key)
         .ok()
         .map(|p| p.display().to_string());
-    let log = Log::init(store, signer, &policy, key_file).map_err(store_failure)?;
+    let log = Log::init(made, signer, &policy, key_file).map_err(store_failure)?;
     let p = out.palette;
     writeln!(
         out,
-        "{}created{} log {} in {}",
+        "{}created{} log {origin} in {store}",
         p.good.render(),
         p.good.render_reset(),
-        a.origin,
-        a.store.store
     )
     .map_err(Failure::write)?;
     writeln!(out, "log key: {}", log.meta().verifier_key).map_err(Failure::write)?;
     writeln!(out, "accepts: {}", policy.describe()).map_err(Failure::write)?;
-    Ok(Exit::Ok)
+    Ok(())
 }
 
 fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {

@@ -172,6 +172,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         demo: a.demo,
         quiet: a.quiet,
         key: a.key.clone(),
+        origin: a.origin.clone(),
+        policy: a.policy.clone(),
         listen: a.listen.clone(),
         tokens: a.tokens.clone(),
         header_timeout: a.header_timeout,
@@ -186,6 +188,9 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         None
     };
     let store = a.store.clone().unwrap_or_default();
+    if _demo.is_none() {
+        new_log_if_fresh(&a, &store, out)?;
+    }
     let a = &a;
     let tokens = match &a.tokens {
         None => tokens::Tokens::default(),
@@ -247,6 +252,54 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     tracing::info!(target: "chit::serve", "stopped");
     logging.flush();
     served.map(|()| Exit::Ok)
+}
+
+/// `chit serve --store FILE` on a SQLite file that does not exist yet
+/// makes a new log there, as `chit log init` would (so a fresh store just
+/// works); an existing file is opened as it is, never replaced, and the
+/// options that only make a new log are refused for it rather than
+/// ignored (a log's name and policy are fixed when it is made).
+fn new_log_if_fresh(a: &ServeArgs, store: &str, out: &mut Output) -> Result<(), Failure> {
+    let postgres = store.starts_with("postgres://") || store.starts_with("postgresql://");
+    let fresh = !postgres
+        && matches!(std::fs::symlink_metadata(store), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+    if !fresh {
+        if a.origin.is_some() || a.policy.given() {
+            return Err(Failure::error(format!(
+                "{store} is not a new SQLite file: --origin, --trust, --threshold, --accept-unsigned \
+                 and --allow-unchecked only make a new log (a log's name and policy are fixed when it \
+                 is made; chit log info shows them)"
+            )));
+        }
+        return Ok(());
+    }
+    let Some(key) = a.key.as_deref() else {
+        return Err(Failure::error(format!(
+            "{store} does not exist: give --key FILE (chit keygen --out FILE makes one) to make a \
+             new log there, or name an existing log"
+        )));
+    };
+    let origin = match &a.origin {
+        Some(o) => o.clone(),
+        None => default_origin(store),
+    };
+    crate::commands::log::create_log(store, key, &origin, &a.policy, out)
+}
+
+/// `chit.localhost/` and the file's name without its extension, when that
+/// is a valid log name (letters, digits, '.', '_', '-'); else
+/// `chit.localhost/log`.
+fn default_origin(store: &str) -> String {
+    let stem = std::path::Path::new(store)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        })
+        .unwrap_or("log");
+    format!("chit.localhost/{stem}")
 }
 
 /// The threads that check submissions: rayon's pool, one a core, named
