@@ -262,14 +262,16 @@ Without --log-key, the key is the one the state file saw before, else the store'
 on first use: give --log-key to pin it). Exit 0: consistent; 1: a problem found; 2: unreadable.";
 
 /// `chit serve --help`'s heading for the options that only make a new log.
-const NEW_LOG: &str = "A new log (STORE a SQLite file that does not exist yet; refused otherwise)";
+const NEW_LOG: &str =
+    "A new log (STORE a SQLite file that does not exist yet; for an existing log they must match it)";
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME. A
     /// SQLite file that does not exist yet is made a new log (with --key,
     /// and --origin and the policy options below, as chit log init takes
-    /// them); an existing file is never replaced.
+    /// them); an existing file is never replaced, and those options must
+    /// then say what its log is.
     #[arg(long, value_name = "STORE", required_unless_present = "demo")]
     pub store: Option<String>,
     /// Serve a new log in a temporary folder, the shipped examples already

@@ -82,8 +82,8 @@ fn token_line(name: &str, token: &str, kinds: Option<&str>) -> String {
 
 /// A SQLite file that does not exist yet is made a new log (a fresh store
 /// just works), named after the file unless --origin says; what exists is
-/// never replaced or written through, and the options that only make a
-/// log are refused for an existing one rather than ignored.
+/// never replaced or written through, and for an existing log the options
+/// that make one must say what it is (refused otherwise, not ignored).
 #[test]
 fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
     let t = tempfile::tempdir().unwrap();
@@ -104,6 +104,26 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
         "{}",
         r.stderr
     );
+    assert!(!dir.join("new.db").exists());
+    // Nor when the server could not start for another reason it knew first.
+    let r = chit_in(
+        dir,
+        &[
+            &[
+                "serve",
+                "--store",
+                "new.db",
+                "--key",
+                "log.pem",
+                "--tokens",
+                "none.toml",
+            ][..],
+            &listen,
+        ]
+        .concat(),
+        None,
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(!dir.join("new.db").exists());
 
     // With one: made, named after the file, serving, appending.
@@ -134,16 +154,39 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
     assert!(body.starts_with(b"chit.localhost/new\n1\n"));
     drop(server);
 
-    // A new log's options for an existing one: refused, not ignored.
-    for extra in [
-        &["--origin", "other.example/log"][..],
-        &["--trust", "tokens.toml"][..],
-        &["--allow-unchecked"][..],
+    // A new log's options for an existing one: what it already is passes
+    // (the command that made it runs again as it was); anything else is
+    // refused, not ignored.
+    let server = serve_store(
+        dir,
+        "new.db",
+        &["--origin", "chit.localhost/new", "--threshold", "1"],
+    );
+    assert!(!server.before.contains("created"), "{}", server.before);
+    drop(server);
+    std::fs::write(
+        dir.join("trust.toml"),
+        "[[key]]\nname = \"prover\"\npublic_key = \"ed25519:4lRZdz0JUGd6_Ac_D48nLN1Q2AtnycLbHIe-nj9KHAA\"\n",
+    )
+    .unwrap();
+    for (extra, why) in [
+        (
+            &["--origin", "other.example/log"][..],
+            "holds the log chit.localhost/new, not other.example/log",
+        ),
+        (
+            &["--trust", "trust.toml"][..],
+            "accepts any valid receipt (no trust file); the options given say only receipts signed",
+        ),
+        (
+            &["--allow-unchecked"][..],
+            "the options given say any valid receipt (no trust file); payloads",
+        ),
     ] {
         let args = [&["serve", "--store", "new.db"][..], extra, &listen].concat();
         let r = chit_in(dir, &args, None);
         assert_eq!(r.code, 2, "{extra:?}: {}{}", r.stdout, r.stderr);
-        assert!(r.stderr.contains("only make a new log"), "{}", r.stderr);
+        assert!(r.stderr.contains(why), "{extra:?}: {}", r.stderr);
     }
 
     // A file that is not a log is left as it was; a dangling link is not

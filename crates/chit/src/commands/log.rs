@@ -125,20 +125,7 @@ pub fn create_log(
     let pem = read_text(key, "key")?;
     let signer = NoteSigner::from_pkcs8_pem(origin, &pem)
         .map_err(|e| Failure::error(format!("{}: {e}", key.display())))?;
-    let trust = match &a.trust {
-        None => None,
-        Some(p) => {
-            // Parsed now, so a broken trust file is refused at init.
-            super::verify::read_trust(p, KEY_MAX * 64)?;
-            Some(read_text(p, "trust file")?)
-        }
-    };
-    let policy = Policy {
-        trust,
-        threshold: a.threshold as usize,
-        accept_unsigned: a.accept_unsigned,
-        allow_unchecked: a.allow_unchecked,
-    };
+    let policy = policy_from(a)?;
     let made = chit_logstore::store::create(store).map_err(store_failure)?;
     let key_file = std::fs::canonicalize(key)
         .ok()
@@ -155,6 +142,24 @@ pub fn create_log(
     writeln!(out, "log key: {}", log.meta().verifier_key).map_err(Failure::write)?;
     writeln!(out, "accepts: {}", policy.describe()).map_err(Failure::write)?;
     Ok(())
+}
+
+/// The policy the options describe, as a log stores it (the trust file's
+/// text, parsed first so that a broken one is refused).
+pub fn policy_from(a: &crate::cli::PolicyArgs) -> Result<Policy, Failure> {
+    let trust = match &a.trust {
+        None => None,
+        Some(p) => {
+            super::verify::read_trust(p, KEY_MAX * 64)?;
+            Some(read_text(p, "trust file")?)
+        }
+    };
+    Ok(Policy {
+        trust,
+        threshold: a.threshold as usize,
+        accept_unsigned: a.accept_unsigned,
+        allow_unchecked: a.allow_unchecked,
+    })
 }
 
 fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {

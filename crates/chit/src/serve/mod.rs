@@ -188,9 +188,6 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         None
     };
     let store = a.store.clone().unwrap_or_default();
-    if _demo.is_none() {
-        new_log_if_fresh(&a, &store, out)?;
-    }
     let a = &a;
     let tokens = match &a.tokens {
         None => tokens::Tokens::default(),
@@ -201,7 +198,11 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
                 .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
         }
     };
+    let made = _demo.is_none() && new_log_if_fresh(a, &store, out)?;
     let mut writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
+    if _demo.is_none() && !made {
+        the_log_asked_for(a, &store, &writer)?;
+    }
     writer
         .store()
         .housekeep_in_background()
@@ -256,22 +257,14 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
 
 /// `chit serve --store FILE` on a SQLite file that does not exist yet
 /// makes a new log there, as `chit log init` would (so a fresh store just
-/// works); an existing file is opened as it is, never replaced, and the
-/// options that only make a new log are refused for it rather than
-/// ignored (a log's name and policy are fixed when it is made).
-fn new_log_if_fresh(a: &ServeArgs, store: &str, out: &mut Output) -> Result<(), Failure> {
+/// works), and says whether it did. An existing file is opened as it is,
+/// never replaced (nor a link written through).
+fn new_log_if_fresh(a: &ServeArgs, store: &str, out: &mut Output) -> Result<bool, Failure> {
     let postgres = store.starts_with("postgres://") || store.starts_with("postgresql://");
     let fresh = !postgres
         && matches!(std::fs::symlink_metadata(store), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
     if !fresh {
-        if a.origin.is_some() || a.policy.given() {
-            return Err(Failure::error(format!(
-                "{store} is not a new SQLite file: --origin, --trust, --threshold, --accept-unsigned \
-                 and --allow-unchecked only make a new log (a log's name and policy are fixed when it \
-                 is made; chit log info shows them)"
-            )));
-        }
-        return Ok(());
+        return Ok(false);
     }
     let Some(key) = a.key.as_deref() else {
         return Err(Failure::error(format!(
@@ -283,7 +276,37 @@ fn new_log_if_fresh(a: &ServeArgs, store: &str, out: &mut Output) -> Result<(), 
         Some(o) => o.clone(),
         None => default_origin(store),
     };
-    crate::commands::log::create_log(store, key, &origin, &a.policy, out)
+    crate::commands::log::create_log(store, key, &origin, &a.policy, out)?;
+    Ok(true)
+}
+
+/// For an existing log, the options that make a new one must say what it
+/// already is, or they are refused rather than ignored: a log's name and
+/// policy are fixed when it is made (so the command that made a log runs
+/// again as it was, and one that asks for another log does not serve
+/// this one).
+fn the_log_asked_for(a: &ServeArgs, store: &str, log: &chit_logstore::Log) -> Result<(), Failure> {
+    let fixed = "a log's name and policy are fixed when it is made; chit log info shows them";
+    if let Some(o) = &a.origin {
+        if *o != log.meta().origin {
+            return Err(Failure::error(format!(
+                "{store} holds the log {}, not {o} ({fixed})",
+                log.meta().origin
+            )));
+        }
+    }
+    if a.policy.given() {
+        let asked = crate::commands::log::policy_from(&a.policy)?;
+        if asked != *log.policy() {
+            let (has, says) = (log.policy().describe(), asked.describe());
+            return Err(Failure::error(if has == says {
+                format!("{store} trusts the keys of another trust file than --trust's ({fixed})")
+            } else {
+                format!("{store} accepts {has}; the options given say {says} ({fixed})")
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// `chit.localhost/` and the file's name without its extension, when that
