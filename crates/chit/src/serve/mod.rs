@@ -232,6 +232,10 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         metrics: api::Metrics::default(),
         max_body: MAX_BODY,
     });
+    // Kept until the runtime is gone: the state's last owner drops its
+    // store connections, and a PostgreSQL client may not be dropped on
+    // the runtime (its own blocking runtime panics there).
+    let kept = state.clone();
     let app = router(state, std::time::Duration::from_secs(a.request_timeout));
     let header_timeout = std::time::Duration::from_secs(a.header_timeout);
     let served = runtime.block_on(async {
@@ -249,6 +253,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     });
     // Every request has been answered; the sequencer ends with its queue.
     runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+    // The queue's last sender goes with the state: the sequencer ends.
+    drop(kept);
     let _ = sequencer.join();
     tracing::info!(target: "chit::serve", "stopped");
     logging.flush();
