@@ -198,9 +198,9 @@ impl SqliteStore {
         };
         let conn = crate::walbuf::connect(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
-        let store = SqliteStore::tune(conn, path)?;
-        let is_log: Option<String> = store
-            .conn
+        // Asked before anything is changed: another program's database is
+        // left as it was (`tune` switches a file to WAL, which sticks).
+        let is_log: Option<String> = conn
             .query_row(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'chit_log_meta'",
                 [],
@@ -211,7 +211,7 @@ impl SqliteStore {
         if is_log.is_none() {
             return Err(StoreError::NotALog(path.display().to_string()));
         }
-        Ok(store)
+        SqliteStore::tune(conn, path)
     }
 
     /// Creates a new file; refuses one that exists (chit never replaces

@@ -1117,3 +1117,34 @@ fn batch_reads_at_once_answer_as_their_parts(b: &dyn Backend) {
         ]
     );
 }
+
+/// Another program's SQLite database is not a log, and asking leaves it
+/// byte for byte as it was: no switch to WAL (which sticks to a file),
+/// no companion files.
+#[test]
+fn another_programs_database_is_refused_unchanged() {
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("app.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let names = |dir: &std::path::Path| {
+        let mut n: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        n.sort();
+        n
+    };
+    let listed = names(t.path());
+    match chit_logstore::store::open(&path.display().to_string()) {
+        Err(chit_logstore::store::StoreError::NotALog(_)) => {}
+        Err(e) => panic!("not refused as a non-log: {e}"),
+        Ok(_) => panic!("opened as a log"),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(names(t.path()), listed);
+}
