@@ -217,6 +217,21 @@ impl SqliteStore {
     /// Creates a new file; refuses one that exists (chit never replaces
     /// what it did not create).
     pub fn create_file(path: &Path) -> Result<SqliteStore, StoreError> {
+        // SQLite's companion files belong to the database of that name: one
+        // already there (another database's, or a link) would be taken
+        // over or written through.
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut companion = path.as_os_str().to_owned();
+            companion.push(suffix);
+            if std::fs::symlink_metadata(&companion).is_ok() {
+                return Err(StoreError::Write(format!(
+                    "cannot create {}: {} is already there (SQLite's companion file of that name); \
+                     remove it or choose another name",
+                    path.display(),
+                    Path::new(&companion).display()
+                )));
+            }
+        }
         std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -272,13 +272,14 @@ pub struct ServeArgs {
     /// and --origin and the policy options below, as chit log init takes
     /// them); an existing file is never replaced, and those options must
     /// then say what its log is.
-    #[arg(long, value_name = "STORE", required_unless_present = "demo")]
+    #[arg(long, value_name = "STORE", required_unless_present = "demo", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub store: Option<String>,
     /// Serve a new log in a temporary folder, the shipped examples already
     /// in it (its key, store and a write token are made there and printed).
     #[arg(long, conflicts_with_all = ["store", "key", "tokens", "origin", "trust", "threshold", "accept_unsigned", "allow_unchecked"])]
     pub demo: bool,
-    /// The log's private key (default: the key file named at chit log init).
+    /// The log's private key (default: the key file named at chit log init;
+    /// needed to make a new log).
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
     /// Where to listen (port 0: any free port, printed at start).
@@ -303,7 +304,8 @@ pub struct ServeArgs {
     pub request_timeout: u64,
     // Last: the heading below holds every option after it.
     /// A new log's name (default: chit.localhost/ and the file's name
-    /// without its extension): its checkpoints' origin and its key's name.
+    /// without its extension, characters a name cannot hold made '-'): its
+    /// checkpoints' origin and its key's name.
     #[arg(long, value_name = "NAME", help_heading = NEW_LOG)]
     pub origin: Option<String>,
     #[command(flatten, next_help_heading = NEW_LOG)]
@@ -338,9 +340,9 @@ pub struct PolicyArgs {
     /// Accept only receipts signed by the keys this trust file lists (see chit verify --trust).
     #[arg(long, value_name = "FILE")]
     pub trust: Option<PathBuf>,
-    /// Distinct trusted keys each receipt needs.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least(1u32))]
-    pub threshold: u32,
+    /// Distinct trusted keys each receipt needs (default 1).
+    #[arg(long, value_name = "N", value_parser = at_least(1u32))]
+    pub threshold: Option<u32>,
     /// With --trust, also accept documents no key signed, checked by their own rules.
     #[arg(long, requires = "trust")]
     pub accept_unsigned: bool,
@@ -350,9 +352,13 @@ pub struct PolicyArgs {
 }
 
 impl PolicyArgs {
-    /// Whether any of these was given something other than its default.
+    /// Whether any of these was given (`--threshold 1` included: said, it
+    /// must hold).
     pub fn given(&self) -> bool {
-        self.trust.is_some() || self.threshold != 1 || self.accept_unsigned || self.allow_unchecked
+        self.trust.is_some()
+            || self.threshold.is_some()
+            || self.accept_unsigned
+            || self.allow_unchecked
     }
 }
 

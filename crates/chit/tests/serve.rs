@@ -176,11 +176,15 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
         ),
         (
             &["--trust", "trust.toml"][..],
-            "accepts any valid receipt (no trust file); the options given say only receipts signed",
+            "the options given differ: --trust (the log has no trust file)",
         ),
         (
             &["--allow-unchecked"][..],
-            "the options given say any valid receipt (no trust file); payloads",
+            "the options given differ: --allow-unchecked (the log refuses",
+        ),
+        (
+            &["--threshold", "2"][..],
+            "differ: --threshold 2 (the log's is 1)",
         ),
     ] {
         let args = [&["serve", "--store", "new.db"][..], extra, &listen].concat();
@@ -188,6 +192,50 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
         assert_eq!(r.code, 2, "{extra:?}: {}{}", r.stdout, r.stderr);
         assert!(r.stderr.contains(why), "{extra:?}: {}", r.stderr);
     }
+
+    // A log made to need two trusted keys: the same options serve it
+    // again; `--threshold 1`, said outright, is refused, not taken for
+    // the default.
+    let made = ["--trust", "trust.toml", "--threshold", "2"];
+    let server = serve_store(dir, "two.db", &[&["--key", "log.pem"][..], &made].concat());
+    assert!(
+        server.before.contains("created log chit.localhost/two"),
+        "{}",
+        server.before
+    );
+    drop(server);
+    let server = serve_store(dir, "two.db", &made);
+    assert!(!server.before.contains("created"), "{}", server.before);
+    drop(server);
+    let args = [
+        &[
+            "serve",
+            "--store",
+            "two.db",
+            "--trust",
+            "trust.toml",
+            "--threshold",
+            "1",
+        ][..],
+        &listen,
+    ]
+    .concat();
+    let r = chit_in(dir, &args, None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("differ: --threshold 1 (the log's is 2)"),
+        "{}",
+        r.stderr
+    );
+    // Nor is a server that cannot listen left having made a log.
+    let args = [
+        &["serve", "--store", "nolisten.db", "--key", "log.pem"][..],
+        &["--listen", "nonsense"][..],
+    ]
+    .concat();
+    let r = chit_in(dir, &args, None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(!dir.join("nolisten.db").exists());
 
     // A file that is not a log is left as it was; a dangling link is not
     // written through.
@@ -203,6 +251,31 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
         assert_eq!(r.code, 2, "{store}: {}{}", r.stdout, r.stderr);
     }
     assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
+    // A new file whose SQLite companion is already there (a link, another
+    // database's) is not made: it would be taken over or written through.
+    std::os::unix::fs::symlink(dir.join("nowhere/x"), dir.join("comp.db-shm")).unwrap();
+    let args = [
+        &["serve", "--store", "comp.db", "--key", "log.pem"][..],
+        &listen,
+    ]
+    .concat();
+    let r = chit_in(dir, &args, None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("comp.db-shm is already there"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.join("comp.db").exists() && !dir.join("nowhere").exists());
+    assert_eq!(
+        chit_in(
+            dir,
+            &[&["serve", "--store", ""][..], &listen].concat(),
+            None
+        )
+        .code,
+        2
+    );
     assert!(!dir.join("elsewhere.db").exists());
     assert!(dir
         .join("link.db")

@@ -130,7 +130,23 @@ pub fn create_log(
     let key_file = std::fs::canonicalize(key)
         .ok()
         .map(|p| p.display().to_string());
-    let log = Log::init(made, signer, &policy, key_file).map_err(store_failure)?;
+    let log = match Log::init(made, signer, &policy, key_file) {
+        Ok(log) => log,
+        Err(e) => {
+            // A SQLite file this command made and could not make a log
+            // in is removed with its companions (it checked that none was
+            // there before): a half-made file would refuse every later try.
+            if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+                return Err(Failure::error(format!("cannot make a log in {store}: {e}")));
+            }
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let _ = std::fs::remove_file(format!("{store}{suffix}"));
+            }
+            return Err(Failure::error(format!(
+                "cannot make a log in {store} (nothing was left there): {e}"
+            )));
+        }
+    };
     let p = out.palette;
     writeln!(
         out,
@@ -156,7 +172,7 @@ pub fn policy_from(a: &crate::cli::PolicyArgs) -> Result<Policy, Failure> {
     };
     Ok(Policy {
         trust,
-        threshold: a.threshold as usize,
+        threshold: a.threshold.unwrap_or(1) as usize,
         accept_unsigned: a.accept_unsigned,
         allow_unchecked: a.allow_unchecked,
     })

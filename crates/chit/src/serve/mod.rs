@@ -198,6 +198,16 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
                 .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
         }
     };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(http_threads())
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
+    // Bound before a new log is made: a server that cannot listen makes
+    // nothing.
+    let listener = runtime
+        .block_on(listen(&a.listen))
+        .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
     let made = _demo.is_none() && new_log_if_fresh(a, &store, out)?;
     let mut writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
     if _demo.is_none() && !made {
@@ -212,11 +222,6 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let prover = crate::commands::log::open_store_log(&store)?;
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(http_threads())
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let logging = logging::init(a.quiet);
     let (jobs, queue) = tokio::sync::mpsc::channel(1024);
     let checking = sequencer::Checking::default();
@@ -239,9 +244,6 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let app = router(state, std::time::Duration::from_secs(a.request_timeout));
     let header_timeout = std::time::Duration::from_secs(a.header_timeout);
     let served = runtime.block_on(async {
-        let listener = listen(&a.listen)
-            .await
-            .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
         let addr = listener
             .local_addr()
             .map_err(|e| Failure::error(e.to_string()))?;
@@ -303,32 +305,68 @@ fn the_log_asked_for(a: &ServeArgs, store: &str, log: &chit_logstore::Log) -> Re
     }
     if a.policy.given() {
         let asked = crate::commands::log::policy_from(&a.policy)?;
-        if asked != *log.policy() {
-            let (has, says) = (log.policy().describe(), asked.describe());
-            return Err(Failure::error(if has == says {
-                format!("{store} trusts the keys of another trust file than --trust's ({fixed})")
+        let has = log.policy();
+        let mut differs: Vec<String> = Vec::new();
+        match (&has.trust, &asked.trust) {
+            (None, Some(_)) => differs.push("--trust (the log has no trust file)".into()),
+            (Some(_), None) => differs.push("no --trust (the log has a trust file)".into()),
+            (Some(a), Some(b)) if a != b => {
+                differs.push("--trust (a file whose text differs from the log's)".into())
+            }
+            _ => {}
+        }
+        if asked.threshold != has.threshold {
+            differs.push(format!(
+                "--threshold {} (the log's is {})",
+                asked.threshold, has.threshold
+            ));
+        }
+        if asked.accept_unsigned != has.accept_unsigned {
+            differs.push(if asked.accept_unsigned {
+                "--accept-unsigned (the log refuses unsigned documents)".into()
             } else {
-                format!("{store} accepts {has}; the options given say {says} ({fixed})")
-            }));
+                "no --accept-unsigned (the log accepts unsigned documents)".into()
+            });
+        }
+        if asked.allow_unchecked != has.allow_unchecked {
+            differs.push(if asked.allow_unchecked {
+                "--allow-unchecked (the log refuses what chit cannot check)".into()
+            } else {
+                "no --allow-unchecked (the log accepts what chit cannot check)".into()
+            });
+        }
+        if !differs.is_empty() {
+            return Err(Failure::error(format!(
+                "{store} accepts {}; the options given differ: {} ({fixed})",
+                has.describe(),
+                differs.join(", ")
+            )));
         }
     }
     Ok(())
 }
 
-/// `chit.localhost/` and the file's name without its extension, when that
-/// is a valid log name (letters, digits, '.', '_', '-'); else
-/// `chit.localhost/log`.
+/// `chit.localhost/` and the file's name without its extension, each
+/// character other than a letter, a digit, '.', '_' or '-' made '-' (a
+/// log's name has no spaces or '+'); `chit.localhost/log` for no name.
 fn default_origin(store: &str) -> String {
-    let stem = std::path::Path::new(store)
+    let stem: String = std::path::Path::new(store)
         .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|s| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
         })
-        .unwrap_or("log");
-    format!("chit.localhost/{stem}")
+        .collect();
+    format!(
+        "chit.localhost/{}",
+        if stem.is_empty() { "log" } else { &stem }
+    )
 }
 
 /// The threads that check submissions: rayon's pool, one a core, named
@@ -448,4 +486,26 @@ async fn shutdown() {
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_origin;
+
+    /// A new log's default name is the file's, made a valid log name.
+    #[test]
+    fn a_default_origin_is_a_valid_name() {
+        for (store, origin) in [
+            ("receipts.db", "chit.localhost/receipts"),
+            ("/var/lib/chit/my log.db", "chit.localhost/my-log"),
+            ("x+y.sqlite", "chit.localhost/x-y"),
+            ("ünïcode.db", "chit.localhost/-n-code"),
+            ("", "chit.localhost/log"),
+            ("..", "chit.localhost/log"),
+        ] {
+            let o = default_origin(store);
+            assert_eq!(o, origin, "{store:?}");
+            assert!(chit_log::note::is_valid_name(&o), "{o:?}");
+        }
+    }
 }
