@@ -167,6 +167,28 @@ impl Log {
         })
     }
 
+    /// Creates a log where a location names a new store
+    /// ([`crate::store::create`]: a new SQLite file, never over one, or a
+    /// PostgreSQL schema holding none). A SQLite file made here that
+    /// could not be made a log is removed with its companions.
+    pub fn create(
+        location: &str,
+        signer: NoteSigner,
+        policy: &Policy,
+        key_file: Option<String>,
+    ) -> Result<Log, LogError> {
+        let store = crate::store::create(location)?;
+        Log::init(store, signer, policy, key_file).map_err(|e| {
+            if crate::store::is_postgres(location) {
+                return LogError::Io(format!("cannot make a log in {location}: {e}"));
+            }
+            crate::sqlite::SqliteStore::remove_created(std::path::Path::new(location));
+            LogError::Io(format!(
+                "cannot make a log in {location} (nothing was left there): {e}"
+            ))
+        })
+    }
+
     /// Opens the log a store holds (to read; [`Log::with_signer`] to append).
     pub fn open(mut store: Box<dyn Store>) -> Result<Log, LogError> {
         let meta = store.meta()?;

@@ -112,6 +112,42 @@ impl Policy {
         })
     }
 
+    /// Where `asked` (a new log's options) differs from this stored
+    /// policy, each as the option and what the log has instead; empty
+    /// when they are the same policy.
+    pub fn differences(&self, asked: &Policy) -> Vec<String> {
+        let mut out = Vec::new();
+        match (&self.trust, &asked.trust) {
+            (None, Some(_)) => out.push("--trust (the log has no trust file)".into()),
+            (Some(_), None) => out.push("no --trust (the log has a trust file)".into()),
+            (Some(a), Some(b)) if a != b => {
+                out.push("--trust (a file whose text differs from the log's)".into())
+            }
+            _ => {}
+        }
+        if asked.threshold != self.threshold {
+            out.push(format!(
+                "--threshold {} (the log's is {})",
+                asked.threshold, self.threshold
+            ));
+        }
+        if asked.accept_unsigned != self.accept_unsigned {
+            out.push(if asked.accept_unsigned {
+                "--accept-unsigned (the log refuses unsigned documents)".into()
+            } else {
+                "no --accept-unsigned (the log accepts unsigned documents)".into()
+            });
+        }
+        if asked.allow_unchecked != self.allow_unchecked {
+            out.push(if asked.allow_unchecked {
+                "--allow-unchecked (the log refuses what chit cannot check)".into()
+            } else {
+                "no --allow-unchecked (the log accepts what chit cannot check)".into()
+            });
+        }
+        out
+    }
+
     /// One line for people: what the log accepts.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -218,5 +254,50 @@ impl Compiled {
             art_id: checked.artifact_id,
             packet,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Policy;
+
+    /// The same policy has no differences; each field that differs is
+    /// named once, by its option.
+    #[test]
+    fn differences_name_each_option_that_differs() {
+        let log = Policy {
+            trust: Some("[[key]]".into()),
+            threshold: 2,
+            accept_unsigned: true,
+            allow_unchecked: false,
+        };
+        assert!(log.differences(&log.clone()).is_empty());
+        let asked = Policy {
+            trust: Some("[[key]] # another".into()),
+            threshold: 1,
+            accept_unsigned: false,
+            allow_unchecked: true,
+        };
+        assert_eq!(
+            log.differences(&asked),
+            vec![
+                "--trust (a file whose text differs from the log's)",
+                "--threshold 1 (the log's is 2)",
+                "no --accept-unsigned (the log accepts unsigned documents)",
+                "--allow-unchecked (the log refuses what chit cannot check)",
+            ]
+        );
+        let none = Policy {
+            trust: None,
+            ..log.clone()
+        };
+        assert_eq!(
+            none.differences(&log),
+            vec!["--trust (the log has no trust file)"]
+        );
+        assert_eq!(
+            log.differences(&none),
+            vec!["no --trust (the log has a trust file)"]
+        );
     }
 }

@@ -51,6 +51,16 @@ CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE st
 CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
 ";
 
+/// The files SQLite keeps beside a database `path`: its write-ahead
+/// log, the log's index, a rollback journal.
+fn companions(path: &Path) -> [std::path::PathBuf; 3] {
+    ["-wal", "-shm", "-journal"].map(|suffix| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        name.into()
+    })
+}
+
 /// A log in one SQLite file.
 pub struct SqliteStore {
     conn: Connection,
@@ -220,9 +230,7 @@ impl SqliteStore {
         // SQLite's companion files belong to the database of that name: one
         // already there (another database's, or a link) would be taken
         // over or written through.
-        for suffix in ["-wal", "-shm", "-journal"] {
-            let mut companion = path.as_os_str().to_owned();
-            companion.push(suffix);
+        for companion in companions(path) {
             if std::fs::symlink_metadata(&companion).is_ok() {
                 return Err(StoreError::Write(format!(
                     "cannot create {}: {} is already there (SQLite's companion file of that name); \
@@ -249,6 +257,16 @@ impl SqliteStore {
         )
         .map_err(|e| write_err(path, e))?;
         SqliteStore::tune(conn, path)
+    }
+
+    /// Removes a file [`SqliteStore::create_file`] made (it checked that
+    /// no companion was there) and its companions, once its store is
+    /// dropped: a half-made file would refuse every later try.
+    pub fn remove_created(path: &Path) {
+        let _ = std::fs::remove_file(path);
+        for companion in companions(path) {
+            let _ = std::fs::remove_file(companion);
+        }
     }
 
     fn tune(conn: Connection, path: &Path) -> Result<SqliteStore, StoreError> {

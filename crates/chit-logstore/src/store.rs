@@ -278,11 +278,17 @@ pub trait Store: Send {
     }
 }
 
+/// Whether a location names a PostgreSQL store (`postgres://…`,
+/// `postgresql://…`); anything else is a SQLite file.
+pub fn is_postgres(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
 /// Opens the store a location names: `postgres://…` or `postgresql://…`
 /// (PostgreSQL; `?schema=NAME` keeps the log in its own schema), anything
 /// else a SQLite file.
 pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
-    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+    if is_postgres(location) {
         Ok(Box::new(crate::postgres::PgStore::connect(location)?))
     } else {
         Ok(Box::new(crate::sqlite::SqliteStore::open(
@@ -295,7 +301,7 @@ pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
 /// (never over an existing file), or a PostgreSQL schema (`create` then
 /// refuses one that holds a log).
 pub fn create(location: &str) -> Result<Box<dyn Store>, StoreError> {
-    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+    if is_postgres(location) {
         Ok(Box::new(crate::postgres::PgStore::connect(location)?))
     } else {
         Ok(Box::new(crate::sqlite::SqliteStore::create_file(

@@ -644,7 +644,7 @@ pub struct VerifyArgs {
     pub lines: bool,
 
     /// Check every input as this kind instead of telling it from the document.
-    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    #[arg(long, value_name = "KIND", value_parser = Kind::parse)]
     pub kind: Option<Kind>,
 
     /// The keys whose signatures count: a TOML file of [[key]] tables, each with
@@ -1013,7 +1013,7 @@ pub struct DigestArgs {
     pub input: PathBuf,
 
     /// Take the receipt as this kind instead of telling it from the document.
-    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    #[arg(long, value_name = "KIND", value_parser = Kind::parse)]
     pub kind: Option<Kind>,
 
     #[command(flatten)]
@@ -1038,7 +1038,7 @@ pub struct SealArgs {
     pub force: bool,
 
     /// Take the receipt as this kind instead of telling it from the document.
-    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    #[arg(long, value_name = "KIND", value_parser = Kind::parse)]
     pub kind: Option<Kind>,
 
     #[command(flatten)]
@@ -1114,13 +1114,6 @@ pub enum ProfileArg {
     /// \udxxx escapes, and Lattice's limits (depth 32, 10,000 values, 256
     /// keys, 16 KiB strings, 1 MiB).
     Lattice,
-}
-
-fn parse_kind(s: &str) -> Result<Kind, String> {
-    Kind::from_name(s).ok_or_else(|| {
-        let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown kind '{s}'; chit knows: {}", known.join(", "))
-    })
 }
 
 fn parse_depth(s: &str) -> Result<usize, String> {

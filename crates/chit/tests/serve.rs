@@ -90,40 +90,36 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
     let dir = t.path();
     assert_eq!(chit_in(dir, &["keygen", "--out", "log.pem"], None).code, 0);
     std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok-ci", None)).unwrap();
-    let listen = ["--listen", "127.0.0.1:0"];
+    // `chit serve ARGS` (on any free port unless ARGS say where) refused
+    // before it serves: exit 2, its stderr.
+    let refused = |args: &[&str]| -> String {
+        let listen: &[&str] = if args.contains(&"--listen") {
+            &[]
+        } else {
+            &["--listen", "127.0.0.1:0"]
+        };
+        let args = [&["serve"][..], args, listen].concat();
+        let r = chit_in(dir, &args, None);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        r.stderr
+    };
 
     // Without a key nothing is made.
-    let r = chit_in(
-        dir,
-        &[&["serve", "--store", "new.db"][..], &listen].concat(),
-        None,
-    );
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let why = refused(&["--store", "new.db"]);
     assert!(
-        r.stderr.contains("new.db does not exist") && r.stderr.contains("--key FILE"),
-        "{}",
-        r.stderr
+        why.contains("new.db does not exist") && why.contains("--key FILE"),
+        "{why}"
     );
     assert!(!dir.join("new.db").exists());
     // Nor when the server could not start for another reason it knew first.
-    let r = chit_in(
-        dir,
-        &[
-            &[
-                "serve",
-                "--store",
-                "new.db",
-                "--key",
-                "log.pem",
-                "--tokens",
-                "none.toml",
-            ][..],
-            &listen,
-        ]
-        .concat(),
-        None,
-    );
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    refused(&[
+        "--store",
+        "new.db",
+        "--key",
+        "log.pem",
+        "--tokens",
+        "none.toml",
+    ]);
     assert!(!dir.join("new.db").exists());
 
     // With one: made, named after the file, serving, appending.
@@ -169,7 +165,7 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
         "[[key]]\nname = \"prover\"\npublic_key = \"ed25519:4lRZdz0JUGd6_Ac_D48nLN1Q2AtnycLbHIe-nj9KHAA\"\n",
     )
     .unwrap();
-    for (extra, why) in [
+    for (extra, want) in [
         (
             &["--origin", "other.example/log"][..],
             "holds the log chit.localhost/new, not other.example/log",
@@ -187,10 +183,8 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
             "differ: --threshold 2 (the log's is 1)",
         ),
     ] {
-        let args = [&["serve", "--store", "new.db"][..], extra, &listen].concat();
-        let r = chit_in(dir, &args, None);
-        assert_eq!(r.code, 2, "{extra:?}: {}{}", r.stdout, r.stderr);
-        assert!(r.stderr.contains(why), "{extra:?}: {}", r.stderr);
+        let why = refused(&[&["--store", "new.db"][..], extra].concat());
+        assert!(why.contains(want), "{extra:?}: {why}");
     }
 
     // A log made to need two trusted keys: the same options serve it
@@ -207,34 +201,28 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
     let server = serve_store(dir, "two.db", &made);
     assert!(!server.before.contains("created"), "{}", server.before);
     drop(server);
-    let args = [
-        &[
-            "serve",
-            "--store",
-            "two.db",
-            "--trust",
-            "trust.toml",
-            "--threshold",
-            "1",
-        ][..],
-        &listen,
-    ]
-    .concat();
-    let r = chit_in(dir, &args, None);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let why = refused(&[
+        "--store",
+        "two.db",
+        "--trust",
+        "trust.toml",
+        "--threshold",
+        "1",
+    ]);
     assert!(
-        r.stderr.contains("differ: --threshold 1 (the log's is 2)"),
-        "{}",
-        r.stderr
+        why.contains("differ: --threshold 1 (the log's is 2)"),
+        "{why}"
     );
     // Nor is a server that cannot listen left having made a log.
-    let args = [
-        &["serve", "--store", "nolisten.db", "--key", "log.pem"][..],
-        &["--listen", "nonsense"][..],
-    ]
-    .concat();
-    let r = chit_in(dir, &args, None);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let why = refused(&[
+        "--store",
+        "nolisten.db",
+        "--key",
+        "log.pem",
+        "--listen",
+        "nonsense",
+    ]);
+    assert!(why.contains("cannot listen on nonsense"), "{why}");
     assert!(!dir.join("nolisten.db").exists());
 
     // A file that is not a log is left as it was; a dangling link is not
@@ -242,40 +230,16 @@ fn a_new_sqlite_file_is_made_a_log_and_nothing_else_is_replaced() {
     std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
     std::os::unix::fs::symlink(dir.join("elsewhere.db"), dir.join("link.db")).unwrap();
     for store in ["notes.txt", "link.db"] {
-        let args = [
-            &["serve", "--store", store, "--key", "log.pem"][..],
-            &listen,
-        ]
-        .concat();
-        let r = chit_in(dir, &args, None);
-        assert_eq!(r.code, 2, "{store}: {}{}", r.stdout, r.stderr);
+        refused(&["--store", store, "--key", "log.pem"]);
     }
     assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
     // A new file whose SQLite companion is already there (a link, another
     // database's) is not made: it would be taken over or written through.
     std::os::unix::fs::symlink(dir.join("nowhere/x"), dir.join("comp.db-shm")).unwrap();
-    let args = [
-        &["serve", "--store", "comp.db", "--key", "log.pem"][..],
-        &listen,
-    ]
-    .concat();
-    let r = chit_in(dir, &args, None);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains("comp.db-shm is already there"),
-        "{}",
-        r.stderr
-    );
+    let why = refused(&["--store", "comp.db", "--key", "log.pem"]);
+    assert!(why.contains("comp.db-shm is already there"), "{why}");
     assert!(!dir.join("comp.db").exists() && !dir.join("nowhere").exists());
-    assert_eq!(
-        chit_in(
-            dir,
-            &[&["serve", "--store", ""][..], &listen].concat(),
-            None
-        )
-        .code,
-        2
-    );
+    refused(&["--store", ""]);
     assert!(!dir.join("elsewhere.db").exists());
     assert!(dir
         .join("link.db")

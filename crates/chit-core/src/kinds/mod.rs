@@ -62,6 +62,14 @@ impl Kind {
         Kind::ALL.iter().copied().find(|k| k.name() == name)
     }
 
+    /// The kind `name` names, or a message naming every kind chit knows.
+    pub fn parse(name: &str) -> Result<Kind, String> {
+        Kind::from_name(name).ok_or_else(|| {
+            let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown kind '{name}'; chit knows: {}", known.join(", "))
+        })
+    }
+
     /// The kind a document declares by its shape, if any.
     pub fn detect(doc: &Doc) -> Option<Kind> {
         Kind::detect_val(doc.root())

@@ -41,10 +41,6 @@ pub fn run(c: &LogCommand, out: &mut Output) -> CmdResult {
     }
 }
 
-fn is_postgres(s: &str) -> bool {
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
-}
-
 fn store_failure(e: impl std::fmt::Display) -> Failure {
     Failure::error(e.to_string())
 }
@@ -126,27 +122,10 @@ pub fn create_log(
     let signer = NoteSigner::from_pkcs8_pem(origin, &pem)
         .map_err(|e| Failure::error(format!("{}: {e}", key.display())))?;
     let policy = policy_from(a)?;
-    let made = chit_logstore::store::create(store).map_err(store_failure)?;
     let key_file = std::fs::canonicalize(key)
         .ok()
         .map(|p| p.display().to_string());
-    let log = match Log::init(made, signer, &policy, key_file) {
-        Ok(log) => log,
-        Err(e) => {
-            // A SQLite file this command made and could not make a log
-            // in is removed with its companions (it checked that none was
-            // there before): a half-made file would refuse every later try.
-            if store.starts_with("postgres://") || store.starts_with("postgresql://") {
-                return Err(Failure::error(format!("cannot make a log in {store}: {e}")));
-            }
-            for suffix in ["", "-wal", "-shm", "-journal"] {
-                let _ = std::fs::remove_file(format!("{store}{suffix}"));
-            }
-            return Err(Failure::error(format!(
-                "cannot make a log in {store} (nothing was left there): {e}"
-            )));
-        }
-    };
+    let log = Log::create(store, signer, &policy, key_file).map_err(store_failure)?;
     let p = out.palette;
     writeln!(
         out,
@@ -827,7 +806,8 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     let is_url = crate::serve::remote::is_url(&a.source);
     // A folder of tiles or a URL: only what the log serves (no policy, no
     // key named), as any tiles client sees it.
-    let is_dir = is_url || (!is_postgres(&a.source) && Path::new(&a.source).is_dir());
+    let is_dir =
+        is_url || (!chit_logstore::store::is_postgres(&a.source) && Path::new(&a.source).is_dir());
     let mut source: Box<dyn audit::Source> = if is_url {
         Box::new(crate::serve::remote::Remote::new(&a.source).map_err(Failure::error)?)
     } else if is_dir {

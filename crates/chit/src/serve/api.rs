@@ -568,14 +568,8 @@ pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>
     };
     // A kind chit does not know matches nothing: say so rather than
     // answer an empty page that reads as "not logged".
-    if let Some(k) = p.kind.as_deref() {
-        if chit_core::Kind::from_name(k).is_none() {
-            let known: Vec<&str> = chit_core::Kind::ALL.iter().map(|k| k.name()).collect();
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("unknown kind '{k}'; chit knows: {}", known.join(", ")),
-            );
-        }
+    if let Some(Err(why)) = p.kind.as_deref().map(chit_core::Kind::parse) {
+        return error(StatusCode::BAD_REQUEST, why);
     }
     let limit = p.limit.unwrap_or(100).clamp(1, 1000);
     let q = chit_logstore::store::Query {

@@ -114,8 +114,6 @@ fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure
     let signer = chit_log::NoteSigner::from_pkcs8_pem("demo.chit.localhost/log", &pem)
         .map_err(|e| Failure::error(e.to_string()))?;
     let store_path = dir.path().join("demo.db");
-    let store = chit_logstore::store::create(&store_path.display().to_string())
-        .map_err(|e| Failure::error(e.to_string()))?;
     let policy = chit_logstore::Policy {
         trust: Some(
             [
@@ -128,9 +126,13 @@ fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure
         accept_unsigned: true,
         allow_unchecked: false,
     };
-    let mut log =
-        chit_logstore::Log::init(store, signer, &policy, Some(key_path.display().to_string()))
-            .map_err(|e| Failure::error(e.to_string()))?;
+    let mut log = chit_logstore::Log::create(
+        &store_path.display().to_string(),
+        signer,
+        &policy,
+        Some(key_path.display().to_string()),
+    )
+    .map_err(|e| Failure::error(e.to_string()))?;
     let bytes: Vec<&[u8]> = DEMO.iter().map(|(_, b)| *b).collect();
     let sub = log
         .submit(&bytes)
@@ -179,7 +181,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         header_timeout: a.header_timeout,
         request_timeout: a.request_timeout,
     };
-    let _demo = if a.demo {
+    let demo_dir = if a.demo {
         let (dir, store, _token) = demo(out)?;
         a.store = Some(store);
         a.tokens = Some(dir.path().join("tokens.toml"));
@@ -208,9 +210,9 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let listener = runtime
         .block_on(listen(&a.listen))
         .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
-    let made = _demo.is_none() && new_log_if_fresh(a, &store, out)?;
+    let made = demo_dir.is_none() && new_log_if_fresh(a, &store, out)?;
     let mut writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
-    if _demo.is_none() && !made {
+    if demo_dir.is_none() && !made {
         the_log_asked_for(a, &store, &writer)?;
     }
     writer
@@ -268,8 +270,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
 /// works), and says whether it did. An existing file is opened as it is,
 /// never replaced (nor a link written through).
 fn new_log_if_fresh(a: &ServeArgs, store: &str, out: &mut Output) -> Result<bool, Failure> {
-    let postgres = store.starts_with("postgres://") || store.starts_with("postgresql://");
-    let fresh = !postgres
+    let fresh = !chit_logstore::store::is_postgres(store)
         && matches!(std::fs::symlink_metadata(store), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
     if !fresh {
         return Ok(false);
@@ -305,40 +306,11 @@ fn the_log_asked_for(a: &ServeArgs, store: &str, log: &chit_logstore::Log) -> Re
     }
     if a.policy.given() {
         let asked = crate::commands::log::policy_from(&a.policy)?;
-        let has = log.policy();
-        let mut differs: Vec<String> = Vec::new();
-        match (&has.trust, &asked.trust) {
-            (None, Some(_)) => differs.push("--trust (the log has no trust file)".into()),
-            (Some(_), None) => differs.push("no --trust (the log has a trust file)".into()),
-            (Some(a), Some(b)) if a != b => {
-                differs.push("--trust (a file whose text differs from the log's)".into())
-            }
-            _ => {}
-        }
-        if asked.threshold != has.threshold {
-            differs.push(format!(
-                "--threshold {} (the log's is {})",
-                asked.threshold, has.threshold
-            ));
-        }
-        if asked.accept_unsigned != has.accept_unsigned {
-            differs.push(if asked.accept_unsigned {
-                "--accept-unsigned (the log refuses unsigned documents)".into()
-            } else {
-                "no --accept-unsigned (the log accepts unsigned documents)".into()
-            });
-        }
-        if asked.allow_unchecked != has.allow_unchecked {
-            differs.push(if asked.allow_unchecked {
-                "--allow-unchecked (the log refuses what chit cannot check)".into()
-            } else {
-                "no --allow-unchecked (the log accepts what chit cannot check)".into()
-            });
-        }
+        let differs = log.policy().differences(&asked);
         if !differs.is_empty() {
             return Err(Failure::error(format!(
                 "{store} accepts {}; the options given differ: {} ({fixed})",
-                has.describe(),
+                log.policy().describe(),
                 differs.join(", ")
             )));
         }
