@@ -55,6 +55,34 @@ fn acknowledged(code: u16, body: &[u8]) -> Option<(u64, String)> {
     })
 }
 
+/// A logged submission's answer proves it: the checkpoint is signed by
+/// the log's key `vkey` under `origin`, and the inclusion proof takes
+/// `entry`'s leaf hash at `index` to that checkpoint's root.
+fn assert_proven(answer: &Value, entry: &[u8], origin: &str, vkey: &str) {
+    let log = chit_log::note::NoteVerifier::from_verifier_key(vkey).unwrap();
+    let note = answer["checkpoint"].as_str().expect("a checkpoint");
+    let c = chit_log::checkpoint::open_checkpoint(note.as_bytes(), origin, &log, &[])
+        .unwrap()
+        .checkpoint;
+    assert_eq!(answer["size"], c.size, "{answer}");
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let proof: Vec<[u8; 32]> = answer["inclusion_proof"]
+        .as_array()
+        .expect("an inclusion proof")
+        .iter()
+        .map(|h| b64.decode(h.as_str().unwrap()).unwrap().try_into().unwrap())
+        .collect();
+    assert_eq!(
+        answer["sha256"],
+        chit_core::digest::sha256_hex(entry),
+        "{answer}"
+    );
+    let leaf = chit_log::tree::leaf_hash(entry);
+    assert_eq!(answer["leaf_hash"], b64.encode(leaf), "{answer}");
+    let index = answer["index"].as_u64().unwrap();
+    chit_log::tree::verify_inclusion(&leaf, index, c.size, &proof, &c.root).unwrap();
+}
+
 fn json(b: &[u8]) -> Value {
     serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(b)))
 }
@@ -272,6 +300,7 @@ fn the_server_appends_verifies_proves_and_is_audited_over_http() {
     assert_eq!(v["index"], 0);
     let note = v["checkpoint"].as_str().unwrap();
     assert!(note.starts_with("serve.example/log\n1\n"), "{note}");
+    assert_proven(&v, &r0, "serve.example/log", &key);
     // Again: 200, its index.
     let (code, body) = http(a, "POST", "/v1/entries", &auth, &r0);
     assert_eq!(code, 200);
@@ -341,6 +370,25 @@ fn the_server_appends_verifies_proves_and_is_audited_over_http() {
         .collect();
     assert_eq!(statuses, ["appended", "refused", "appended"]);
     assert_eq!(answers[2]["index"], 2);
+    // Each logged line is answered as a single submission is, with its
+    // line number: its inclusion proof and the checkpoint covering it.
+    let lines_answered: Vec<u64> = answers
+        .iter()
+        .map(|v| v["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines_answered, [1, 2, 3]);
+    assert_proven(&answers[0], &receipt(3), "serve.example/log", &key);
+    assert_proven(&answers[2], &receipt(4), "serve.example/log", &key);
+    assert!(answers[1].get("inclusion_proof").is_none());
+    // A line already logged is answered "present", with its proof too.
+    let (code, body) = http(a, "POST", "/v1/entries", &h, &receipt(4));
+    assert_eq!(code, 200);
+    let again = json(&body);
+    assert_eq!(
+        (again["status"].as_str(), again["line"].as_u64()),
+        (Some("present"), Some(1))
+    );
+    assert_proven(&again, &receipt(4), "serve.example/log", &key);
 
     // The verifier: the verdict, nothing appended.
     let (code, body) = http(a, "POST", "/v1/verify", &[], &receipt(5));

@@ -159,13 +159,20 @@ fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
 }
 
 /// One receipt's answer where it is in the log, with its proof: the
-/// members [`answer`] gives, then `inclusion_proof` and `checkpoint`, in
-/// the order serde_json writes an object's (sorted), written straight into
-/// one string (the answer every write of a busy log gets: its JSON built as
-/// a tree cost more than the rest of the response).
-fn logged(a: &Appended) -> Option<(StatusCode, String)> {
-    let (code, status, index, sha256) = placed(&a.outcomes[0])?;
-    let proof = a.proofs.first()?.as_ref()?;
+/// members [`answer`] gives, then `inclusion_proof`, the `leaf_hash` it
+/// starts from and the `checkpoint` whose root it reaches (and a JSON
+/// Lines answer's `line`), in the order serde_json writes an object's
+/// (sorted), written straight into one string (the answer every write of
+/// a busy log gets: its JSON built as a tree cost more than the rest of
+/// the response).
+fn logged(
+    a: &Appended,
+    at: usize,
+    leaf: &chit_log::Hash,
+    line: Option<usize>,
+) -> Option<(StatusCode, String)> {
+    let (code, status, index, sha256) = placed(a.outcomes.get(at)?)?;
+    let proof = a.proofs.get(at)?.as_ref()?;
     let mut out = String::with_capacity(160 + proof.len() * 48 + a.checkpoint.len());
     out.push_str("{\"checkpoint\":");
     // A string serialises infallibly; the note is UTF-8 (a lossy view of
@@ -183,9 +190,15 @@ fn logged(a: &Appended) -> Option<(StatusCode, String)> {
         out.push('"');
     }
     use std::fmt::Write as _;
+    let _ = write!(out, "],\"index\":{index},\"leaf_hash\":\"");
+    B64.encode_string(leaf, &mut out);
+    out.push_str("\",");
+    if let Some(n) = line {
+        let _ = write!(out, "\"line\":{n},");
+    }
     let _ = write!(
         out,
-        "],\"index\":{index},\"sha256\":\"{}\",\"size\":{},\"status\":\"{status}\"}}",
+        "\"sha256\":\"{}\",\"size\":{},\"status\":\"{status}\"}}",
         chit_core::digest::hex(sha256),
         a.size
     );
@@ -282,6 +295,8 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
     // A kind this token may not submit is answered, never appended.
     let mut forbidden = vec![None; checked.len()];
     let mut send = Vec::new();
+    // Each submission's leaf hash, for its answer.
+    let mut leaves = Vec::new();
     for (i, c) in checked.into_iter().enumerate() {
         if let Verdict::Accept { kind, .. } = c.verdict() {
             if !tok.may_submit(kind) {
@@ -289,6 +304,7 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
                 continue;
             }
         }
+        leaves.push(*c.leaf());
         send.push(c);
     }
     let appended = if send.is_empty() {
@@ -331,28 +347,32 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
             return error(StatusCode::FORBIDDEN, why);
         }
         let a = appended.expect("one submission sent");
-        if let Some((code, body)) = logged(&a) {
+        if let Some((code, body)) = logged(&a, 0, &leaves[0], None) {
             return (code, [(header::CONTENT_TYPE, "application/json")], body).into_response();
         }
         let (code, v) = answer(&a.outcomes[0], &a);
         return (code, axum::Json(v)).into_response();
     }
-    // JSON Lines: one answer a line, in order.
+    // JSON Lines: one answer a line, in order, each as a single
+    // submission's would be (a logged line with its inclusion proof and
+    // the checkpoint that covers it), with its line number.
     let mut out = String::new();
-    let mut outcomes = appended.as_ref().map(|a| a.outcomes.iter());
+    let mut sent = 0;
     for (i, f) in forbidden.iter().enumerate() {
-        let mut v = match f {
-            Some(why) => json!({"status": "forbidden", "error": why}),
-            None => {
-                let o = outcomes
-                    .as_mut()
-                    .and_then(|it| it.next())
-                    .expect("one outcome per line sent");
-                answer(o, appended.as_ref().expect("sent")).1
+        if let Some(why) = f {
+            let v = json!({"status": "forbidden", "error": why, "line": i + 1});
+            out.push_str(&v.to_string());
+        } else {
+            let a = appended.as_ref().expect("a line not forbidden was sent");
+            if let Some((_, text)) = logged(a, sent, &leaves[sent], Some(i + 1)) {
+                out.push_str(&text);
+            } else {
+                let mut v = answer(&a.outcomes[sent], a).1;
+                v["line"] = json!(i + 1);
+                out.push_str(&v.to_string());
             }
-        };
-        v["line"] = json!(i + 1);
-        out.push_str(&v.to_string());
+            sent += 1;
+        }
         out.push('\n');
     }
     (
@@ -1063,13 +1083,20 @@ mod tests {
                 checkpoint: b"log.example/\"x\"\n42\nabc=\n\n\xe2\x80\x94 log.example/ sig\n\x01"
                     .to_vec(),
             };
-            let (code, body) = logged(&a).unwrap();
-            let (want_code, mut v) = answer(&a.outcomes[0], &a);
-            let p = a.proofs[0].as_ref().unwrap();
-            v["inclusion_proof"] = json!(p.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
-            v["checkpoint"] = json!(String::from_utf8_lossy(&a.checkpoint));
-            assert_eq!(code, want_code);
-            assert_eq!(body, serde_json::to_string(&v).unwrap());
+            for line in [None, Some(1), Some(4096)] {
+                let leaf = [0xfe; 32];
+                let (code, body) = logged(&a, 0, &leaf, line).unwrap();
+                let (want_code, mut v) = answer(&a.outcomes[0], &a);
+                let p = a.proofs[0].as_ref().unwrap();
+                v["inclusion_proof"] = json!(p.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
+                v["leaf_hash"] = json!(B64.encode(leaf));
+                v["checkpoint"] = json!(String::from_utf8_lossy(&a.checkpoint));
+                if let Some(n) = line {
+                    v["line"] = json!(n);
+                }
+                assert_eq!(code, want_code);
+                assert_eq!(body, serde_json::to_string(&v).unwrap());
+            }
         }
     }
 }
