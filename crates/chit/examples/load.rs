@@ -8,6 +8,11 @@
 //! With several URLs, client i sends to URL i mod n (several servers on one
 //! log).
 //!
+//! With LOAD_LINES=K (K > 1), each request is K lines of FILE as one JSON
+//! Lines body (`Content-Type: application/jsonl`), the way a gateway
+//! sends what it gathered: the rate printed is receipts a second, the
+//! latency a request's, and the statuses each line's answer's `status`.
+//!
 //! Each client is one keep-alive HTTP/1.1 connection on a single-threaded
 //! runtime, written by hand (like wrk, a load generator should cost the
 //! machine it shares as little as it can): each request is one write of
@@ -38,6 +43,11 @@ fn main() {
         })
         .collect();
     let clients: usize = clients.parse().expect("a number of clients");
+    let per: usize = std::env::var("LOAD_LINES")
+        .ok()
+        .map(|k| k.parse().expect("LOAD_LINES: a number of lines"))
+        .unwrap_or(1)
+        .max(1);
     let text = std::fs::read(file).expect("the input file");
     let lines: Arc<Vec<Vec<u8>>> = Arc::new(
         text.split(|&b| b == b'\n')
@@ -57,9 +67,14 @@ fn main() {
         for c in 0..clients {
             let (next, lines) = (next.clone(), lines.clone());
             let host = hosts[c % hosts.len()].clone();
+            let ctype = if per > 1 {
+                "application/jsonl"
+            } else {
+                "application/json"
+            };
             let head = format!(
                 "POST /v1/entries HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
-                 Content-Type: application/json\r\nContent-Length: "
+                 Content-Type: {ctype}\r\nContent-Length: "
             );
             tasks.push(tokio::spawn(async move {
                 let mut lat = Vec::new();
@@ -67,26 +82,47 @@ fn main() {
                 let mut conn: Option<TcpStream> = None;
                 let mut req = Vec::with_capacity(4096);
                 let mut buf = Vec::with_capacity(8192);
+                let mut body = Vec::new();
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(body) = lines.get(i) else { break };
+                    let i = next.fetch_add(per, Ordering::Relaxed);
+                    let Some(mine) = lines.get(i..(i + per).min(lines.len())) else {
+                        break;
+                    };
+                    if mine.is_empty() {
+                        break;
+                    }
+                    body.clear();
+                    for l in mine {
+                        body.extend_from_slice(l);
+                        body.push(b'\n');
+                    }
+                    if per == 1 {
+                        body.pop();
+                    }
                     req.clear();
                     req.extend_from_slice(head.as_bytes());
                     req.extend_from_slice(format!("{}\r\n\r\n", body.len()).as_bytes());
-                    req.extend_from_slice(body);
+                    req.extend_from_slice(&body);
                     let t = Instant::now();
-                    let code = match exchange(&mut conn, &host, &req, &mut buf).await {
-                        Ok(code) => code,
+                    match exchange(&mut conn, &host, &req, &mut buf).await {
+                        Ok((code, answer)) if per > 1 && code == 200 => {
+                            // Each line's answer: {"checkpoint":...,"status":"appended"}.
+                            for line in answer.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                                *codes.entry(status_word(line)).or_insert(0u64) += 1;
+                            }
+                        }
+                        Ok((code, _)) => {
+                            *codes.entry(code.to_string()).or_insert(0u64) += mine.len() as u64;
+                        }
                         Err(e) => {
                             if std::env::var_os("LOAD_DEBUG").is_some() {
                                 eprintln!("{e}");
                             }
                             conn = None;
-                            0
+                            *codes.entry("0".into()).or_insert(0u64) += mine.len() as u64;
                         }
-                    };
+                    }
                     lat.push(t.elapsed().as_secs_f64());
-                    *codes.entry(code).or_insert(0u64) += 1;
                 }
                 (lat, codes)
             }));
@@ -113,24 +149,44 @@ fn main() {
             .collect();
         eprintln!("latency (ms): {}", text.join(" "));
     }
+    let receipts: u64 = codes.values().sum();
+    let shape = if per > 1 {
+        format!("{receipts} receipts in {} requests of {per} lines", l.len())
+    } else {
+        format!("{} requests", l.len())
+    };
     println!(
-        "{} requests from {clients} clients in {secs:.2} s = {:.0}/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; statuses {codes:?}",
-        l.len(),
-        l.len() as f64 / secs,
+        "{shape} from {clients} clients in {secs:.2} s = {:.0}/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; statuses {codes:?}",
+        receipts as f64 / secs,
         p(0.5),
         p(0.99),
         p(1.0)
     );
 }
 
+/// The `status` word of one JSON Lines answer line, as written by the
+/// server (`"status":"appended"`), or "?" when it has none.
+fn status_word(line: &[u8]) -> String {
+    let key = b"\"status\":\"";
+    line.windows(key.len())
+        .position(|w| w == key)
+        .and_then(|at| {
+            let rest = &line[at + key.len()..];
+            let end = rest.iter().position(|&b| b == b'"')?;
+            std::str::from_utf8(&rest[..end]).ok().map(str::to_string)
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
 /// One request on the client's connection (opened when it has none): the
-/// answer's status. The connection is kept unless the server closes it.
-async fn exchange(
+/// answer's status and body. The connection is kept unless the server
+/// closes it.
+async fn exchange<'b>(
     conn: &mut Option<TcpStream>,
     host: &str,
     req: &[u8],
-    buf: &mut Vec<u8>,
-) -> std::io::Result<u16> {
+    buf: &'b mut Vec<u8>,
+) -> std::io::Result<(u16, &'b [u8])> {
     if conn.is_none() {
         let s = TcpStream::connect(host).await?;
         s.set_nodelay(true)?;
@@ -174,14 +230,14 @@ async fn exchange(
                 return Err(std::io::Error::other("the answer was cut short"));
             }
         }
-        Ok((code, close))
+        Ok((code, close, head_end..head_end + length))
     })
     .await
     .map_err(|_| std::io::Error::other("no answer within 60 s"))?
-    .map(|(code, close)| {
+    .map(|(code, close, body)| {
         if close {
             *conn = None;
         }
-        code
+        (code, &buf[body])
     })
 }
