@@ -177,8 +177,9 @@ sequences at a time). Every append is durable before chit prints its index.";
 const SERVE_LONG: &str = "\
 Serve the log in STORE (made by 'chit log init', or made here with --key when STORE is a \
 SQLite file that does not exist yet) over HTTP: POST /v1/entries appends a receipt (or JSON Lines of them, Content-Type application/jsonl) once it is valid under the \
-log's policy, answering 201 with its index, inclusion proof and checkpoint (200 when it was \
-already logged, 422 with the findings when it is not valid); POST /v1/verify gives the \
+log's policy, answering 201 with its index, leaf hash, inclusion proof and checkpoint (200 \
+when it was already logged, 422 with the findings when it is not valid; JSON Lines get one \
+such answer a line); POST /v1/verify gives the \
 verdict and appends nothing; GET /v1/entries/{INDEX|sha256:HEX} gives the entry's log bundle; \
 GET /checkpoint and /tile/... are C2SP tlog-tiles; GET /v1/consistency?from=&to=, /healthz \
 and /metrics (Prometheus); GET / is a page for people (search, each receipt drawn by its \
