@@ -47,14 +47,20 @@ pub enum LogError {
 /// What became of one submission.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Appended at `index`.
+    /// Appended at `index`. `leaf` is its leaf hash in the tree (RFC
+    /// 9162), where its inclusion proof starts.
     Appended {
         index: u64,
         sha256: Hash,
+        leaf: Hash,
         status: Status,
     },
-    /// Already in the log at `index` (the same bytes).
-    Duplicate { index: u64, sha256: Hash },
+    /// Already in the log at `index` (the same bytes, so the same leaf).
+    Duplicate {
+        index: u64,
+        sha256: Hash,
+        leaf: Hash,
+    },
     /// Refused: not valid under the log's policy, or breaking its stream.
     Refused(Report),
     /// Not readable (not JSON, mis-encoded, too large for an entry).
@@ -412,6 +418,7 @@ impl Log {
                             Outcome::Duplicate {
                                 index,
                                 sha256: *sha,
+                                leaf: *leaf,
                             }
                         } else {
                             let index = size + batch.entries.len() as u64;
@@ -440,6 +447,7 @@ impl Log {
                                     Outcome::Appended {
                                         index,
                                         sha256: *sha,
+                                        leaf: *leaf,
                                         status: *status,
                                     }
                                 }

@@ -53,11 +53,6 @@ impl Submitted {
     pub fn sha256(&self) -> &chit_log::Hash {
         &self.sha256
     }
-    /// Its leaf hash in the log's tree (RFC 9162: SHA-256 of 0x00 and the
-    /// bytes), what its inclusion proof starts from.
-    pub fn leaf(&self) -> &chit_log::Hash {
-        &self.leaf
-    }
 }
 
 /// What the policy says of one submission.

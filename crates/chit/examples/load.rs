@@ -82,23 +82,13 @@ fn main() {
                 let mut conn: Option<TcpStream> = None;
                 let mut req = Vec::with_capacity(4096);
                 let mut buf = Vec::with_capacity(8192);
-                let mut body = Vec::new();
                 loop {
                     let i = next.fetch_add(per, Ordering::Relaxed);
-                    let Some(mine) = lines.get(i..(i + per).min(lines.len())) else {
-                        break;
-                    };
-                    if mine.is_empty() {
+                    if i >= lines.len() {
                         break;
                     }
-                    body.clear();
-                    for l in mine {
-                        body.extend_from_slice(l);
-                        body.push(b'\n');
-                    }
-                    if per == 1 {
-                        body.pop();
-                    }
+                    let mine = &lines[i..(i + per).min(lines.len())];
+                    let body = mine.join(&b'\n');
                     req.clear();
                     req.extend_from_slice(head.as_bytes());
                     req.extend_from_slice(format!("{}\r\n\r\n", body.len()).as_bytes());

@@ -391,7 +391,7 @@ fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std:
             Outcome::Appended { index, sha256, .. } => {
                 json!({"input": label, "status": "appended", "index": index, "sha256": chit_core::digest::hex(sha256)})
             }
-            Outcome::Duplicate { index, sha256 } => {
+            Outcome::Duplicate { index, sha256, .. } => {
                 json!({"input": label, "status": "present", "index": index, "sha256": chit_core::digest::hex(sha256)})
             }
             Outcome::Refused(r) => json!({

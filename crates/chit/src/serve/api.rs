@@ -129,23 +129,39 @@ fn is_lines(headers: &HeaderMap) -> bool {
 }
 
 /// Where a submission is in the log (appended, or there already): its
-/// HTTP status, `status` word, index and content address.
-fn placed(o: &Outcome) -> Option<(StatusCode, &'static str, u64, &chit_log::Hash)> {
+/// HTTP status, `status` word, index, content address and leaf hash.
+type Placed<'a> = (
+    StatusCode,
+    &'static str,
+    u64,
+    &'a chit_log::Hash,
+    &'a chit_log::Hash,
+);
+
+fn placed(o: &Outcome) -> Option<Placed<'_>> {
     match o {
-        Outcome::Appended { index, sha256, .. } => {
-            Some((StatusCode::CREATED, "appended", *index, sha256))
-        }
-        Outcome::Duplicate { index, sha256 } => Some((StatusCode::OK, "present", *index, sha256)),
+        Outcome::Appended {
+            index,
+            sha256,
+            leaf,
+            ..
+        } => Some((StatusCode::CREATED, "appended", *index, sha256, leaf)),
+        Outcome::Duplicate {
+            index,
+            sha256,
+            leaf,
+        } => Some((StatusCode::OK, "present", *index, sha256, leaf)),
         Outcome::Refused(_) | Outcome::Unreadable(_) => None,
     }
 }
 
 /// One submission's answer, as JSON, and its HTTP status.
 fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
-    if let Some((code, status, index, sha256)) = placed(o) {
+    if let Some((code, status, index, sha256, leaf)) = placed(o) {
         return (
             code,
-            json!({"status": status, "index": index, "sha256": chit_core::digest::hex(sha256), "size": appended.size}),
+            json!({"status": status, "index": index, "sha256": chit_core::digest::hex(sha256),
+                   "leaf_hash": B64.encode(leaf), "size": appended.size}),
         );
     }
     match o {
@@ -165,13 +181,8 @@ fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
 /// (sorted), written straight into one string (the answer every write of
 /// a busy log gets: its JSON built as a tree cost more than the rest of
 /// the response).
-fn logged(
-    a: &Appended,
-    at: usize,
-    leaf: &chit_log::Hash,
-    line: Option<usize>,
-) -> Option<(StatusCode, String)> {
-    let (code, status, index, sha256) = placed(a.outcomes.get(at)?)?;
+fn logged(a: &Appended, at: usize, line: Option<usize>) -> Option<(StatusCode, String)> {
+    let (code, status, index, sha256, leaf) = placed(a.outcomes.get(at)?)?;
     let proof = a.proofs.get(at)?.as_ref()?;
     let mut out = String::with_capacity(160 + proof.len() * 48 + a.checkpoint.len());
     out.push_str("{\"checkpoint\":");
@@ -295,8 +306,6 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
     // A kind this token may not submit is answered, never appended.
     let mut forbidden = vec![None; checked.len()];
     let mut send = Vec::new();
-    // Each submission's leaf hash, for its answer.
-    let mut leaves = Vec::new();
     for (i, c) in checked.into_iter().enumerate() {
         if let Verdict::Accept { kind, .. } = c.verdict() {
             if !tok.may_submit(kind) {
@@ -304,7 +313,6 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
                 continue;
             }
         }
-        leaves.push(*c.leaf());
         send.push(c);
     }
     let appended = if send.is_empty() {
@@ -347,7 +355,7 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
             return error(StatusCode::FORBIDDEN, why);
         }
         let a = appended.expect("one submission sent");
-        if let Some((code, body)) = logged(&a, 0, &leaves[0], None) {
+        if let Some((code, body)) = logged(&a, 0, None) {
             return (code, [(header::CONTENT_TYPE, "application/json")], body).into_response();
         }
         let (code, v) = answer(&a.outcomes[0], &a);
@@ -364,7 +372,7 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
             out.push_str(&v.to_string());
         } else {
             let a = appended.as_ref().expect("a line not forbidden was sent");
-            if let Some((_, text)) = logged(a, sent, &leaves[sent], Some(i + 1)) {
+            if let Some((_, text)) = logged(a, sent, Some(i + 1)) {
                 out.push_str(&text);
             } else {
                 let mut v = answer(&a.outcomes[sent], a).1;
@@ -1064,6 +1072,7 @@ mod tests {
                 Outcome::Appended {
                     index: 41,
                     sha256: [7; 32],
+                    leaf: [0xfe; 32],
                     status: chit_core::report::Status::Valid,
                 },
                 vec![Some(proof.clone())],
@@ -1072,6 +1081,7 @@ mod tests {
                 Outcome::Duplicate {
                     index: 0,
                     sha256: [255; 32],
+                    leaf: [0xfe; 32],
                 },
                 vec![Some(Vec::new())],
             ),
@@ -1084,12 +1094,11 @@ mod tests {
                     .to_vec(),
             };
             for line in [None, Some(1), Some(4096)] {
-                let leaf = [0xfe; 32];
-                let (code, body) = logged(&a, 0, &leaf, line).unwrap();
+                let (code, body) = logged(&a, 0, line).unwrap();
                 let (want_code, mut v) = answer(&a.outcomes[0], &a);
                 let p = a.proofs[0].as_ref().unwrap();
                 v["inclusion_proof"] = json!(p.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
-                v["leaf_hash"] = json!(B64.encode(leaf));
+                assert_eq!(v["leaf_hash"], json!(B64.encode([0xfe; 32])));
                 v["checkpoint"] = json!(String::from_utf8_lossy(&a.checkpoint));
                 if let Some(n) = line {
                     v["line"] = json!(n);
