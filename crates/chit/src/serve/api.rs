@@ -174,6 +174,20 @@ fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
     }
 }
 
+/// The answer to the submission at `at` of a request (with its JSON
+/// Lines `line`, if any), as JSON text: [`logged`]'s where it is in the
+/// log with its proof, else [`answer`]'s.
+fn answered(a: &Appended, at: usize, line: Option<usize>) -> (StatusCode, String) {
+    if let Some(done) = logged(a, at, line) {
+        return done;
+    }
+    let (code, mut v) = answer(&a.outcomes[at], a);
+    if let Some(n) = line {
+        v["line"] = json!(n);
+    }
+    (code, v.to_string())
+}
+
 /// One receipt's answer where it is in the log, with its proof: the
 /// members [`answer`] gives, then `inclusion_proof`, the `leaf_hash` it
 /// starts from and the `checkpoint` whose root it reaches (and a JSON
@@ -355,11 +369,8 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
             return error(StatusCode::FORBIDDEN, why);
         }
         let a = appended.expect("one submission sent");
-        if let Some((code, body)) = logged(&a, 0, None) {
-            return (code, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-        }
-        let (code, v) = answer(&a.outcomes[0], &a);
-        return (code, axum::Json(v)).into_response();
+        let (code, body) = answered(&a, 0, None);
+        return (code, [(header::CONTENT_TYPE, "application/json")], body).into_response();
     }
     // JSON Lines: one answer a line, in order, each as a single
     // submission's would be (a logged line with its inclusion proof and
@@ -372,13 +383,7 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
             out.push_str(&v.to_string());
         } else {
             let a = appended.as_ref().expect("a line not forbidden was sent");
-            if let Some((_, text)) = logged(a, sent, Some(i + 1)) {
-                out.push_str(&text);
-            } else {
-                let mut v = answer(&a.outcomes[sent], a).1;
-                v["line"] = json!(i + 1);
-                out.push_str(&v.to_string());
-            }
+            out.push_str(&answered(a, sent, Some(i + 1)).1);
             sent += 1;
         }
         out.push('\n');
