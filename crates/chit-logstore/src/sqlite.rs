@@ -22,8 +22,18 @@ use std::path::{Path, PathBuf};
 /// new one dirtied a 4 KiB page of its own, written to the WAL and again
 /// to the database (9 µs an entry, against 1 µs an entry for the same
 /// ids added 16,384 at a time, sorted). A search by art id reads the
-/// index and the labels above it. Logs made before keep their
-/// `chit_log_labels_art` index, and are searched and appended to as they
+/// index and the labels above it.
+///
+/// Content addresses, the other random key, are indexed late the same
+/// way (`chit_log_shas` below `chit_log_shas_upto`; its primary key
+/// still refuses two entries with one address, at the merge, which fails
+/// the commit): a connection that looks one up keeps the addresses of
+/// the entries above the index in memory, read as they are appended
+/// (entries are never rewritten), so that a duplicate is found at once
+/// wherever it is.
+///
+/// Logs made before keep their index on `chit_log_labels (art_id)` and
+/// the unique `sha256` column, and are searched and appended to as they
 /// were.
 const SCHEMA: &str = "
 CREATE TABLE chit_log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,7 +41,7 @@ CREATE TABLE chit_log_head (id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER 
 CREATE TABLE chit_log_checkpoints (size INTEGER PRIMARY KEY, note BLOB NOT NULL);
 CREATE TABLE chit_log_entries (
   idx INTEGER PRIMARY KEY,
-  sha256 BLOB NOT NULL UNIQUE,
+  sha256 BLOB NOT NULL,
   data BLOB NOT NULL,
   integrated_at INTEGER NOT NULL
 );
@@ -65,16 +75,26 @@ CREATE TABLE chit_log_arts (
 ) WITHOUT ROWID;
 CREATE TABLE chit_log_arts_upto (id INTEGER PRIMARY KEY CHECK (id = 0), upto INTEGER NOT NULL);
 INSERT INTO chit_log_arts_upto (id, upto) VALUES (0, 0);
+CREATE TABLE chit_log_shas (
+  sha256 BLOB PRIMARY KEY,
+  idx INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE chit_log_shas_upto (id INTEGER PRIMARY KEY CHECK (id = 0), upto INTEGER NOT NULL);
+INSERT INTO chit_log_shas_upto (id, upto) VALUES (0, 0);
 CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
 CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
 ";
 
 /// With this many labels or more above `chit_log_arts_upto`, a commit
-/// adds their art ids to `chit_log_arts` (at most [`ARTS_MERGE_MAX`] at a
+/// adds their art ids to `chit_log_arts` (at most [`MERGE_MAX`] at a
 /// time): a search by art id reads no more than about this many labels
 /// beyond the index.
 pub const ARTS_MERGE: i64 = 8192;
-const ARTS_MERGE_MAX: i64 = 65536;
+const MERGE_MAX: i64 = 65536;
+
+/// The same for content addresses (`chit_log_shas`): a connection keeps
+/// about this many in memory.
+pub const SHAS_MERGE: i64 = 8192;
 
 /// The files SQLite keeps beside a database `path`: its write-ahead
 /// log, the log's index, a rollback journal.
@@ -96,8 +116,28 @@ pub struct SqliteStore {
     /// it: SQLite changes it when another connection commits, never for
     /// this one's own commits.
     data_version: Option<i64>,
-    /// Whether this log indexes art ids late (`chit_log_arts`), once read.
-    arts_late: Option<bool>,
+    /// Which of its keys this log indexes late, once read.
+    late: Option<Late>,
+    /// The content addresses above `chit_log_shas_upto`, as this
+    /// connection last read them.
+    tail: Tail,
+}
+
+/// Which keys a log indexes late (a log made by this chit: both; one made
+/// before: neither).
+#[derive(Clone, Copy, Debug)]
+struct Late {
+    arts: bool,
+    shas: bool,
+}
+
+/// The entries above `chit_log_shas_upto` (`upto..to`) by content
+/// address.
+#[derive(Default)]
+struct Tail {
+    upto: i64,
+    to: i64,
+    shas: std::collections::HashMap<Hash, u64>,
 }
 
 /// With housekeeping in the background, the WAL pages after which a commit
@@ -312,7 +352,8 @@ impl SqliteStore {
             checkpointer: None,
             wal_pages: WAL_PAGES,
             data_version: None,
-            arts_late: None,
+            late: None,
+            tail: Tail::default(),
         })
     }
 
@@ -329,37 +370,117 @@ impl SqliteStore {
         head_size(&self.conn).map(|n| n as u64).map_err(read_err)
     }
 
-    /// Whether this log indexes its art ids late (made by this chit) or
+    /// Which keys this log indexes late (made by this chit) rather than
     /// at each commit (a log made before).
-    fn arts_late(&mut self) -> Result<bool, StoreError> {
-        if let Some(late) = self.arts_late {
+    fn late(&mut self) -> Result<Late, StoreError> {
+        if let Some(late) = self.late {
             return Ok(late);
         }
-        let late = self
-            .conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chit_log_arts_upto'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(read_err)?
-            > 0;
-        self.arts_late = Some(late);
+        let has = |table: &str| {
+            self.conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n > 0)
+                .map_err(read_err)
+        };
+        let late = Late {
+            arts: has("chit_log_arts_upto")?,
+            shas: has("chit_log_shas_upto")?,
+        };
+        self.late = Some(late);
         Ok(late)
     }
+
+    /// [`Store::find`] on a log that indexes content addresses late: the
+    /// entries appended since this connection last looked are read into
+    /// its tail (entries are never rewritten: those read stay as read),
+    /// and each address is looked for there, then in `chit_log_shas`.
+    fn find_late(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        // One read transaction: the index, its bound and the tail agree.
+        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
+        let upto: i64 = tx
+            .prepare_cached("SELECT upto FROM chit_log_shas_upto WHERE id = 0")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(read_err)?;
+        let size = head_size(&tx).map_err(read_err)?;
+        let tail = &mut self.tail;
+        if size < tail.to || upto < tail.upto {
+            // Not the log this tail was read from (a file put back in its
+            // place): read it again.
+            *tail = Tail::default();
+        }
+        if upto > tail.upto {
+            tail.shas.retain(|_, i| *i as i64 >= upto);
+            tail.upto = upto;
+        }
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT idx, sha256 FROM chit_log_entries WHERE idx >= ?1 ORDER BY idx",
+                )
+                .map_err(read_err)?;
+            let mut rows = stmt.query(params![tail.to.max(upto)]).map_err(read_err)?;
+            while let Some(r) = rows.next().map_err(read_err)? {
+                let idx: i64 = r.get(0).map_err(read_err)?;
+                let sha = hash_of(r.get(1).map_err(read_err)?, idx)?;
+                // The first entry with an address is the one it names.
+                tail.shas.entry(sha).or_insert(idx as u64);
+                tail.to = idx + 1;
+            }
+        }
+        let mut stmt = tx
+            .prepare_cached("SELECT idx FROM chit_log_shas WHERE sha256 = ?1")
+            .map_err(read_err)?;
+        digests
+            .iter()
+            .map(|d| match tail.shas.get(d) {
+                Some(&i) => Ok(Some(i)),
+                None => stmt
+                    .query_row(params![&d[..]], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map(|o| o.map(|i| i as u64))
+                    .map_err(read_err),
+            })
+            .collect()
+    }
+}
+
+/// Adds the content addresses of the entries above `chit_log_shas_upto`
+/// to `chit_log_shas` once there are `at_least` of them ([`SHAS_MERGE`]),
+/// sorted, in the commit's transaction. Two entries with one address fail
+/// it (the table's primary key).
+fn index_shas(tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<bool> {
+    let upto: i64 = tx
+        .prepare_cached("SELECT upto FROM chit_log_shas_upto WHERE id = 0")?
+        .query_row([], |r| r.get(0))?;
+    if size - upto < at_least {
+        return Ok(false);
+    }
+    let to = size.min(upto + MERGE_MAX);
+    tx.prepare_cached(
+        "INSERT INTO chit_log_shas (sha256, idx) SELECT sha256, idx FROM chit_log_entries \
+         WHERE idx >= ?1 AND idx < ?2 ORDER BY sha256",
+    )?
+    .execute(params![upto, to])?;
+    tx.prepare_cached("UPDATE chit_log_shas_upto SET upto = ?1 WHERE id = 0")?
+        .execute(params![to])?;
+    Ok(true)
 }
 
 /// Adds the art ids of the labels above `chit_log_arts_upto` to
 /// `chit_log_arts` once there are `at_least` of them ([`ARTS_MERGE`]),
 /// sorted, in the commit's transaction.
-fn index_arts(tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<()> {
+fn index_arts(tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<bool> {
     let upto: i64 = tx
         .prepare_cached("SELECT upto FROM chit_log_arts_upto WHERE id = 0")?
         .query_row([], |r| r.get(0))?;
     if size - upto < at_least {
-        return Ok(());
+        return Ok(false);
     }
-    let to = size.min(upto + ARTS_MERGE_MAX);
+    let to = size.min(upto + MERGE_MAX);
     tx.prepare_cached(
         "INSERT OR IGNORE INTO chit_log_arts (art_id, idx) SELECT art_id, idx FROM chit_log_labels \
          WHERE idx >= ?1 AND idx < ?2 AND art_id IS NOT NULL ORDER BY art_id, idx",
@@ -367,7 +488,7 @@ fn index_arts(tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<()>
     .execute(params![upto, to])?;
     tx.prepare_cached("UPDATE chit_log_arts_upto SET upto = ?1 WHERE id = 0")?
         .execute(params![to])?;
-    Ok(())
+    Ok(true)
 }
 
 impl SqliteStore {
@@ -530,7 +651,10 @@ impl Store for SqliteStore {
             return Err(StoreError::Exists(path.display().to_string()));
         }
         tx.execute_batch(SCHEMA).map_err(|e| write_err(&path, e))?;
-        self.arts_late = Some(true);
+        self.late = Some(Late {
+            arts: true,
+            shas: true,
+        });
         let mut rows = vec![
             ("format", Some(crate::FORMAT.to_string())),
             ("origin", Some(meta.origin.clone())),
@@ -619,6 +743,9 @@ impl Store for SqliteStore {
     }
 
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        if self.late()?.shas {
+            return self.find_late(digests);
+        }
         // One read transaction: one shared lock for every lookup, not one
         // (two fcntl calls) per statement.
         let tx = self.conn.unchecked_transaction().map_err(read_err)?;
@@ -724,7 +851,7 @@ impl Store for SqliteStore {
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
-        let (sql, values) = search_sql(q, self.arts_late()?);
+        let (sql, values) = search_sql(q, self.late()?.arts);
         let mut stmt = self.conn.prepare_cached(&sql).map_err(read_err)?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(values), |r| {
@@ -746,7 +873,7 @@ impl Store for SqliteStore {
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         let path = self.path.clone();
         let w = |e| write_err(&path, e);
-        let late = self.arts_late()?;
+        let late = self.late()?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -813,8 +940,11 @@ impl Store for SqliteStore {
                 .map_err(w)?;
             }
         }
-        if late {
-            index_arts(&tx, batch.new_size() as i64, ARTS_MERGE).map_err(w)?;
+        // At most one merge a commit: the batch's requests wait for it.
+        let merged =
+            late.arts && index_arts(&tx, batch.new_size() as i64, ARTS_MERGE).map_err(w)?;
+        if late.shas && !merged {
+            index_shas(&tx, batch.new_size() as i64, SHAS_MERGE).map_err(w)?;
         }
         tx.prepare_cached("INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2)")
             .and_then(|mut s| s.execute(params![batch.new_size() as i64, &batch.checkpoint]))
@@ -1073,6 +1203,14 @@ mod tests {
         st
     }
 
+    /// The content address given to entry `i` here.
+    fn sha(i: u64) -> chit_log::Hash {
+        let mut h = [0u8; 32];
+        h[..8].copy_from_slice(&i.to_be_bytes());
+        h[31] = 7;
+        h
+    }
+
     fn art(i: u64) -> String {
         format!("art_{:032x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
@@ -1087,11 +1225,9 @@ mod tests {
             ..Batch::default()
         };
         for d in data {
-            let mut sha = [0u8; 32];
-            sha[..8].copy_from_slice(&size.to_be_bytes());
             batch.entries.push(NewEntry {
                 index: size,
-                sha256: sha,
+                sha256: sha(size),
                 data: d,
                 integrated_at: 5,
             });
@@ -1107,6 +1243,92 @@ mod tests {
         size
     }
 
+    /// Content addresses indexed late are found wherever they are: above
+    /// the index (read into a connection's tail as appended, by another
+    /// connection too) and below it once merged; a merge that meets two
+    /// entries with one address fails its commit.
+    #[test]
+    fn content_addresses_are_found_above_and_below_the_index() {
+        use crate::store::Store;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut a = new_store(&path);
+        let mut b = super::SqliteStore::open(&path).unwrap();
+        let data: Vec<Vec<u8>> = (0..12000u64)
+            .map(|i| format!("entry {i}").into_bytes())
+            .collect();
+        let shas_upto = |st: &super::SqliteStore| -> i64 {
+            st.conn
+                .query_row("SELECT upto FROM chit_log_shas_upto", [], |r| r.get(0))
+                .unwrap()
+        };
+        let mut size = commit_labelled(&mut a, 0, &data[..5000]);
+        // b reads them all into its tail; nothing merged yet.
+        assert_eq!(
+            b.find(&[sha(0), sha(4999), sha(5000)]).unwrap(),
+            vec![Some(0), Some(4999), None]
+        );
+        assert_eq!(b.tail.shas.len(), 5000);
+        // At 9,000 the art ids are merged; the addresses at the next
+        // commit (one merge a commit).
+        size = commit_labelled(&mut a, size, &data[5000..9000]);
+        assert_eq!(shas_upto(&a), 0);
+        size = commit_labelled(&mut a, size, &data[9000..9100]);
+        assert_eq!(shas_upto(&a), 9100);
+        // b's tail is emptied; the index answers.
+        assert_eq!(
+            b.find(&[sha(0), sha(4999), sha(9099), sha(9100)]).unwrap(),
+            vec![Some(0), Some(4999), Some(9099), None]
+        );
+        assert_eq!((b.tail.upto, b.tail.shas.len()), (9100, 0));
+        size = commit_labelled(&mut a, size, &data[9100..9200]);
+        assert_eq!(
+            b.find(&[sha(9150), sha(17)]).unwrap(),
+            vec![Some(9150), Some(17)]
+        );
+        assert_eq!(b.tail.shas.len(), 100);
+        // Entry 9,150's address given to entry 9,200 by hand: the commit
+        // that merges them fails, and writes nothing.
+        size = commit_labelled(&mut a, size, &data[9200..9201]);
+        a.conn
+            .execute(
+                "UPDATE chit_log_entries SET sha256 = ?1 WHERE idx = 9200",
+                [&sha(9150)[..]],
+            )
+            .unwrap();
+        let mut grown = size;
+        let mut failed = None;
+        for chunk in data[..9000].chunks(1000) {
+            let mut batch = crate::store::Batch {
+                old_size: grown,
+                checkpoint: format!("checkpoint {}", grown + 1000).into_bytes(),
+                ..Default::default()
+            };
+            for (i, d) in chunk.iter().enumerate() {
+                batch.entries.push(crate::store::NewEntry {
+                    index: grown + i as u64,
+                    sha256: sha(100_000 + grown + i as u64),
+                    data: d,
+                    integrated_at: 5,
+                });
+            }
+            match a.commit(&batch) {
+                Ok(()) => grown += 1000,
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let e = failed.expect("a merge of two entries with one address");
+        assert!(
+            e.contains("UNIQUE") && e.contains("nothing of this batch"),
+            "{e}"
+        );
+        assert_eq!(a.size().unwrap(), grown);
+        assert_eq!(shas_upto(&a), 9100);
+    }
+
     /// A log made before art ids were indexed late (an index on the
     /// labels, no `chit_log_arts`) is appended to and searched as before.
     #[test]
@@ -1119,7 +1341,9 @@ mod tests {
             .unwrap()
             .execute_batch(
                 "DROP TABLE chit_log_arts; DROP TABLE chit_log_arts_upto; \
-                 CREATE INDEX chit_log_labels_art ON chit_log_labels (art_id) WHERE art_id IS NOT NULL;",
+                 DROP TABLE chit_log_shas; DROP TABLE chit_log_shas_upto; \
+                 CREATE INDEX chit_log_labels_art ON chit_log_labels (art_id) WHERE art_id IS NOT NULL; \
+                 CREATE UNIQUE INDEX chit_log_entries_sha ON chit_log_entries (sha256);",
             )
             .unwrap();
         let mut st = super::SqliteStore::open(&path).unwrap();
@@ -1144,10 +1368,15 @@ mod tests {
                 vec![i]
             );
         }
+        assert_eq!(
+            st.find(&[sha(0), sha(8999), sha(9000)]).unwrap(),
+            vec![Some(0), Some(8999), None]
+        );
         let tables: i64 = st
             .conn
             .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'chit_log_arts%'",
+                "SELECT count(*) FROM sqlite_master \
+                 WHERE name LIKE 'chit_log_arts%' OR name LIKE 'chit_log_shas%'",
                 [],
                 |r| r.get(0),
             )
@@ -1187,6 +1416,14 @@ mod tests {
             .query_row("SELECT count(*) FROM chit_log_arts", [], |r| r.get(0))
             .unwrap();
         assert_eq!(indexed, 4500);
+        // The addresses at the next commit (one merge a commit).
+        let more: Vec<Vec<u8>> = (0..10).map(|i| format!("more {i}").into_bytes()).collect();
+        commit_labelled(&mut st, size, &more);
+        let shas: i64 = st
+            .conn
+            .query_row("SELECT count(*) FROM chit_log_shas", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(shas, 9010);
         drop(st);
         let mut st = super::SqliteStore::open(&path).unwrap();
         for i in [0u64, 4096, 8190, 8998] {
