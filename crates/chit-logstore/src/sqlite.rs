@@ -32,9 +32,13 @@ use std::path::{Path, PathBuf};
 /// (entries are never rewritten), so that a duplicate is found at once
 /// wherever it is.
 ///
-/// Logs made before keep their index on `chit_log_labels (art_id)` and
-/// the unique `sha256` column, and are searched and appended to as they
-/// were.
+/// Integration times have no index: a search answers in index order,
+/// which such an index does not give (SQLite never chose it), so times are
+/// checked on a scan in index order.
+///
+/// Logs made before keep their index on `chit_log_labels (art_id)`, the
+/// unique `sha256` column and the time index, and are searched and
+/// appended to as they were.
 const SCHEMA: &str = "
 CREATE TABLE chit_log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE chit_log_head (id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL);
@@ -82,7 +86,6 @@ CREATE TABLE chit_log_shas (
 CREATE TABLE chit_log_shas_upto (id INTEGER PRIMARY KEY CHECK (id = 0), upto INTEGER NOT NULL);
 INSERT INTO chit_log_shas_upto (id, upto) VALUES (0, 0);
 CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
-CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
 ";
 
 /// With this many labels or more above `chit_log_arts_upto`, a commit
@@ -955,6 +958,15 @@ impl Store for SqliteStore {
         tx.commit().map_err(w)?;
         if let Some(c) = &self.checkpointer {
             c.committed();
+        }
+        // What was just written is this connection's tail's next part (it
+        // need not read it back), when the tail had read up to the batch.
+        let tail = &mut self.tail;
+        if late.shas && tail.to == batch.old_size as i64 {
+            for e in &batch.entries {
+                tail.shas.entry(e.sha256).or_insert(e.index);
+            }
+            tail.to = batch.new_size() as i64;
         }
         Ok(())
     }
