@@ -447,6 +447,16 @@ fn the_server_appends_verifies_proves_and_is_audited_over_http() {
         http(a, "GET", "/v1/search?since=yesterday", &[], b"").0,
         400
     );
+    // A parameter the route does not take (art_id for art) is an error
+    // naming it, not a search without it (every entry).
+    let (code, body) = http(a, "GET", "/v1/search?art_id=art_00", &[], b"");
+    assert_eq!(code, 400, "{}", String::from_utf8_lossy(&body));
+    let why = json(&body)["error"].as_str().unwrap().to_string();
+    assert!(why.contains("art_id") && why.contains("`art`"), "{why}");
+    assert_eq!(
+        http(a, "GET", "/v1/consistency?from=1&to=3&tree=2", &[], b"").0,
+        400
+    );
     // A kind chit does not know is an error naming the kinds, not an
     // empty page.
     let (code, body) = http(a, "GET", "/v1/search?kind=packet", &[], b"");

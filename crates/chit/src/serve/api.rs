@@ -566,6 +566,7 @@ pub async fn get_entry(State(state): State<Shared>, PathText(which): PathText) -
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SearchParams {
     kind: Option<String>,
     art: Option<String>,
@@ -644,6 +645,7 @@ pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RebindParams {
     todo_id: Option<String>,
 }
@@ -798,6 +800,7 @@ pub async fn get_rebinds(State(state): State<Shared>, Params(p): Params<RebindPa
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StreamParams {
     limit: Option<u32>,
 }
@@ -843,6 +846,7 @@ pub async fn get_stream(
 const STREAM_LIMIT: u32 = 2000;
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Sizes {
     from: u64,
     to: u64,
