@@ -422,17 +422,21 @@ impl SqliteStore {
         {
             let mut stmt = tx
                 .prepare_cached(
-                    "SELECT idx, sha256 FROM chit_log_entries WHERE idx >= ?1 ORDER BY idx",
+                    "SELECT idx, sha256 FROM chit_log_entries WHERE idx >= ?1 AND idx < ?2 ORDER BY idx",
                 )
                 .map_err(read_err)?;
-            let mut rows = stmt.query(params![tail.to.max(upto)]).map_err(read_err)?;
+            // The log's entries only (a row past its head is no entry of
+            // it: `chit log audit` names one).
+            let mut rows = stmt
+                .query(params![tail.to.max(upto), size])
+                .map_err(read_err)?;
             while let Some(r) = rows.next().map_err(read_err)? {
                 let idx: i64 = r.get(0).map_err(read_err)?;
                 let sha = hash_of(r.get(1).map_err(read_err)?, idx)?;
                 // The first entry with an address is the one it names.
                 tail.shas.entry(sha).or_insert(idx as u64);
-                tail.to = idx + 1;
             }
+            tail.to = tail.to.max(size);
         }
         let mut stmt = tx
             .prepare_cached("SELECT idx FROM chit_log_shas WHERE sha256 = ?1")
@@ -1299,6 +1303,17 @@ mod tests {
             vec![Some(9150), Some(17)]
         );
         assert_eq!(b.tail.shas.len(), 100);
+        // A row past the head, put there by hand, is no entry of the log.
+        a.conn
+            .execute(
+                "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) VALUES (50000, ?1, x'00', 0)",
+                [&sha(777_777)[..]],
+            )
+            .unwrap();
+        assert_eq!(b.find(&[sha(777_777)]).unwrap(), vec![None]);
+        a.conn
+            .execute("DELETE FROM chit_log_entries WHERE idx = 50000", [])
+            .unwrap();
         // Entry 9,150's address given to entry 9,200 by hand: the commit
         // that merges them fails, and writes nothing.
         size = commit_labelled(&mut a, size, &data[9200..9201]);
