@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 ///
 /// Art ids are indexed late, in bulk: `chit_log_arts` holds the art ids
 /// of the labels below `chit_log_arts_upto`, and a commit that leaves
-/// [`ARTS_MERGE`] or more labels above it adds theirs, sorted. An index
+/// [`MERGE_AT`] or more labels above it adds theirs, sorted. An index
 /// on `chit_log_labels (art_id)`, kept at each commit, cost the
 /// sequencer more than any other label: an art id is a hash, so each
 /// new one dirtied a 4 KiB page of its own, written to the WAL and again
@@ -88,16 +88,64 @@ INSERT INTO chit_log_shas_upto (id, upto) VALUES (0, 0);
 CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
 ";
 
-/// With this many labels or more above `chit_log_arts_upto`, a commit
-/// adds their art ids to `chit_log_arts` (at most [`MERGE_MAX`] at a
-/// time): a search by art id reads no more than about this many labels
-/// beyond the index.
-pub const ARTS_MERGE: i64 = 8192;
+/// With this many entries or more above a late index's `upto`, a commit
+/// adds their keys to it (at most [`MERGE_MAX`] at a time): a search by
+/// art id reads no more than about this many labels beyond its index, and
+/// a connection keeps about this many content addresses in memory.
+pub const MERGE_AT: i64 = 8192;
 const MERGE_MAX: i64 = 65536;
 
-/// The same for content addresses (`chit_log_shas`): a connection keeps
-/// about this many in memory.
-pub const SHAS_MERGE: i64 = 8192;
+/// An index kept late: the keys of the entries below its `upto` (a
+/// one-row table) are in it; a merge adds the next ones, sorted.
+struct LateIndex {
+    /// The `upto` table (its presence marks a log that keeps the index).
+    upto_table: &'static str,
+    read_upto: &'static str,
+    set_upto: &'static str,
+    /// Adds the keys of the entries `?1..?2`, sorted.
+    merge_sql: &'static str,
+}
+
+/// Art ids, from the labels (an entry may have none).
+const ARTS: LateIndex = LateIndex {
+    upto_table: "chit_log_arts_upto",
+    read_upto: "SELECT upto FROM chit_log_arts_upto WHERE id = 0",
+    set_upto: "UPDATE chit_log_arts_upto SET upto = ?1 WHERE id = 0",
+    merge_sql:
+        "INSERT OR IGNORE INTO chit_log_arts (art_id, idx) SELECT art_id, idx FROM chit_log_labels \
+            WHERE idx >= ?1 AND idx < ?2 AND art_id IS NOT NULL ORDER BY art_id, idx",
+};
+
+/// Content addresses, from the entries. Two entries with one address
+/// fail the merge (the table's primary key).
+const SHAS: LateIndex = LateIndex {
+    upto_table: "chit_log_shas_upto",
+    read_upto: "SELECT upto FROM chit_log_shas_upto WHERE id = 0",
+    set_upto: "UPDATE chit_log_shas_upto SET upto = ?1 WHERE id = 0",
+    merge_sql: "INSERT INTO chit_log_shas (sha256, idx) SELECT sha256, idx FROM chit_log_entries \
+            WHERE idx >= ?1 AND idx < ?2 ORDER BY sha256",
+};
+
+impl LateIndex {
+    fn upto(&self, conn: &Connection) -> rusqlite::Result<i64> {
+        conn.prepare_cached(self.read_upto)?
+            .query_row([], |r| r.get(0))
+    }
+
+    /// Adds the keys of the entries above `upto` once there are
+    /// `at_least` of them, in the commit's transaction; whether it did.
+    fn merge(&self, tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<bool> {
+        let upto = self.upto(tx)?;
+        if size - upto < at_least {
+            return Ok(false);
+        }
+        let to = size.min(upto + MERGE_MAX);
+        tx.prepare_cached(self.merge_sql)?
+            .execute(params![upto, to])?;
+        tx.prepare_cached(self.set_upto)?.execute(params![to])?;
+        Ok(true)
+    }
+}
 
 /// The files SQLite keeps beside a database `path`: its write-ahead
 /// log, the log's index, a rollback journal.
@@ -390,8 +438,8 @@ impl SqliteStore {
                 .map_err(read_err)
         };
         let late = Late {
-            arts: has("chit_log_arts_upto")?,
-            shas: has("chit_log_shas_upto")?,
+            arts: has(ARTS.upto_table)?,
+            shas: has(SHAS.upto_table)?,
         };
         self.late = Some(late);
         Ok(late)
@@ -404,10 +452,7 @@ impl SqliteStore {
     fn find_late(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
         // One read transaction: the index, its bound and the tail agree.
         let tx = self.conn.unchecked_transaction().map_err(read_err)?;
-        let upto: i64 = tx
-            .prepare_cached("SELECT upto FROM chit_log_shas_upto WHERE id = 0")
-            .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .map_err(read_err)?;
+        let upto = SHAS.upto(&tx).map_err(read_err)?;
         let size = head_size(&tx).map_err(read_err)?;
         let tail = &mut self.tail;
         if size < tail.to || upto < tail.upto {
@@ -453,49 +498,6 @@ impl SqliteStore {
             })
             .collect()
     }
-}
-
-/// Adds the content addresses of the entries above `chit_log_shas_upto`
-/// to `chit_log_shas` once there are `at_least` of them ([`SHAS_MERGE`]),
-/// sorted, in the commit's transaction. Two entries with one address fail
-/// it (the table's primary key).
-fn index_shas(tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<bool> {
-    let upto: i64 = tx
-        .prepare_cached("SELECT upto FROM chit_log_shas_upto WHERE id = 0")?
-        .query_row([], |r| r.get(0))?;
-    if size - upto < at_least {
-        return Ok(false);
-    }
-    let to = size.min(upto + MERGE_MAX);
-    tx.prepare_cached(
-        "INSERT INTO chit_log_shas (sha256, idx) SELECT sha256, idx FROM chit_log_entries \
-         WHERE idx >= ?1 AND idx < ?2 ORDER BY sha256",
-    )?
-    .execute(params![upto, to])?;
-    tx.prepare_cached("UPDATE chit_log_shas_upto SET upto = ?1 WHERE id = 0")?
-        .execute(params![to])?;
-    Ok(true)
-}
-
-/// Adds the art ids of the labels above `chit_log_arts_upto` to
-/// `chit_log_arts` once there are `at_least` of them ([`ARTS_MERGE`]),
-/// sorted, in the commit's transaction.
-fn index_arts(tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<bool> {
-    let upto: i64 = tx
-        .prepare_cached("SELECT upto FROM chit_log_arts_upto WHERE id = 0")?
-        .query_row([], |r| r.get(0))?;
-    if size - upto < at_least {
-        return Ok(false);
-    }
-    let to = size.min(upto + MERGE_MAX);
-    tx.prepare_cached(
-        "INSERT OR IGNORE INTO chit_log_arts (art_id, idx) SELECT art_id, idx FROM chit_log_labels \
-         WHERE idx >= ?1 AND idx < ?2 AND art_id IS NOT NULL ORDER BY art_id, idx",
-    )?
-    .execute(params![upto, to])?;
-    tx.prepare_cached("UPDATE chit_log_arts_upto SET upto = ?1 WHERE id = 0")?
-        .execute(params![to])?;
-    Ok(true)
 }
 
 impl SqliteStore {
@@ -948,10 +950,13 @@ impl Store for SqliteStore {
             }
         }
         // At most one merge a commit: the batch's requests wait for it.
-        let merged =
-            late.arts && index_arts(&tx, batch.new_size() as i64, ARTS_MERGE).map_err(w)?;
+        let merged = late.arts
+            && ARTS
+                .merge(&tx, batch.new_size() as i64, MERGE_AT)
+                .map_err(w)?;
         if late.shas && !merged {
-            index_shas(&tx, batch.new_size() as i64, SHAS_MERGE).map_err(w)?;
+            SHAS.merge(&tx, batch.new_size() as i64, MERGE_AT)
+                .map_err(w)?;
         }
         tx.prepare_cached("INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2)")
             .and_then(|mut s| s.execute(params![batch.new_size() as i64, &batch.checkpoint]))
@@ -1055,7 +1060,7 @@ mod tests {
                 integrated_at: at,
             });
             if late && i % 100 == 99 {
-                super::index_arts(&c, i as i64 + 1, 700).unwrap();
+                super::ARTS.merge(&c, i as i64 + 1, 700).unwrap();
             }
         }
         if late {
@@ -1411,7 +1416,7 @@ mod tests {
         assert_eq!(tables, 0);
     }
 
-    /// Commits index art ids late: once [`super::ARTS_MERGE`] labels are
+    /// Commits index art ids late: once [`super::MERGE_AT`] labels are
     /// above the index, a commit adds theirs; a search finds an art id
     /// below it and above it alike, and a log reopened reads the same.
     #[test]
