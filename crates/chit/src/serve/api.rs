@@ -38,7 +38,7 @@ pub struct AppState {
     /// A log on its own store connection, for reads.
     pub reader: Mutex<Log>,
     pub checker: Arc<Compiled>,
-    pub jobs: mpsc::Sender<Job>,
+    pub jobs: mpsc::UnboundedSender<Job>,
     /// Requests being checked on their way to `jobs`.
     pub checking: super::sequencer::Checking,
     pub tokens: Tokens,
@@ -46,6 +46,14 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Most bytes a JSON Lines body or a /v1/verify body may hold.
     pub max_body: usize,
+}
+
+/// A request's submissions once handled: each one's refusal where its
+/// token may not submit its kind, and what the batch of the others gave
+/// (none when every one was refused so).
+struct Handled {
+    forbidden: Vec<Option<String>>,
+    appended: Option<Result<Appended, String>>,
 }
 
 /// Counters for `/metrics`.
@@ -310,52 +318,67 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
     if inputs.is_empty() {
         return error(StatusCode::BAD_REQUEST, "an empty body: send a receipt");
     }
+    // Checked on the check threads, which hand what is to be appended
+    // straight to the sequencer: this task wakes once, for the answer.
     let checker = state.checker.clone();
+    let jobs = state.jobs.clone();
     // Counted until its job is queued: a short batch waits for it.
     let checking = state.checking.enter();
-    let checked = match on_cores(move || checker.check_all(inputs)).await {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    // A kind this token may not submit is answered, never appended.
-    let mut forbidden = vec![None; checked.len()];
-    let mut send = Vec::new();
-    for (i, c) in checked.into_iter().enumerate() {
-        if let Verdict::Accept { kind, .. } = c.verdict() {
-            if !tok.may_submit(kind) {
-                forbidden[i] = Some(format!("token {} may not submit {kind}", tok.name));
-                continue;
+    let (tx, rx) = oneshot::channel::<Handled>();
+    rayon::spawn(move || {
+        let checked = checker.check_all(inputs);
+        // A kind this token may not submit is answered, never appended.
+        let mut forbidden = vec![None; checked.len()];
+        let mut send = Vec::new();
+        for (i, c) in checked.into_iter().enumerate() {
+            if let Verdict::Accept { kind, .. } = c.verdict() {
+                if !tok.may_submit(kind) {
+                    forbidden[i] = Some(format!("token {} may not submit {kind}", tok.name));
+                    continue;
+                }
             }
+            send.push(c);
         }
-        send.push(c);
-    }
-    let appended = if send.is_empty() {
-        None
-    } else {
-        let (reply, rx) = oneshot::channel();
+        if send.is_empty() {
+            let _ = tx.send(Handled {
+                forbidden,
+                appended: None,
+            });
+            return;
+        }
         let job = Job {
             checked: send,
-            reply,
+            reply: Box::new(move |r| {
+                let _ = tx.send(Handled {
+                    forbidden,
+                    appended: Some(r),
+                });
+            }),
         };
-        if state.jobs.send(job).await.is_err() {
-            return error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down",
-            );
+        if let Err(mpsc::error::SendError(job)) = jobs.send(job) {
+            (job.reply)(Err("the server is shutting down".into()));
         }
         drop(checking);
-        match rx.await {
-            Ok(Ok(a)) => Some(a),
-            Ok(Err(why)) => {
-                return error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("{why}; nothing of it was acknowledged"),
-                )
-            }
-            Err(_) => return error(
+    });
+    let Ok(Handled {
+        mut forbidden,
+        appended,
+    }) = rx.await
+    else {
+        // Its job was dropped unanswered, still queued: the server stopped.
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server stopped before the batch was written; nothing of it was acknowledged",
+        );
+    };
+    let appended = match appended {
+        None => None,
+        Some(Ok(a)) => Some(a),
+        Some(Err(why)) => {
+            return error(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "the server stopped before the batch was written; nothing of it was acknowledged",
-            ),
+                format!("{why}; nothing of it was acknowledged"),
+            )
         }
     };
     if let Some(a) = &appended {

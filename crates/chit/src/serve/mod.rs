@@ -225,7 +225,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
     let logging = logging::init(a.quiet);
-    let (jobs, queue) = tokio::sync::mpsc::channel(1024);
+    let (jobs, queue) = tokio::sync::mpsc::unbounded_channel();
     let checking = sequencer::Checking::default();
     let sequencer = sequencer::start(writer, prover, queue, checking.clone())
         .map_err(|e| Failure::error(format!("cannot start the sequencer: {e}")))?;

@@ -7,7 +7,7 @@
 
 use chit_log::Hash;
 use chit_logstore::{Log, Outcome, Submitted};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 /// Submissions per tree update, at most.
 pub const BATCH: usize = 4096;
@@ -51,10 +51,15 @@ impl Drop for CheckingGuard {
     }
 }
 
+/// Where a request's batch is answered: called once, with what its batch
+/// gave or why it was not written (from the prover's or the sequencer's
+/// thread).
+pub type Reply = Box<dyn FnOnce(Result<Appended, String>) + Send>;
+
 /// One request's submissions, checked, and where to answer.
 pub struct Job {
     pub checked: Vec<Submitted>,
-    pub reply: oneshot::Sender<Result<Appended, String>>,
+    pub reply: Reply,
 }
 
 /// A request's outcomes (in its order), the checkpoint that covers them,
@@ -69,7 +74,7 @@ pub struct Appended {
 /// A committed batch on its way to the prover: the requests' shapes (how
 /// many submissions each, where to answer) and what the batch gave.
 struct Committed {
-    shape: Vec<(usize, oneshot::Sender<Result<Appended, String>>)>,
+    shape: Vec<(usize, Reply)>,
     outcomes: Vec<Outcome>,
     size: u64,
     checkpoint: Vec<u8>,
@@ -88,7 +93,7 @@ struct Committed {
 pub fn start(
     log: Log,
     prover: Log,
-    jobs: mpsc::Receiver<Job>,
+    jobs: mpsc::UnboundedReceiver<Job>,
     checking: Checking,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let (to_prover, committed) = std::sync::mpsc::channel::<Committed>();
@@ -108,7 +113,7 @@ pub fn start(
 fn sequence(
     mut log: Log,
     to_prover: std::sync::mpsc::Sender<Committed>,
-    mut jobs: mpsc::Receiver<Job>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
     checking: Checking,
 ) {
     while let Some(first) = jobs.blocking_recv() {
@@ -174,7 +179,7 @@ fn sequence(
                 let why = e.to_string();
                 tracing::error!(target: "chit::sequencer", error = %why, entries = checked.len(), "a batch was not written; its requests are answered 503");
                 for (_, reply) in shape {
-                    let _ = reply.send(Err(why.clone()));
+                    reply(Err(why.clone()));
                 }
             }
         }
@@ -183,7 +188,7 @@ fn sequence(
 
 /// Adds the jobs already queued to `batch` (its submissions counted in
 /// `count`), without waiting, until it holds [`BATCH`] submissions.
-fn take_waiting(jobs: &mut mpsc::Receiver<Job>, batch: &mut Vec<Job>, count: &mut usize) {
+fn take_waiting(jobs: &mut mpsc::UnboundedReceiver<Job>, batch: &mut Vec<Job>, count: &mut usize) {
     while *count < BATCH {
         match jobs.try_recv() {
             Ok(j) => {
@@ -212,7 +217,7 @@ fn answer(log: &mut Log, c: Committed) {
             let why = format!("{e}; the batch is logged, but its proofs could not be made");
             tracing::error!(target: "chit::sequencer", error = %why);
             for (_, reply) in c.shape {
-                let _ = reply.send(Err(why.clone()));
+                reply(Err(why.clone()));
             }
             return;
         }
@@ -224,7 +229,7 @@ fn answer(log: &mut Log, c: Committed) {
             .iter()
             .map(|o| o.index().and_then(|_| proofs.next()))
             .collect();
-        let _ = reply.send(Ok(Appended {
+        reply(Ok(Appended {
             outcomes: mine,
             proofs: mine_proofs,
             size: c.size,
