@@ -40,8 +40,13 @@ file="$out/p/packets.jsonl"; trust="$out/p/trust.toml"
 printf '[[token]]\nname = "load"\nsha256 = "%s"\n' "$(printf %s loadtoken | sha256sum | cut -d' ' -f1)" > "$out/tokens.toml"
 
 "$chit" verify --lines --quiet --trust "$trust" "$file" > /dev/null
+# Each timed run starts with what the run before it wrote on its way to the
+# disk: the kernel's writeback of a log of 50,000 entries (some 100 MB)
+# would otherwise take CPU from whichever run comes next.
+settle() { sync; sleep 0.5; }
 verify() { # the verify rate now; also the floor the next server run is held to
   local t0 t1 rate
+  settle
   t0=$(date +%s.%N)
   "$chit" verify --lines --quiet --trust "$trust" "$file" > /dev/null || { echo "chit verify failed" >&2; exit 1; }
   t1=$(date +%s.%N)
@@ -79,6 +84,7 @@ for round in $(seq "$rounds"); do
   rm -f "$out/s.db" "$out/s.db-wal" "$out/s.db-shm"
   "$chit" log init --store "$out/s.db" --key "$out/log.pem" --origin bench.example/serve --trust "$trust" > /dev/null
   start "$out/s.db" 18301; s1=$!
+  settle
   line=$("$load" http://127.0.0.1:18301 loadtoken "$file" "$clients")
   kill "$s1"; wait || true
   v1=$(verify)
@@ -92,6 +98,7 @@ for round in $(seq "$rounds"); do
   if "$chit" log init --store "$url" --key "$out/log.pem" --origin bench.example/serve2 --trust "$trust" > /dev/null 2>&1; then
     start "$url" 18302; s2=$!
     start "$url" 18303; s3=$!
+    settle
     line=$("$load" http://127.0.0.1:18302,http://127.0.0.1:18303 loadtoken "$file" "$clients")
     kill "$s2" "$s3"; wait || true
     v2=$(verify)
