@@ -347,6 +347,45 @@ fn the_server_appends_verifies_proves_and_is_audited_over_http() {
         http(a, "POST", "/v1/entries", &auth, &vec![b' '; 70_000]).0,
         413
     );
+    // JSON Lines under a token for packets only: each line of a kind it may
+    // not submit is answered "forbidden" in its place, and the packet
+    // between them is still checked and answered; a body of forbidden lines
+    // only is answered too (none of it reaches the log).
+    let packet = std::fs::read(common::repo().join("examples/packets/p0.env.json")).unwrap();
+    let packet: Vec<u8> = packet.into_iter().filter(|&b| b != b'\n').collect();
+    let jsonl_p = [
+        ("Authorization", "Bearer tok-p"),
+        ("Content-Type", "application/jsonl"),
+    ];
+    let mixed = [receipt(6), packet, receipt(7)].join(&b'\n');
+    let (code, body) = http(a, "POST", "/v1/entries", &jsonl_p, &mixed);
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    let answers: Vec<Value> = body
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(json)
+        .collect();
+    let seen: Vec<(&str, u64)> = answers
+        .iter()
+        .map(|v| (v["status"].as_str().unwrap(), v["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!((seen[0], seen[2]), (("forbidden", 1), ("forbidden", 3)));
+    assert_eq!(seen[1].1, 2);
+    assert_ne!(seen[1].0, "forbidden");
+    assert!(answers[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("token packets may not submit"));
+    let only = [receipt(8), receipt(9)].join(&b'\n');
+    let (code, body) = http(a, "POST", "/v1/entries", &jsonl_p, &only);
+    assert_eq!(code, 200);
+    let statuses: Vec<String> = body
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| json(l)["status"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(statuses, ["forbidden", "forbidden"]);
 
     // JSON Lines: each line answered, in order; the valid ones appended.
     let mut lines = receipt(3);
