@@ -83,6 +83,11 @@ pub struct Submission {
     pub outcomes: Vec<Outcome>,
     pub size: u64,
     pub checkpoint: Vec<u8>,
+    /// The hash tiles the batch wrote, `(tile level, tile index, hashes)`
+    /// as stored now (none when nothing was appended): with them,
+    /// [`Log::inclusion_proofs_over`] proves the batch's entries without
+    /// reading the store's right edge again.
+    pub tiles: Vec<(u8, u64, Vec<u8>)>,
 }
 
 /// A log: its store, description, policy and (to append) its key.
@@ -463,6 +468,7 @@ impl Log {
                     outcomes,
                     size,
                     checkpoint: note,
+                    tiles: Vec::new(),
                 });
             }
             // 4. tree
@@ -497,6 +503,7 @@ impl Log {
                         outcomes,
                         size: new_size,
                         checkpoint: batch.checkpoint,
+                        tiles: batch.tiles,
                     });
                 }
                 Err(StoreError::Conflict { expected, found }) => {
@@ -534,7 +541,22 @@ impl Log {
         indexes: &[u64],
         size: u64,
     ) -> Result<Vec<Vec<Hash>>, LogError> {
-        let src = self.hash_source(size);
+        self.inclusion_proofs_over(indexes, size, &[])
+    }
+
+    /// [`Log::inclusion_proofs`] where `written` holds tiles of the tree of
+    /// `size` leaves (a committed batch's [`Submission::tiles`]): those are
+    /// not read from the store. The tiles a batch wrote are its tree's
+    /// right edge, which its entries' proofs mostly climb.
+    pub fn inclusion_proofs_over(
+        &mut self,
+        indexes: &[u64],
+        size: u64,
+        written: &[(u8, u64, Vec<u8>)],
+    ) -> Result<Vec<Vec<Hash>>, LogError> {
+        let overlay: HashMap<(u8, u64), &[u8]> =
+            written.iter().map(|(l, i, d)| ((*l, *i), &d[..])).collect();
+        let src = StoreTiles::new(&mut *self.store, Some(&overlay), size, &mut self.subtrees);
         indexes
             .iter()
             .map(|&i| Ok(tree::inclusion_proof(&src, i, size)?))

@@ -643,10 +643,13 @@ fn a_running_sequencer_still_checks_what_it_wrote(b: &dyn Backend) {
 
 /// Logs kept open (as `chit serve` keeps its sequencer and its prover)
 /// keep subtree hashes from batch to batch: every root signed and every
-/// proof given at each new size is still the memory tree's.
+/// proof given at each new size is still the memory tree's, whether the
+/// prover reads the tiles from the store or takes those the batch wrote
+/// (`chit serve`'s prover).
 fn a_log_kept_open_proves_every_size(b: &dyn Backend) {
     let mut log = new_log(b, &Policy::default());
     let mut prover = Log::open(b.store()).unwrap();
+    let mut over = Log::open(b.store()).unwrap();
     let mut mem = MemoryTree::new();
     let mut n = 0usize;
     for batch in [3usize, 1, 250, 2, 7, 256, 300, 1, 64, 511] {
@@ -668,11 +671,23 @@ fn a_log_kept_open_proves_every_size(b: &dyn Backend) {
             .chain(size - batch as u64..size)
             .collect();
         let proofs = prover.inclusion_proofs(&indexes, size).unwrap();
+        assert!(!sub.tiles.is_empty());
+        let batch_only: Vec<u64> = (size - batch as u64..size).collect();
+        let proofs_over = over
+            .inclusion_proofs_over(&batch_only, size, &sub.tiles)
+            .unwrap();
         for (&i, p) in indexes.iter().zip(&proofs) {
             assert_eq!(
                 *p,
                 tree::inclusion_proof(&mem, i, size).unwrap(),
                 "{i} of {size}"
+            );
+        }
+        for (&i, p) in batch_only.iter().zip(&proofs_over) {
+            assert_eq!(
+                *p,
+                tree::inclusion_proof(&mem, i, size).unwrap(),
+                "{i} of {size}, over the batch's tiles"
             );
         }
         assert_eq!(prover.root(size).unwrap(), mem.root(size).unwrap());

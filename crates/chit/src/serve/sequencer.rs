@@ -78,6 +78,8 @@ struct Committed {
     outcomes: Vec<Outcome>,
     size: u64,
     checkpoint: Vec<u8>,
+    /// The tiles the batch wrote: its proofs are made from them.
+    tiles: Vec<(u8, u64, Vec<u8>)>,
 }
 
 /// Starts the two threads and returns the sequencer's, which ends once
@@ -169,6 +171,7 @@ fn sequence(
                     outcomes: sub.outcomes,
                     size: sub.size,
                     checkpoint: sub.checkpoint,
+                    tiles: sub.tiles,
                 };
                 // A prover that has stopped (it panicked): answered here.
                 if let Err(std::sync::mpsc::SendError(c)) = to_prover.send(c) {
@@ -211,7 +214,7 @@ fn prove(mut log: Log, committed: std::sync::mpsc::Receiver<Committed>) {
 /// (their subtrees shared), each request its own outcomes and proofs.
 fn answer(log: &mut Log, c: Committed) {
     let indexes: Vec<u64> = c.outcomes.iter().filter_map(Outcome::index).collect();
-    let mut proofs = match log.inclusion_proofs(&indexes, c.size) {
+    let mut proofs = match log.inclusion_proofs_over(&indexes, c.size, &c.tiles) {
         Ok(p) => p.into_iter(),
         Err(e) => {
             let why = format!("{e}; the batch is logged, but its proofs could not be made");
