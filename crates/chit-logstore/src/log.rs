@@ -110,6 +110,11 @@ pub struct Log {
     /// Complete subtree hashes read or made from this store (see
     /// [`Subtrees`]).
     subtrees: Subtrees,
+    /// The right edge of the tree this log last committed (that checkpoint's
+    /// bytes, and the partial tiles): the next batch's edge while the
+    /// stored head is still those very bytes (the same tree, so the same
+    /// tiles), instead of reading it back.
+    edge: Option<(Vec<u8>, HashMap<(u8, u64), Vec<u8>>)>,
 }
 
 /// Complete subtree hashes, by `(level, index)`, kept from one batch (or
@@ -173,6 +178,7 @@ impl Log {
             verifier: signer.verifier(),
             signer: Some(signer),
             written: None,
+            edge: None,
             tree_checked: false,
             subtrees: Subtrees::default(),
         })
@@ -215,6 +221,7 @@ impl Log {
             verifier,
             signer: None,
             written: None,
+            edge: None,
             tree_checked: false,
             subtrees: Subtrees::default(),
         })
@@ -319,11 +326,15 @@ impl Log {
                 // or wrote it: it is read and checked again below.
                 self.tree_checked = false;
                 self.subtrees.clear();
+                self.edge = None;
             }
             let (size, note) = self.store.head()?;
             // The partial tile at each level: the stored tree's right edge,
             // which both its root and the batch's new tiles are made from.
-            let edge_read = read_right_edge(&mut *self.store, size)?;
+            let edge_read = match self.edge.take() {
+                Some((bytes, kept)) if bytes == note => kept,
+                _ => read_right_edge(&mut *self.store, size)?,
+            };
             let edge: HashMap<(u8, u64), &[u8]> =
                 edge_read.iter().map(|(k, d)| (*k, &d[..])).collect();
             // Only what this log signed is extended: the stored tiles must
@@ -464,6 +475,7 @@ impl Log {
             }
             let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
             if batch.entries.is_empty() {
+                self.edge = Some((note.clone(), edge_read));
                 return Ok(Submission {
                     outcomes,
                     size,
@@ -499,6 +511,15 @@ impl Log {
                 Ok(()) => {
                     self.written = Some((batch.checkpoint.clone(), new_size, root));
                     self.tree_checked = true;
+                    // The new edge: the tiles the batch grew, and the old
+                    // edge's where a level's partial tile did not change.
+                    let mut next = edge_read;
+                    for (level, index, data) in &batch.tiles {
+                        next.insert((*level, *index), data.clone());
+                    }
+                    let keep = edge_keys(new_size);
+                    next.retain(|k, _| keep.contains(k));
+                    self.edge = Some((batch.checkpoint.clone(), next));
                     return Ok(Submission {
                         outcomes,
                         size: new_size,
@@ -708,19 +729,25 @@ fn read_right_edge(
     store: &mut dyn Store,
     size: u64,
 ) -> Result<HashMap<(u8, u64), Vec<u8>>, LogError> {
-    let keys: Vec<(u8, u64)> = tiles::right_edge(size)
-        .iter()
-        .filter_map(|t| match t.kind {
-            TileKind::Hashes(level) => Some((level, t.index)),
-            TileKind::Entries => None,
-        })
-        .collect();
+    let keys = edge_keys(size);
     let read = store.tiles(&keys)?;
     Ok(keys
         .into_iter()
         .zip(read)
         .filter_map(|(k, t)| t.map(|t| (k, t)))
         .collect())
+}
+
+/// `(level, index)` of the hash tiles at the right edge of a tree of
+/// `size` leaves ([`tiles::right_edge`]).
+fn edge_keys(size: u64) -> Vec<(u8, u64)> {
+    tiles::right_edge(size)
+        .iter()
+        .filter_map(|t| match t.kind {
+            TileKind::Hashes(level) => Some((level, t.index)),
+            TileKind::Entries => None,
+        })
+        .collect()
 }
 
 /// The hash tiles appending `leaves` to a tree of `old_size` leaves
