@@ -90,6 +90,9 @@ pub struct Submission {
     pub tiles: Vec<(u8, u64, Vec<u8>)>,
 }
 
+/// Hash tiles by `(tile level, tile index)`: a tree's right edge.
+type Edge = HashMap<(u8, u64), Vec<u8>>;
+
 /// A log: its store, description, policy and (to append) its key.
 pub struct Log {
     store: Box<dyn Store>,
@@ -114,7 +117,7 @@ pub struct Log {
     /// bytes, and the partial tiles): the next batch's edge while the
     /// stored head is still those very bytes (the same tree, so the same
     /// tiles), instead of reading it back.
-    edge: Option<(Vec<u8>, HashMap<(u8, u64), Vec<u8>>)>,
+    edge: Option<(Vec<u8>, Edge)>,
 }
 
 /// Complete subtree hashes, by `(level, index)`, kept from one batch (or
@@ -725,10 +728,7 @@ pub fn tile_root(hashes: &[u8]) -> Hash {
 /// at once, by `(level, index)`. A tile may be wider than the tree needs
 /// (a partial tile grows in place; [`read_tile`] cuts it); one missing
 /// from the store is left out, and read (and reported) where it is used.
-fn read_right_edge(
-    store: &mut dyn Store,
-    size: u64,
-) -> Result<HashMap<(u8, u64), Vec<u8>>, LogError> {
+fn read_right_edge(store: &mut dyn Store, size: u64) -> Result<Edge, LogError> {
     let keys = edge_keys(size);
     let read = store.tiles(&keys)?;
     Ok(keys
