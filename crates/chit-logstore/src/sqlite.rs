@@ -8,6 +8,7 @@
 
 use crate::store::{Batch, Entry, Hit, Label, Meta, PacketRow, Query, Store, StoreError};
 use chit_log::Hash;
+use rusqlite::ToSql;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 
@@ -397,6 +398,10 @@ impl SqliteStore {
         conn.pragma_update(None, "cache_size", -32768)
             .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(30)))
             .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
+        // A sequencer's batch runs some twenty statements (its reads, its
+        // writes, the late indexes' merges): with rusqlite's default of 16
+        // kept, each batch would prepare some of them again.
+        conn.set_prepared_statement_cache_capacity(64);
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
@@ -499,6 +504,41 @@ impl SqliteStore {
             .collect()
     }
 }
+
+/// Rows inserted [`ROWS_AT_ONCE`] a statement (`head` is the statement up to
+/// `VALUES`), the rest one a statement: a statement's fixed cost (its
+/// bindings reset, its program started and ended) paid once for many rows.
+fn insert_rows<const N: usize>(
+    tx: &rusqlite::Transaction<'_>,
+    head: &str,
+    rows: &[[&dyn ToSql; N]],
+) -> rusqlite::Result<()> {
+    let row = format!("({})", ["?"; N].join(","));
+    let mut chunks = rows.chunks_exact(ROWS_AT_ONCE);
+    if rows.len() >= ROWS_AT_ONCE {
+        let mut many = tx.prepare_cached(&format!(
+            "{head} VALUES {}",
+            vec![&*row; ROWS_AT_ONCE].join(",")
+        ))?;
+        let mut bound: Vec<&dyn ToSql> = Vec::with_capacity(ROWS_AT_ONCE * N);
+        for chunk in &mut chunks {
+            bound.clear();
+            bound.extend(chunk.iter().flatten().copied());
+            many.execute(&bound[..])?;
+        }
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut one = tx.prepare_cached(&format!("{head} VALUES {row}"))?;
+        for r in rest {
+            one.execute(&r[..])?;
+        }
+    }
+    Ok(())
+}
+
+/// Rows a multi-row `INSERT` of [`insert_rows`] holds.
+const ROWS_AT_ONCE: usize = 16;
 
 impl SqliteStore {
     /// Logged packets at each `(stream, value of column)`, in one read
@@ -895,21 +935,23 @@ impl Store for SqliteStore {
             });
         }
         {
-            let mut ins = tx
-                .prepare_cached(
-                    "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
-                     VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(w)?;
-            for e in &batch.entries {
-                ins.execute(params![
-                    e.index as i64,
-                    &e.sha256[..],
-                    e.data,
-                    e.integrated_at
-                ])
-                .map_err(w)?;
-            }
+            let idx: Vec<(i64, &[u8])> = batch
+                .entries
+                .iter()
+                .map(|e| (e.index as i64, &e.sha256[..]))
+                .collect();
+            let rows: Vec<[&dyn ToSql; 4]> = batch
+                .entries
+                .iter()
+                .zip(&idx)
+                .map(|(e, (i, sha))| -> [&dyn ToSql; 4] { [i, sha, &e.data, &e.integrated_at] })
+                .collect();
+            insert_rows(
+                &tx,
+                "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at)",
+                &rows,
+            )
+            .map_err(w)?;
             let mut tile = tx
                 .prepare_cached(
                     "INSERT INTO chit_log_tiles (level, idx, data) VALUES (?1, ?2, ?3) \
@@ -920,34 +962,41 @@ impl Store for SqliteStore {
                 tile.execute(params![level, *index as i64, data])
                     .map_err(w)?;
             }
-            let mut pk = tx
-                .prepare_cached(
-                    "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(w)?;
-            let mut label = tx
-                .prepare_cached(
-                    "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(w)?;
             let at = batch.entries.first().map(|e| e.integrated_at).unwrap_or(0);
-            for l in &batch.labels {
-                label
-                    .execute(params![l.index as i64, l.kind, l.art_id, l.stream_id, at])
-                    .map_err(w)?;
-            }
-            for p in &batch.packets {
-                pk.execute(params![
-                    p.stream_id,
-                    p.sequence,
-                    p.packet_id,
-                    p.prev_packet_id,
-                    p.index as i64
-                ])
-                .map_err(w)?;
-            }
+            let idx: Vec<i64> = batch.labels.iter().map(|l| l.index as i64).collect();
+            let rows: Vec<[&dyn ToSql; 5]> = batch
+                .labels
+                .iter()
+                .zip(&idx)
+                .map(|(l, i)| -> [&dyn ToSql; 5] { [i, &l.kind, &l.art_id, &l.stream_id, &at] })
+                .collect();
+            insert_rows(
+                &tx,
+                "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at)",
+                &rows,
+            )
+            .map_err(w)?;
+            let idx: Vec<i64> = batch.packets.iter().map(|p| p.index as i64).collect();
+            let rows: Vec<[&dyn ToSql; 5]> = batch
+                .packets
+                .iter()
+                .zip(&idx)
+                .map(|(p, i)| -> [&dyn ToSql; 5] {
+                    [
+                        &p.stream_id,
+                        &p.sequence,
+                        &p.packet_id,
+                        &p.prev_packet_id,
+                        i,
+                    ]
+                })
+                .collect();
+            insert_rows(
+                &tx,
+                "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx)",
+                &rows,
+            )
+            .map_err(w)?;
         }
         // At most one merge a commit: the batch's requests wait for it.
         let merged = late.arts

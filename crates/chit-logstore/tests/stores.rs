@@ -159,6 +159,7 @@ both!(
     witnesses_cosign_consistent_checkpoints,
     a_stale_batch_is_a_conflict_and_writes_nothing,
     batch_reads_at_once_answer_as_their_parts,
+    a_big_batch_records_every_row,
 );
 
 fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
@@ -745,6 +746,55 @@ fn search_finds_entries_by_their_labels(b: &dyn Backend) {
     };
     assert!(art.starts_with("art_"), "{art}");
     assert_eq!(q(&|q| q.art_id = Some(art.clone())), vec![0]);
+}
+
+/// A batch of many packets (its rows inserted many a statement, the rest
+/// one a statement): every entry, label and packet row is there, each
+/// with its own values.
+fn a_big_batch_records_every_row(b: &dyn Backend) {
+    let mut log = new_log(b, &packet_policy());
+    let n = 37u64;
+    let mut inputs = Vec::new();
+    for i in 0..n {
+        let prev = (i > 0).then(|| format!("p{}", i - 1));
+        inputs.push(packet("big", i, &format!("p{i}"), prev.as_deref()));
+    }
+    let sub = log.submit(&inputs).unwrap();
+    assert_eq!(appended(&sub.outcomes), (0..n).collect::<Vec<u64>>());
+    let mut s = b.store();
+    let rows = s.stream("big", 100).unwrap();
+    let seen: Vec<(i64, String, Option<String>, u64)> = rows
+        .into_iter()
+        .map(|r| (r.sequence, r.packet_id, r.prev_packet_id, r.index))
+        .collect();
+    let want: Vec<(i64, String, Option<String>, u64)> = (0..n)
+        .map(|i| {
+            let prev = (i > 0).then(|| format!("p{}", i - 1));
+            (i as i64, format!("p{i}"), prev, i)
+        })
+        .collect();
+    assert_eq!(seen, want);
+    for (i, bytes) in inputs.iter().enumerate() {
+        let e = s.entry(i as u64).unwrap().unwrap();
+        assert_eq!(&e.data, bytes, "entry {i}");
+    }
+    let q = chit_logstore::store::Query {
+        stream_id: Some("big".into()),
+        limit: 100,
+        ..Default::default()
+    };
+    assert_eq!(log_search(b, &q), (0..n).collect::<Vec<u64>>());
+    // Each packet is logged: its sequence again, or its id again, is refused.
+    let again = log
+        .submit(&[
+            packet("big", 20, "other", Some("p19")),
+            packet("big", n, "p30", Some(&format!("p{}", n - 1))),
+        ])
+        .unwrap();
+    assert!(again
+        .outcomes
+        .iter()
+        .all(|o| matches!(o, Outcome::Refused(_))));
 }
 
 fn log_search(b: &dyn Backend, q: &chit_logstore::store::Query) -> Vec<u64> {
