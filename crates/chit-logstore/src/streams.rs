@@ -22,10 +22,11 @@ pub struct PacketKeys {
 }
 
 /// The packets of one batch, checked in order against the log and each
-/// other.
+/// other. Rows are kept by stream, then by sequence and by packet id, so a
+/// packet's neighbours are looked up without building a key.
 pub struct StreamCheck {
-    by_seq: HashMap<(String, i64), PacketRow>,
-    by_id: HashMap<(String, String), PacketRow>,
+    by_seq: HashMap<String, HashMap<i64, PacketRow>>,
+    by_id: HashMap<String, HashMap<String, PacketRow>>,
 }
 
 impl StreamCheck {
@@ -64,10 +65,26 @@ impl StreamCheck {
     }
 
     fn remember(&mut self, row: PacketRow) {
-        self.by_id
-            .insert((row.stream_id.clone(), row.packet_id.clone()), row.clone());
-        self.by_seq
-            .insert((row.stream_id.clone(), row.sequence), row);
+        let ids = match self.by_id.get_mut(&row.stream_id) {
+            Some(m) => m,
+            None => self.by_id.entry(row.stream_id.clone()).or_default(),
+        };
+        ids.insert(row.packet_id.clone(), row.clone());
+        let seqs = match self.by_seq.get_mut(&row.stream_id) {
+            Some(m) => m,
+            None => self.by_seq.entry(row.stream_id.clone()).or_default(),
+        };
+        seqs.insert(row.sequence, row);
+    }
+
+    /// The row at `(stream, sequence)`, if logged or admitted.
+    fn at(&self, stream: &str, sequence: i64) -> Option<&PacketRow> {
+        self.by_seq.get(stream)?.get(&sequence)
+    }
+
+    /// The row of `(stream, packet id)`, if logged or admitted.
+    fn named(&self, stream: &str, id: &str) -> Option<&PacketRow> {
+        self.by_id.get(stream)?.get(id)
     }
 
     /// Checks one packet at log index `index`; when it passes, it counts for
@@ -75,8 +92,8 @@ impl StreamCheck {
     /// conflicts with.
     pub fn admit(&mut self, p: &PacketFacts, index: u64) -> Result<PacketRow, Report> {
         let mut r = Report::new(chit_core::kinds::packet::KIND);
-        let s = p.stream_id.to_string();
-        if let Some(other) = self.by_id.get(&(s.clone(), p.packet_id.to_string())) {
+        let s = &*p.stream_id;
+        if let Some(other) = self.named(s, &p.packet_id) {
             r.error(
                 rule::P1,
                 "/packet_id",
@@ -86,7 +103,7 @@ impl StreamCheck {
                 ),
             );
         }
-        if let Some(other) = self.by_seq.get(&(s.clone(), p.sequence)) {
+        if let Some(other) = self.at(s, p.sequence) {
             r.error(
                 rule::P2,
                 "/sequence",
@@ -109,7 +126,7 @@ impl StreamCheck {
                 format!("sequence {n} names no previous packet"),
             ),
             (n, Some(prev)) => {
-                if let Some(before) = self.by_seq.get(&(s.clone(), n - 1)) {
+                if let Some(before) = self.at(s, n - 1) {
                     if before.packet_id != prev {
                         r.error(
                             rule::P4,
@@ -125,7 +142,7 @@ impl StreamCheck {
                 }
             }
         }
-        if let Some(after) = self.by_seq.get(&(s.clone(), p.sequence.saturating_add(1))) {
+        if let Some(after) = self.at(s, p.sequence.saturating_add(1)) {
             if after.prev_packet_id.as_deref() != Some(&*p.packet_id) {
                 r.error(
                     rule::P4,
@@ -144,7 +161,7 @@ impl StreamCheck {
             return Err(r);
         }
         let row = PacketRow {
-            stream_id: s,
+            stream_id: s.to_string(),
             sequence: p.sequence,
             packet_id: p.packet_id.to_string(),
             prev_packet_id: p.prev_packet_id.as_deref().map(str::to_string),
