@@ -231,22 +231,22 @@ impl Filter {
         }
     }
 
-    /// The bit positions of `h`: two words of it, mixed (an address that
-    /// is not a real digest spreads too), combined (double hashing).
-    fn positions(&self, h: &Hash) -> impl Iterator<Item = usize> {
+    /// The bit positions of `h` among `m` bits: two words of it, mixed (an
+    /// address that is not a real digest spreads too), combined (double
+    /// hashing).
+    fn positions(h: &Hash, m: u64) -> impl Iterator<Item = usize> {
         let word = |i: usize| u64::from_le_bytes(h[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         let x =
             word(0) ^ word(1).rotate_left(16) ^ word(2).rotate_left(32) ^ word(3).rotate_left(48);
         let a = mix(x);
         let b = mix(x ^ 0x9e37_79b9_7f4a_7c15) | 1;
-        let m = self.bits.len() as u64 * 64;
         (0..Self::K).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % m) as usize)
     }
 
     /// Adds `h`; false once past its capacity (then it is dropped).
     fn insert(&mut self, h: &Hash) -> bool {
-        let at: Vec<usize> = self.positions(h).collect();
-        for p in at {
+        let m = self.bits.len() as u64 * 64;
+        for p in Self::positions(h, m) {
             self.bits[p / 64] |= 1 << (p % 64);
         }
         self.held += 1;
@@ -254,8 +254,8 @@ impl Filter {
     }
 
     fn may_hold(&self, h: &Hash) -> bool {
-        self.positions(h)
-            .all(|p| self.bits[p / 64] & (1 << (p % 64)) != 0)
+        let m = self.bits.len() as u64 * 64;
+        Self::positions(h, m).all(|p| self.bits[p / 64] & (1 << (p % 64)) != 0)
     }
 }
 
