@@ -490,11 +490,7 @@ impl Log {
             batch.tiles = grow(&mut *self.store, size, &leaves, Some(&edge))?;
             let new_size = batch.new_size();
             let root = {
-                let overlay: HashMap<(u8, u64), &[u8]> = batch
-                    .tiles
-                    .iter()
-                    .map(|(l, i, d)| ((*l, *i), &d[..]))
-                    .collect();
+                let overlay = overlay(&batch.tiles);
                 let src = StoreTiles::new(
                     &mut *self.store,
                     Some(&overlay),
@@ -516,12 +512,14 @@ impl Log {
                     self.tree_checked = true;
                     // The new edge: the tiles the batch grew, and the old
                     // edge's where a level's partial tile did not change.
-                    let mut next = edge_read;
-                    for (level, index, data) in &batch.tiles {
-                        next.insert((*level, *index), data.clone());
-                    }
                     let keep = edge_keys(new_size);
+                    let mut next = edge_read;
                     next.retain(|k, _| keep.contains(k));
+                    for (level, index, data) in &batch.tiles {
+                        if keep.contains(&(*level, *index)) {
+                            next.insert((*level, *index), data.clone());
+                        }
+                    }
                     self.edge = Some((batch.checkpoint.clone(), next));
                     return Ok(Submission {
                         outcomes,
@@ -578,8 +576,7 @@ impl Log {
         size: u64,
         written: &[(u8, u64, Vec<u8>)],
     ) -> Result<Vec<Vec<Hash>>, LogError> {
-        let overlay: HashMap<(u8, u64), &[u8]> =
-            written.iter().map(|(l, i, d)| ((*l, *i), &d[..])).collect();
+        let overlay = overlay(written);
         let src = StoreTiles::new(&mut *self.store, Some(&overlay), size, &mut self.subtrees);
         indexes
             .iter()
@@ -625,6 +622,12 @@ impl Log {
         })?;
         Ok(bundle)
     }
+}
+
+/// A batch's tiles (`(tile level, tile index, hashes)`) by `(level,
+/// index)`: the overlay [`StoreTiles`] reads before the store.
+fn overlay(tiles: &[(u8, u64, Vec<u8>)]) -> HashMap<(u8, u64), &[u8]> {
+    tiles.iter().map(|(l, i, d)| ((*l, *i), &d[..])).collect()
 }
 
 /// Reads one tile from a store (or a batch's overlay), cut to its width.

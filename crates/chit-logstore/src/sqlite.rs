@@ -752,12 +752,11 @@ fn search_sql(q: &Query, arts_late: bool) -> (String, Vec<rusqlite::types::Value
         if let Some(v) = given {
             if column == "art_id" && arts_late {
                 // The art ids indexed, and the labels above them.
-                conds.push(
+                conds.push(format!(
                     "idx IN (SELECT idx FROM chit_log_arts WHERE art_id = ? UNION ALL \
-                     SELECT idx FROM chit_log_labels WHERE +art_id = ? \
-                     AND idx >= (SELECT upto FROM chit_log_arts_upto WHERE id = 0))"
-                        .to_string(),
-                );
+                     SELECT idx FROM chit_log_labels WHERE +art_id = ? AND idx >= ({}))",
+                    ARTS.read_upto
+                ));
                 values.push(Value::Text(v.clone()));
             } else {
                 let plus = if driven { "+" } else { "" };
@@ -1057,16 +1056,12 @@ impl Store for SqliteStore {
             });
         }
         {
-            let idx: Vec<(i64, &[u8])> = batch
-                .entries
-                .iter()
-                .map(|e| (e.index as i64, &e.sha256[..]))
-                .collect();
+            let idx: Vec<i64> = batch.entries.iter().map(|e| e.index as i64).collect();
             let rows: Vec<[&dyn ToSql; 4]> = batch
                 .entries
                 .iter()
                 .zip(&idx)
-                .map(|(e, (i, sha))| -> [&dyn ToSql; 4] { [i, sha, &e.data, &e.integrated_at] })
+                .map(|(e, i)| -> [&dyn ToSql; 4] { [i, &e.sha256, &e.data, &e.integrated_at] })
                 .collect();
             insert_rows(
                 &tx,
@@ -1235,10 +1230,7 @@ mod tests {
             }
         }
         if late {
-            let upto: i64 = c
-                .query_row("SELECT upto FROM chit_log_arts_upto", [], |r| r.get(0))
-                .unwrap();
-            assert_eq!(upto, 2800);
+            assert_eq!(super::ARTS.upto(&c).unwrap(), 2800);
         }
         (c, hits)
     }
@@ -1403,6 +1395,13 @@ mod tests {
         h
     }
 
+    /// Entries `from..to`'s bytes (each its own).
+    fn entries(from: u64, to: u64) -> Vec<Vec<u8>> {
+        (from..to)
+            .map(|i| format!("entry {i}").into_bytes())
+            .collect()
+    }
+
     fn art(i: u64) -> String {
         format!("art_{:032x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
@@ -1446,14 +1445,8 @@ mod tests {
         let path = dir.path().join("s.db");
         let mut a = new_store(&path);
         let mut b = super::SqliteStore::open(&path).unwrap();
-        let data: Vec<Vec<u8>> = (0..12000u64)
-            .map(|i| format!("entry {i}").into_bytes())
-            .collect();
-        let shas_upto = |st: &super::SqliteStore| -> i64 {
-            st.conn
-                .query_row("SELECT upto FROM chit_log_shas_upto", [], |r| r.get(0))
-                .unwrap()
-        };
+        let data = entries(0, 12_000);
+        let shas_upto = |st: &super::SqliteStore| super::SHAS.upto(&st.conn).unwrap();
         let mut size = commit_labelled(&mut a, 0, &data[..5000]);
         // b reads them all into its tail; nothing merged yet.
         assert_eq!(
@@ -1550,9 +1543,7 @@ mod tests {
             )
             .unwrap();
         let mut st = super::SqliteStore::open(&path).unwrap();
-        let data: Vec<Vec<u8>> = (0..9000u64)
-            .map(|i| format!("entry {i}").into_bytes())
-            .collect();
+        let data = entries(0, 9_000);
         let mut size = 0;
         for chunk in data.chunks(3000) {
             size = commit_labelled(&mut st, size, chunk);
@@ -1596,14 +1587,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.db");
         let mut st = new_store(&path);
-        let data: Vec<Vec<u8>> = (0..9000u64)
-            .map(|i| format!("entry {i}").into_bytes())
-            .collect();
-        let upto = |st: &super::SqliteStore| -> i64 {
-            st.conn
-                .query_row("SELECT upto FROM chit_log_arts_upto", [], |r| r.get(0))
-                .unwrap()
-        };
+        let data = entries(0, 9_000);
+        let upto = |st: &super::SqliteStore| super::ARTS.upto(&st.conn).unwrap();
         let mut size = 0u64;
         for chunk in data.chunks(1000) {
             size = commit_labelled(&mut st, size, chunk);
@@ -1669,16 +1654,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.db");
         let mut st = new_store(&path);
-        let upto = |st: &super::SqliteStore| -> i64 {
-            st.conn
-                .query_row("SELECT upto FROM chit_log_shas_upto", [], |r| r.get(0))
-                .unwrap()
-        };
-        let entries = |from: u64, to: u64| -> Vec<Vec<u8>> {
-            (from..to)
-                .map(|i| format!("entry {i}").into_bytes())
-                .collect()
-        };
+        let upto = |st: &super::SqliteStore| super::SHAS.upto(&st.conn).unwrap();
         let check = |st: &mut super::SqliteStore, size: u64| {
             let mut asked: Vec<u64> = (0..size).step_by(97).collect();
             asked.extend(size.saturating_sub(40)..size);
