@@ -123,7 +123,7 @@ const SHAS: LateIndex = LateIndex {
     upto_table: "chit_log_shas_upto",
     read_upto: "SELECT upto FROM chit_log_shas_upto WHERE id = 0",
     set_upto: "UPDATE chit_log_shas_upto SET upto = ?1 WHERE id = 0",
-    merge_sql: "INSERT INTO chit_log_shas (sha256, idx) SELECT sha256, idx FROM chit_log_entries \
+    merge_sql: "INSERT OR ROLLBACK INTO chit_log_shas (sha256, idx) SELECT sha256, idx FROM chit_log_entries \
             WHERE idx >= ?1 AND idx < ?2 ORDER BY sha256",
 };
 
@@ -1065,7 +1065,7 @@ impl Store for SqliteStore {
                 .collect();
             insert_rows(
                 &tx,
-                "INSERT INTO chit_log_entries (idx, sha256, data, integrated_at)",
+                "INSERT OR ROLLBACK INTO chit_log_entries (idx, sha256, data, integrated_at)",
                 &rows,
             )
             .map_err(w)?;
@@ -1089,7 +1089,7 @@ impl Store for SqliteStore {
                 .collect();
             insert_rows(
                 &tx,
-                "INSERT INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at)",
+                "INSERT OR ROLLBACK INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at)",
                 &rows,
             )
             .map_err(w)?;
@@ -1110,7 +1110,7 @@ impl Store for SqliteStore {
                 .collect();
             insert_rows(
                 &tx,
-                "INSERT INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx)",
+                "INSERT OR ROLLBACK INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx)",
                 &rows,
             )
             .map_err(w)?;
@@ -1523,6 +1523,65 @@ mod tests {
         );
         assert_eq!(a.size().unwrap(), grown);
         assert_eq!(shas_upto(&a), 9100);
+    }
+
+    /// A row that conflicts with one already there (put there by hand)
+    /// fails the whole batch: its inserts run `OR ROLLBACK` (no statement
+    /// journal), so the transaction ends at the conflict, and nothing of
+    /// the batch is left, in any table. The same batch commits once the
+    /// row is gone.
+    #[test]
+    fn a_conflicting_row_fails_the_whole_batch() {
+        use crate::store::{Batch, Label, NewEntry, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = new_store(&dir.path().join("s.db"));
+        let size = commit_labelled(&mut st, 0, &entries(0, 40));
+        let data = entries(40, 77);
+        let mut batch = Batch {
+            old_size: size,
+            checkpoint: b"checkpoint 77".to_vec(),
+            ..Batch::default()
+        };
+        for (i, d) in (size..).zip(&data) {
+            batch.entries.push(NewEntry {
+                index: i,
+                sha256: sha(i),
+                data: d,
+                integrated_at: 5,
+            });
+            batch.labels.push(Label {
+                index: i,
+                kind: "run-receipt".into(),
+                art_id: None,
+                stream_id: None,
+            });
+        }
+        let count = |st: &super::SqliteStore, table: &str| -> i64 {
+            st.conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        // Inside the batch's second run of 16 rows.
+        st.conn
+            .execute(
+                "INSERT INTO chit_log_labels (idx, kind, integrated_at) VALUES (60, 'x', 0)",
+                [],
+            )
+            .unwrap();
+        let e = st.commit(&batch).unwrap_err().to_string();
+        assert!(e.contains("UNIQUE") || e.contains("PRIMARY"), "{e}");
+        assert_eq!(st.size().unwrap(), 40);
+        assert_eq!(count(&st, "chit_log_entries"), 40);
+        assert_eq!(count(&st, "chit_log_labels"), 41);
+        assert_eq!(count(&st, "chit_log_checkpoints"), 2);
+        assert!(st.conn.is_autocommit(), "no transaction is left open");
+        st.conn
+            .execute("DELETE FROM chit_log_labels WHERE idx = 60", [])
+            .unwrap();
+        st.commit(&batch).unwrap();
+        assert_eq!(st.size().unwrap(), 77);
+        assert_eq!(count(&st, "chit_log_entries"), 77);
+        assert_eq!(count(&st, "chit_log_labels"), 77);
     }
 
     /// A log made before art ids were indexed late (an index on the
