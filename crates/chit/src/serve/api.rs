@@ -208,11 +208,7 @@ fn logged(a: &Appended, at: usize, line: Option<usize>) -> Option<(StatusCode, S
     let proof = a.proofs.get(at)?.as_ref()?;
     let mut out = String::with_capacity(160 + proof.len() * 48 + a.checkpoint.len());
     out.push_str("{\"checkpoint\":");
-    // A string serialises infallibly; the note is UTF-8 (a lossy view of
-    // anything else, as `answer` gives).
-    out.push_str(
-        &serde_json::to_string(&*String::from_utf8_lossy(&a.checkpoint)).unwrap_or_default(),
-    );
+    out.push_str(&a.checkpoint);
     out.push_str(",\"inclusion_proof\":[");
     for (i, h) in proof.iter().enumerate() {
         if i > 0 {
@@ -1122,8 +1118,9 @@ mod tests {
                 outcomes: vec![outcome],
                 proofs,
                 size: 42,
-                checkpoint: b"log.example/\"x\"\n42\nabc=\n\n\xe2\x80\x94 log.example/ sig\n\x01"
-                    .to_vec(),
+                checkpoint: super::super::sequencer::json_string(
+                    b"log.example/\"x\"\n42\nabc=\n\n\xe2\x80\x94 log.example/ sig\n\x01\xff",
+                ),
             };
             for line in [None, Some(1), Some(4096)] {
                 let (code, body) = logged(&a, 0, line).unwrap();
@@ -1131,7 +1128,9 @@ mod tests {
                 let p = a.proofs[0].as_ref().unwrap();
                 v["inclusion_proof"] = json!(p.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
                 assert_eq!(v["leaf_hash"], json!(B64.encode([0xfe; 32])));
-                v["checkpoint"] = json!(String::from_utf8_lossy(&a.checkpoint));
+                v["checkpoint"] = json!(String::from_utf8_lossy(
+                    b"log.example/\"x\"\n42\nabc=\n\n\xe2\x80\x94 log.example/ sig\n\x01\xff"
+                ));
                 if let Some(n) = line {
                     v["line"] = json!(n);
                 }

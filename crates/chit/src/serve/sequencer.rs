@@ -68,7 +68,16 @@ pub struct Appended {
     pub outcomes: Vec<Outcome>,
     pub proofs: Vec<Option<Vec<Hash>>>,
     pub size: u64,
-    pub checkpoint: Vec<u8>,
+    /// The checkpoint as a JSON string (quoted and escaped; a lossy view
+    /// of bytes that are not UTF-8), made once for the whole batch.
+    pub checkpoint: std::sync::Arc<str>,
+}
+
+/// `note` as a JSON string, as serde_json writes it.
+pub fn json_string(note: &[u8]) -> std::sync::Arc<str> {
+    serde_json::to_string(&*String::from_utf8_lossy(note))
+        .unwrap_or_else(|_| "\"\"".into())
+        .into()
 }
 
 /// A committed batch on its way to the prover: the requests' shapes (how
@@ -226,6 +235,7 @@ fn answer(log: &mut Log, c: Committed) {
         }
     };
     let mut outcomes = c.outcomes.into_iter();
+    let checkpoint = json_string(&c.checkpoint);
     for (n, reply) in c.shape {
         let mine: Vec<Outcome> = outcomes.by_ref().take(n).collect();
         let mine_proofs = mine
@@ -236,7 +246,7 @@ fn answer(log: &mut Log, c: Committed) {
             outcomes: mine,
             proofs: mine_proofs,
             size: c.size,
-            checkpoint: c.checkpoint.clone(),
+            checkpoint: checkpoint.clone(),
         }));
     }
 }
