@@ -792,34 +792,43 @@ fn hostile_requests_are_answered() {
     s.read_exact(&mut head).unwrap();
     assert_eq!(&head, b"HTTP/1.1 413");
     // A body sent without its length, past the limit: 413 in JSON once the
-    // limit is reached.
-    let mut s = TcpStream::connect(a).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    s.write_all(
-        format!("POST /v1/verify HTTP/1.1\r\nHost: {a}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
-            .as_bytes(),
-    )
-    .unwrap();
-    let chunk = [b' '; 1 << 20];
-    for _ in 0..65 {
-        // The server may answer and close before all is sent.
-        if s.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
-            .and_then(|()| s.write_all(&chunk))
-            .and_then(|()| s.write_all(b"\r\n"))
-            .is_err()
-        {
-            break;
+    // limit is reached; on /v1/entries too (JSON Lines), which the server
+    // answers without its router.
+    for (path, more) in [
+        ("/v1/verify", ""),
+        (
+            "/v1/entries",
+            "Authorization: Bearer tok\r\nContent-Type: application/jsonl\r\n",
+        ),
+    ] {
+        let mut s = TcpStream::connect(a).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(
+            format!("POST {path} HTTP/1.1\r\nHost: {a}\r\n{more}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .unwrap();
+        let chunk = [b' '; 1 << 20];
+        for _ in 0..65 {
+            // The server may answer and close before all is sent.
+            if s.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                .and_then(|()| s.write_all(&chunk))
+                .and_then(|()| s.write_all(b"\r\n"))
+                .is_err()
+            {
+                break;
+            }
         }
+        let _ = s.write_all(b"0\r\n\r\n");
+        let mut answer = Vec::new();
+        let _ = s.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer).to_string();
+        assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
+        assert!(
+            answer.contains("{\"error\":\"a body of at most 67108864 bytes\"}"),
+            "{path}: {answer}"
+        );
     }
-    let _ = s.write_all(b"0\r\n\r\n");
-    let mut answer = Vec::new();
-    let _ = s.read_to_end(&mut answer);
-    let answer = String::from_utf8_lossy(&answer).to_string();
-    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
-    assert!(
-        answer.contains("{\"error\":\"a body of at most 67108864 bytes\"}"),
-        "{answer}"
-    );
     // A write with a token the server does not know is refused before its
     // body is read: the answer comes while the body is still unsent.
     let mut s = TcpStream::connect(a).unwrap();

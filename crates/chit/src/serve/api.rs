@@ -415,27 +415,29 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
         .into_response()
 }
 
-/// A request's body (axum's `Bytes`, within `DefaultBodyLimit`), refused
-/// in JSON: 413 past the limit (a body sent without its length, so not
-/// refused before it was read), 400 when it cannot be read.
+/// A request's body, at most [`super::MAX_BODY`] bytes, refused in JSON:
+/// 413 past the limit (a body sent without its length, so not refused
+/// before it was read), 400 when it cannot be read. It reads its own limit
+/// (not `DefaultBodyLimit`'s), so a request answered without the router
+/// is held to the same one.
 pub struct Body(pub Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for Body {
     type Rejection = Response;
-    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Body, Response> {
-        use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
-        Bytes::from_request(req, state)
+    async fn from_request(req: axum::extract::Request, _: &S) -> Result<Body, Response> {
+        use http_body_util::BodyExt;
+        let max = super::MAX_BODY;
+        match http_body_util::Limited::new(req.into_body(), max)
+            .collect()
             .await
-            .map(Body)
-            .map_err(|e| match &e {
-                BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => {
-                    too_large(super::MAX_BODY)
-                }
-                _ => error(
-                    StatusCode::BAD_REQUEST,
-                    format!("the body could not be read: {}", e.body_text()),
-                ),
-            })
+        {
+            Ok(all) => Ok(Body(all.to_bytes())),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(max)),
+            Err(e) => Err(error(
+                StatusCode::BAD_REQUEST,
+                format!("the body could not be read: {e}"),
+            )),
+        }
     }
 }
 
@@ -1037,10 +1039,39 @@ pub async fn around(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    observed(&state, timeout, req, |req| next.run(req)).await
+}
+
+/// `POST /v1/entries` as the server answers it: observed as [`around`]
+/// observes every routed request, and answered by the route's handler,
+/// [`post_entries`], but not through the router (see `serve::Front`).
+pub async fn post_entries_direct(
+    state: Shared,
+    timeout: std::time::Duration,
+    req: axum::extract::Request,
+) -> Response {
+    let handler = state.clone();
+    observed(&state, timeout, req, move |req| {
+        post_entries(State(handler), req)
+    })
+    .await
+}
+
+/// [`around`]'s work around `run`, which answers the request.
+async fn observed<F, A>(
+    state: &AppState,
+    timeout: std::time::Duration,
+    req: axum::extract::Request,
+    run: F,
+) -> Response
+where
+    F: FnOnce(axum::extract::Request) -> A,
+    A: std::future::Future<Output = Response>,
+{
     let logged = tracing::enabled!(target: "chit::access", tracing::Level::INFO);
     let started = std::time::Instant::now();
     let seen = logged.then(|| (req.method().clone(), req.uri().path().to_string()));
-    let r = answer_within(&state, timeout, req, next).await;
+    let r = answer_within(state, timeout, req, run).await;
     if let Some((method, path)) = seen {
         tracing::info!(
             target: "chit::access",
@@ -1061,14 +1092,18 @@ pub async fn around(
     r
 }
 
-/// The request answered by the routes, unless its announced body is too
-/// large or it takes longer than `timeout`.
-async fn answer_within(
+/// The request answered by `run`, unless its announced body is too large
+/// or it takes longer than `timeout`.
+async fn answer_within<F, A>(
     state: &AppState,
     timeout: std::time::Duration,
     req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
+    run: F,
+) -> Response
+where
+    F: FnOnce(axum::extract::Request) -> A,
+    A: std::future::Future<Output = Response>,
+{
     let announced = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -1077,7 +1112,7 @@ async fn answer_within(
     if announced.is_some_and(|n| n > state.max_body as u64) {
         return too_large(state.max_body);
     }
-    match tokio::time::timeout(timeout, next.run(req)).await {
+    match tokio::time::timeout(timeout, run(req)).await {
         Ok(r) => r,
         Err(_) => error(
             StatusCode::REQUEST_TIMEOUT,
