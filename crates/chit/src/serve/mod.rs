@@ -58,8 +58,8 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
 /// has the route too, for 405 and for anything else that serves it).
 /// Under the load test the router's layers around that one handler (the
 /// middleware's boxed futures, the request's conversions) cost about a
-/// tenth of the HTTP thread's CPU (paired runs of 50,000 requests: 98-123 ticks
-/// against 106-136).
+/// tenth of the HTTP thread's CPU (paired runs of 50,000 requests: 98-123
+/// ticks against 106-136).
 #[derive(Clone)]
 struct Front {
     routed: hyper_util::service::TowerToHyperService<Router>,
