@@ -627,14 +627,20 @@ fn read_filter(tx: &Connection, upto: i64) -> rusqlite::Result<Option<Filter>> {
     Ok(Some(f))
 }
 
-/// Rows inserted [`ROWS_AT_ONCE`] a statement (`head` is the statement up to
-/// `VALUES`), the rest one a statement: a statement's fixed cost (its
+/// Rows inserted `INTO into` (a table and its columns), [`ROWS_AT_ONCE`] a
+/// statement, the rest one a statement: a statement's fixed cost (its
 /// bindings reset, its program started and ended) paid once for many rows.
+///
+/// A row that conflicts fails the whole batch (`OR ROLLBACK`: the
+/// transaction ends there, nothing of it is written). It would anyway, and
+/// so SQLite keeps no statement journal, the copy of every page a
+/// multi-row statement changes made in case it fails halfway.
 fn insert_rows<const N: usize>(
     tx: &rusqlite::Transaction<'_>,
-    head: &str,
+    into: &str,
     rows: &[[&dyn ToSql; N]],
 ) -> rusqlite::Result<()> {
+    let head = format!("INSERT OR ROLLBACK INTO {into}");
     let row = format!("({})", ["?"; N].join(","));
     let mut chunks = rows.chunks_exact(ROWS_AT_ONCE);
     if rows.len() >= ROWS_AT_ONCE {
@@ -1065,7 +1071,7 @@ impl Store for SqliteStore {
                 .collect();
             insert_rows(
                 &tx,
-                "INSERT OR ROLLBACK INTO chit_log_entries (idx, sha256, data, integrated_at)",
+                "chit_log_entries (idx, sha256, data, integrated_at)",
                 &rows,
             )
             .map_err(w)?;
@@ -1089,7 +1095,7 @@ impl Store for SqliteStore {
                 .collect();
             insert_rows(
                 &tx,
-                "INSERT OR ROLLBACK INTO chit_log_labels (idx, kind, art_id, stream_id, integrated_at)",
+                "chit_log_labels (idx, kind, art_id, stream_id, integrated_at)",
                 &rows,
             )
             .map_err(w)?;
@@ -1110,7 +1116,7 @@ impl Store for SqliteStore {
                 .collect();
             insert_rows(
                 &tx,
-                "INSERT OR ROLLBACK INTO chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx)",
+                "chit_log_packets (stream_id, sequence, packet_id, prev_packet_id, idx)",
                 &rows,
             )
             .map_err(w)?;
@@ -1408,8 +1414,16 @@ mod tests {
 
     /// Commits one batch of entries `data` from `size` on (every other one
     /// with an art id), and returns the new size.
-    fn commit_labelled(st: &mut super::SqliteStore, mut size: u64, data: &[Vec<u8>]) -> u64 {
-        use crate::store::{Batch, Label, NewEntry, Store};
+    fn commit_labelled(st: &mut super::SqliteStore, size: u64, data: &[Vec<u8>]) -> u64 {
+        use crate::store::Store;
+        let batch = labelled_batch(size, data);
+        st.commit(&batch).unwrap();
+        batch.new_size()
+    }
+
+    /// [`commit_labelled`]'s batch.
+    fn labelled_batch(mut size: u64, data: &[Vec<u8>]) -> crate::store::Batch<'_> {
+        use crate::store::{Batch, Label, NewEntry};
         let mut batch = Batch {
             old_size: size,
             checkpoint: format!("checkpoint {}", size + data.len() as u64).into_bytes(),
@@ -1430,8 +1444,7 @@ mod tests {
             });
             size += 1;
         }
-        st.commit(&batch).unwrap();
-        size
+        batch
     }
 
     /// Content addresses indexed late are found wherever they are: above
@@ -1532,30 +1545,12 @@ mod tests {
     /// row is gone.
     #[test]
     fn a_conflicting_row_fails_the_whole_batch() {
-        use crate::store::{Batch, Label, NewEntry, Store};
+        use crate::store::Store;
         let dir = tempfile::tempdir().unwrap();
         let mut st = new_store(&dir.path().join("s.db"));
         let size = commit_labelled(&mut st, 0, &entries(0, 40));
         let data = entries(40, 77);
-        let mut batch = Batch {
-            old_size: size,
-            checkpoint: b"checkpoint 77".to_vec(),
-            ..Batch::default()
-        };
-        for (i, d) in (size..).zip(&data) {
-            batch.entries.push(NewEntry {
-                index: i,
-                sha256: sha(i),
-                data: d,
-                integrated_at: 5,
-            });
-            batch.labels.push(Label {
-                index: i,
-                kind: "run-receipt".into(),
-                art_id: None,
-                stream_id: None,
-            });
-        }
+        let batch = labelled_batch(size, &data);
         let count = |st: &super::SqliteStore, table: &str| -> i64 {
             st.conn
                 .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))

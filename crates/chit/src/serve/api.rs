@@ -1057,7 +1057,8 @@ pub async fn post_entries_direct(
     .await
 }
 
-/// [`around`]'s work around `run`, which answers the request.
+/// [`around`]'s work around `run`, which answers the request unless its
+/// announced body is too large or it takes longer than `timeout`.
 async fn observed<F, A>(
     state: &AppState,
     timeout: std::time::Duration,
@@ -1071,7 +1072,22 @@ where
     let logged = tracing::enabled!(target: "chit::access", tracing::Level::INFO);
     let started = std::time::Instant::now();
     let seen = logged.then(|| (req.method().clone(), req.uri().path().to_string()));
-    let r = answer_within(state, timeout, req, run).await;
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let r = if announced.is_some_and(|n| n > state.max_body as u64) {
+        too_large(state.max_body)
+    } else {
+        match tokio::time::timeout(timeout, run(req)).await {
+            Ok(r) => r,
+            Err(_) => error(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request took too long (its body, or its answer)",
+            ),
+        }
+    };
     if let Some((method, path)) = seen {
         tracing::info!(
             target: "chit::access",
@@ -1090,35 +1106,6 @@ where
         .entry(r.status().as_u16())
         .or_default() += 1;
     r
-}
-
-/// The request answered by `run`, unless its announced body is too large
-/// or it takes longer than `timeout`.
-async fn answer_within<F, A>(
-    state: &AppState,
-    timeout: std::time::Duration,
-    req: axum::extract::Request,
-    run: F,
-) -> Response
-where
-    F: FnOnce(axum::extract::Request) -> A,
-    A: std::future::Future<Output = Response>,
-{
-    let announced = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if announced.is_some_and(|n| n > state.max_body as u64) {
-        return too_large(state.max_body);
-    }
-    match tokio::time::timeout(timeout, run(req)).await {
-        Ok(r) => r,
-        Err(_) => error(
-            StatusCode::REQUEST_TIMEOUT,
-            "the request took too long (its body, or its answer)",
-        ),
-    }
 }
 
 #[cfg(test)]

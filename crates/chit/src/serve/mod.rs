@@ -23,10 +23,14 @@ use std::sync::{Arc, Mutex};
 /// body): chit's reading limit for one input.
 pub(crate) const MAX_BODY: usize = 64 << 20;
 
+/// Where receipts are posted: a route of the [`router`], and the one
+/// request [`Front`] answers without it.
+const ENTRIES: &str = "/v1/entries";
+
 /// The routes over a shared state.
 pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -> Router {
     Router::new()
-        .route("/v1/entries", post(api::post_entries))
+        .route(ENTRIES, post(api::post_entries))
         .route("/v1/entries/{which}", get(api::get_entry))
         .route("/v1/verify", post(api::post_verify))
         .route("/v1/search", get(api::search))
@@ -72,7 +76,7 @@ impl Front {
         self,
         req: hyper::Request<hyper::body::Incoming>,
     ) -> Result<axum::response::Response, std::convert::Infallible> {
-        if req.method() == hyper::Method::POST && req.uri().path() == "/v1/entries" {
+        if req.method() == hyper::Method::POST && req.uri().path() == ENTRIES {
             let req = req.map(axum::body::Body::new);
             return Ok(api::post_entries_direct(self.state, self.timeout, req).await);
         }
