@@ -110,6 +110,18 @@ pub enum Unreadable {
 }
 
 impl Unreadable {
+    /// The reader's limit this input passed, if that is why it could not
+    /// be read (a front end then says how its limits are raised).
+    pub fn limit(&self) -> Option<crate::json::Limit> {
+        match self {
+            Unreadable::Json(e) => e.kind.limit(),
+            Unreadable::Lattice(lattice::Error::Read {
+                past_limit: true, ..
+            }) => Some(crate::json::Limit::Values),
+            Unreadable::Lattice(_) => None,
+        }
+    }
+
     /// The same error, with lines counted from `first` (JSON Lines).
     pub fn starting_at_line(self, first: usize) -> Unreadable {
         match self {
@@ -219,7 +231,7 @@ pub(crate) fn reason_gate(report: &mut Report, ctx: &Context) {
     if report.kind != reason::KIND {
         let what = match report.kind {
             "" => "a document of no kind chit knows".to_owned(),
-            "envelope" => "an envelope carrying no certificate".to_owned(),
+            crate::kinds::ENVELOPE => "an envelope carrying no certificate".to_owned(),
             kind => format!("{} {kind}", crate::report::a_or_an(kind)),
         };
         report.error(
@@ -241,7 +253,7 @@ fn lattice_packet(input: &[u8], ctx: &Context) -> Result<Option<Checked>, Unread
     if (ctx.kind.is_some() && !forced) || input.len() > ctx.limits.max_size {
         return Ok(None);
     }
-    match executor_packet::recognise(input, forced) {
+    match executor_packet::recognise(input, forced, ctx.limits.max_values) {
         None => Ok(None),
         Some(Ok(v)) => Ok(Some(executor_packet::check_value(
             &v,

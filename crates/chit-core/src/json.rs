@@ -27,6 +27,10 @@ pub struct Limits {
     pub max_size: usize,
     /// Most keys in any one object.
     pub max_keys: usize,
+    /// Most values in the whole document, every key's value and every
+    /// item counted (a reader's memory grows with them: a few tens of
+    /// bytes each, however short their text). No limit by default.
+    pub max_values: usize,
 }
 
 impl Limits {
@@ -41,6 +45,7 @@ impl Default for Limits {
             max_depth: 128,
             max_size: 64 * 1024 * 1024,
             max_keys: 10_000,
+            max_values: usize::MAX,
         }
     }
 }
@@ -79,6 +84,9 @@ pub enum ReadErrorKind {
     TooManyKeys {
         limit: usize,
     },
+    TooManyValues {
+        limit: usize,
+    },
     DuplicateKey(String),
     ControlCharacter(u8),
     BadEscape,
@@ -92,24 +100,18 @@ impl fmt::Display for ReadErrorKind {
         use ReadErrorKind::*;
         match self {
             Empty => write!(f, "the input is empty"),
-            TooLarge { size, limit } => write!(
-                f,
-                "the input is {size} bytes, over the limit of {limit} (raise it with --max-size)"
-            ),
+            TooLarge { size, limit } => {
+                write!(f, "the input is {size} bytes, over the limit of {limit}")
+            }
             InvalidUtf8 => write!(f, "the input is not valid UTF-8"),
             Unexpected { found, expected } => write!(f, "found {found} where {expected} belongs"),
             UnexpectedEnd { expected } => {
                 write!(f, "the input ends where {expected} belongs (truncated?)")
             }
             TrailingData => write!(f, "more data after the end of the JSON value"),
-            TooDeep { limit } => write!(
-                f,
-                "nested deeper than {limit} levels (raise it with --max-depth)"
-            ),
-            TooManyKeys { limit } => write!(
-                f,
-                "an object has more than {limit} keys (raise it with --max-keys)"
-            ),
+            TooDeep { limit } => write!(f, "nested deeper than {limit} levels"),
+            TooManyKeys { limit } => write!(f, "an object has more than {limit} keys"),
+            TooManyValues { limit } => write!(f, "more than {limit} values"),
             DuplicateKey(k) => write!(f, "duplicate key {}", short_quoted(k)),
             ControlCharacter(b) => write!(
                 f,
@@ -140,6 +142,29 @@ impl fmt::Display for ReadError {
 }
 
 impl std::error::Error for ReadError {}
+
+/// Which of a reader's [`Limits`] a document passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Size,
+    Depth,
+    Keys,
+    Values,
+}
+
+impl ReadErrorKind {
+    /// The limit this error is about, if any: a front end names its own
+    /// way to raise it (a flag, a server's setting) after the message.
+    pub fn limit(&self) -> Option<Limit> {
+        match self {
+            ReadErrorKind::TooLarge { .. } => Some(Limit::Size),
+            ReadErrorKind::TooDeep { .. } => Some(Limit::Depth),
+            ReadErrorKind::TooManyKeys { .. } => Some(Limit::Keys),
+            ReadErrorKind::TooManyValues { .. } => Some(Limit::Values),
+            _ => None,
+        }
+    }
+}
 
 impl ReadError {
     /// The same error for a document that starts on line `first` of a
@@ -200,13 +225,14 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Doc<'a>, ReadError>
         text,
         i: 0,
         limits,
-        nodes: Vec::with_capacity(text.len() / 8 + 1),
+        nodes: Vec::with_capacity((text.len() / 8).min(limits.max_values) + 1),
         kids: Vec::new(),
         members: Vec::new(),
         // Run receipts hold about a number per 70 bytes: reserving for
         // that saves the vector's regrowth (some 6% of a receipt's read).
         numbers: Vec::with_capacity(text.len() / 64 + 1),
         decoded: String::new(),
+        values: 0,
     };
     match p.document() {
         Ok(root) => Ok(Doc {
@@ -267,6 +293,8 @@ struct Parser<'a> {
     members: Vec<(Str, u64, u32)>,
     numbers: Vec<(f64, Str)>,
     decoded: String,
+    /// Values begun so far (held to `limits.max_values`).
+    values: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -346,6 +374,15 @@ impl<'a> Parser<'a> {
         let mut key: Option<(Str, usize)> = None;
         'value: loop {
             self.skip_ws();
+            self.values += 1;
+            if self.values > self.limits.max_values {
+                return Err((
+                    self.i,
+                    ReadErrorKind::TooManyValues {
+                        limit: self.limits.max_values,
+                    },
+                ));
+            }
             let node = match self.s.get(self.i) {
                 Some(b'{') | Some(b'[') => {
                     if stack.len() + 1 > self.limits.max_depth {
@@ -890,6 +927,18 @@ mod tests {
             parse(&[b' '; 21], &small).unwrap_err().kind,
             ReadErrorKind::TooLarge { .. }
         ));
+        // Every value counts, containers and their members alike.
+        let few = Limits {
+            max_values: 5,
+            ..Limits::default()
+        };
+        assert!(parse(br#"{"a":[1,{}],"b":"x"}"#, &few).is_ok());
+        let e = parse(br#"{"a":[1,{}],"b":"x","c":null}"#, &few).unwrap_err();
+        assert_eq!(e.kind, ReadErrorKind::TooManyValues { limit: 5 });
+        assert_eq!(e.kind.limit(), Some(Limit::Values));
+        assert_eq!((e.line, e.column), (1, 25));
+        assert!(parse(b"[0,0,0,0]", &few).is_ok());
+        assert!(parse(b"[0,0,0,0,0]", &few).is_err());
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub enum Error {
         line: usize,
         column: usize,
         message: String,
+        /// Whether the reader stopped at its caller's limit on values
+        /// ([`parse_limited`]) rather than at something unreadable.
+        past_limit: bool,
     },
     Profile(String),
 }
@@ -128,6 +131,7 @@ fn read<T>(offset: usize, message: impl Into<String>) -> Result<T, Error> {
         line: 0,
         column: 0,
         message: message.into(),
+        past_limit: false,
     })
 }
 
@@ -135,10 +139,18 @@ fn read<T>(offset: usize, message: impl Into<String>) -> Result<T, Error> {
 /// lone surrogate escapes kept), refusing duplicate keys. Nesting past
 /// Lattice's depth is refused as a profile error, before it can cost stack.
 pub fn parse(bytes: &[u8]) -> Result<Value, Error> {
-    parse_at(bytes).map_err(|e| e.located(bytes))
+    parse_limited(bytes, usize::MAX)
 }
 
-fn parse_at(bytes: &[u8]) -> Result<Value, Error> {
+/// [`parse`], stopping at more than `max_values` values (a read error
+/// marked `past_limit`): a caller that bounds its memory reads no more.
+/// Lattice's own limit (10,000 values) is a profile rule, told apart from
+/// this one: a document past it is still read whole, as Lattice reads it.
+pub fn parse_limited(bytes: &[u8], max_values: usize) -> Result<Value, Error> {
+    parse_at(bytes, max_values).map_err(|e| e.located(bytes))
+}
+
+fn parse_at(bytes: &[u8], max_values: usize) -> Result<Value, Error> {
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => return read(e.valid_up_to(), "not valid UTF-8"),
@@ -146,6 +158,8 @@ fn parse_at(bytes: &[u8]) -> Result<Value, Error> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
+        values: 0,
+        max_values,
     };
     p.ws();
     let v = p.value(0)?;
@@ -156,9 +170,23 @@ fn parse_at(bytes: &[u8]) -> Result<Value, Error> {
     Ok(v)
 }
 
+/// A key's hash under `state` (random keys, one state an object), for
+/// the duplicate check of a large object.
+fn hash_key(state: &std::collections::hash_map::RandomState, k: &[u16]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = state.build_hasher();
+    for &u in k {
+        h.write_u16(u);
+    }
+    h.finish()
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Values begun so far, and the most the caller reads.
+    values: usize,
+    max_values: usize,
 }
 
 impl Parser<'_> {
@@ -169,6 +197,16 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, Error> {
+        self.values += 1;
+        if self.values > self.max_values {
+            return Err(Error::Read {
+                offset: self.i,
+                line: 0,
+                column: 0,
+                message: format!("more than {} values", self.max_values),
+                past_limit: true,
+            });
+        }
         if depth > MAX_DEPTH + 1 {
             return Err(Error::Profile(format!(
                 "nested more than {MAX_DEPTH} levels below the top (Lattice's limit)"
@@ -199,6 +237,8 @@ impl Parser<'_> {
     fn object(&mut self, depth: usize) -> Result<Value, Error> {
         self.i += 1;
         let mut members: Vec<(Vec<u16>, Value)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let state = std::collections::hash_map::RandomState::new();
         self.ws();
         if self.s.get(self.i) == Some(&b'}') {
             self.i += 1;
@@ -211,7 +251,17 @@ impl Parser<'_> {
             }
             let at = self.i;
             let key = self.string()?;
-            if members.iter().any(|(k, _)| *k == key) {
+            // Past a few members, by hash (a large object would otherwise
+            // cost its count of keys squared), each hit compared in full.
+            let duplicate = if members.len() < 16 {
+                members.iter().any(|(k, _)| *k == key)
+            } else {
+                if seen.is_empty() {
+                    seen.extend(members.iter().map(|(k, _)| hash_key(&state, k)));
+                }
+                !seen.insert(hash_key(&state, &key)) && members.iter().any(|(k, _)| *k == key)
+            };
+            if duplicate {
                 return read(at, "duplicate key");
             }
             self.ws();
@@ -684,6 +734,34 @@ mod tests {
             canon("{\"\u{ff61}\":1,\"\u{1f600}\":2}").unwrap(),
             "{\"\u{1f600}\":2,\"\u{ff61}\":1}"
         );
+    }
+
+    #[test]
+    fn a_caller_s_value_limit_stops_the_reader_and_large_objects_find_duplicates() {
+        assert!(parse_limited(b"[1,2,3]", 4).is_ok());
+        match parse_limited(b"[1,2,3,4]", 4) {
+            Err(Error::Read {
+                past_limit: true,
+                message,
+                ..
+            }) => assert_eq!(message, "more than 4 values"),
+            other => panic!("{other:?}"),
+        }
+        // Without a limit, Lattice's own (10,000 values) is a profile rule.
+        let many = format!("[{}0]", "0,".repeat(10_000));
+        assert!(parse(many.as_bytes()).is_ok());
+        // A duplicate among many keys, however far apart, is found.
+        for at in [0, 15, 16, 17, 499] {
+            let mut keys: Vec<String> = (0..500).map(|i| format!("\"k{i}\":{i}")).collect();
+            keys.push(format!("\"k{at}\":0"));
+            let doc = format!("{{{}}}", keys.join(","));
+            match parse(doc.as_bytes()) {
+                Err(Error::Read { message, .. }) => assert_eq!(message, "duplicate key"),
+                other => panic!("{at}: {other:?}"),
+            }
+            let distinct = format!("{{{}}}", keys[..500].join(","));
+            assert!(parse(distinct.as_bytes()).is_ok());
+        }
     }
 
     #[test]

@@ -175,7 +175,7 @@ fn lattice_packet(input: &[u8], kind: Option<Kind>) -> Result<Option<lattice::Va
     if kind.is_some() && !forced {
         return Ok(None);
     }
-    xp::recognise(input, forced)
+    xp::recognise(input, forced, usize::MAX)
         .transpose()
         .map_err(|e| SealError::Unreadable(Unreadable::Lattice(e)))
 }

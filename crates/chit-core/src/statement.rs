@@ -34,7 +34,7 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
 /// [`check`] of an envelope that is a value inside a document (a Treeship
 /// store record's `envelope`).
 pub(crate) fn check_val(v: crate::Val, ctx: &Context) -> (Checked, Option<usize>) {
-    let mut report = Report::new("envelope");
+    let mut report = Report::new(crate::kinds::ENVELOPE);
     let Some(env) = Envelope::read_val(v, &mut report) else {
         return (Checked::of(report), None);
     };
@@ -502,6 +502,7 @@ pub fn sign(
         max_depth: crate::Limits::DEPTH_CEILING + 1,
         max_size: text.len(),
         max_keys: usize::MAX,
+        max_values: usize::MAX,
     };
     let doc = json::parse(&text, &back).map_err(|e| SignError::Internal(e.to_string()))?;
     Ok(Envelope::sign(

@@ -150,7 +150,7 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
     let root = doc.root();
     let env_v = root.get("envelope").filter(|e| e.is_object());
     let Some(env_v) = env_v else {
-        let mut report = Report::new("envelope");
+        let mut report = Report::new(crate::kinds::ENVELOPE);
         report.error(
             rule::RECORD,
             "/envelope",
@@ -697,7 +697,7 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         }],
     };
     let (mut inner, signers) =
-        crate::statement::check_envelope(env.clone(), Report::new("envelope"), ctx);
+        crate::statement::check_envelope(env.clone(), Report::new(crate::kinds::ENVELOPE), ctx);
     // The key the export claims: the trusted key that verified, or a lie.
     if let (Some(public), Some(trust)) = (public, ctx.trust) {
         let verified: Vec<_> = env.signers(&env.pae(), trust.public_keys(), &mut Report::default());
@@ -728,7 +728,7 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         }
     }
     let kind = inner.report.kind;
-    report.kind = if kind == "envelope" {
+    report.kind = if kind == crate::kinds::ENVELOPE {
         EXPORT_KIND
     } else {
         kind

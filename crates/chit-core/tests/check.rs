@@ -162,3 +162,47 @@ fn a_transcript_is_checked_inside_an_envelope() {
         assert_eq!(rules(&inner), want);
     }
 }
+
+/// Every kind a report on one input gives is one of the labels a log
+/// entry can carry (what a log's search and a token's kinds accept): the
+/// shipped examples, and an envelope whose payload is of no kind chit knows.
+#[test]
+fn every_reported_kind_is_a_label() {
+    let key = SecretKey::from_seed(&[9; 32]);
+    let claim = Claim {
+        kind: "my.own.kind",
+        system: "urn:test",
+        subject: None,
+        at_unix_secs: 1_700_000_000,
+    };
+    let unknown = sign(&key, claim, json!({"anything": 1})).unwrap().to_json();
+    let mut inputs: Vec<(String, Vec<u8>)> = vec![("unknown payload".into(), unknown.into_bytes())];
+    for dir in ["run-receipts", "packets", "lattice", "lineage", "reason"] {
+        let path = format!("{}/../../examples/{dir}", env!("CARGO_MANIFEST_DIR"));
+        for e in std::fs::read_dir(path).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "json") {
+                inputs.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, bytes) in &inputs {
+        let Ok(c) = check(bytes, &Context::default()) else {
+            continue;
+        };
+        // No kind at all: refused by every log, so never a label.
+        if c.report.kind.is_empty() {
+            assert!(!c.report.valid(), "{name}");
+            continue;
+        }
+        assert!(
+            chit_core::kinds::is_label(c.report.kind),
+            "{name}: {:?} is not a label",
+            c.report.kind
+        );
+        seen.insert(c.report.kind);
+    }
+    assert!(seen.contains(chit_core::kinds::ENVELOPE), "{seen:?}");
+    assert!(seen.len() >= 6, "{seen:?}");
+}

@@ -34,6 +34,7 @@ pub struct Policy {
 /// again to trust the verdict.
 #[derive(Debug)]
 pub struct Submitted {
+    /// Its bytes where accepted (empty otherwise: never appended).
     pub(crate) bytes: Vec<u8>,
     pub(crate) verdict: Verdict,
     pub(crate) sha256: chit_log::Hash,
@@ -169,6 +170,14 @@ impl Policy {
     }
 }
 
+/// Why an input of `len` bytes cannot be a log entry (more than 65,535).
+pub fn too_large_for_an_entry(len: usize) -> String {
+    format!(
+        "{len} bytes: a log entry is at most 65,535 bytes (the length prefix of tlog-tiles entry \
+         bundles); log a smaller receipt, or its digest inside one"
+    )
+}
+
 /// A policy ready to check with.
 pub struct Compiled {
     pub policy: Policy,
@@ -189,14 +198,38 @@ impl Compiled {
     /// stay together, so an append can never take one input's verdict or
     /// hashes for another's bytes.
     pub fn check_all(&self, inputs: Vec<Vec<u8>>) -> Vec<Submitted> {
+        self.check_lines(inputs.into_iter().map(|b| (1, b)).collect())
+    }
+
+    /// [`Compiled::check_all`] for lines of a larger input (JSON Lines):
+    /// each with the number of the line it starts on, so that where a
+    /// line cannot be read is said in the input's own line numbers. Only
+    /// an accepted input's bytes are kept (made a `Vec` on the checking
+    /// thread); the others' are let go there.
+    pub fn check_lines<B>(&self, inputs: Vec<(usize, B)>) -> Vec<Submitted>
+    where
+        B: AsRef<[u8]> + Into<Vec<u8>> + Send,
+    {
         use rayon::prelude::*;
         inputs
             .into_par_iter()
-            .map(|bytes| Submitted {
-                verdict: self.decide(&bytes),
-                sha256: chit_core::digest::sha256(&bytes),
-                leaf: chit_log::tree::leaf_hash(&bytes),
-                bytes,
+            .map(|(line, input)| {
+                let bytes = input.as_ref();
+                let verdict = self.decide_at(bytes, line);
+                let (sha256, leaf) = (
+                    chit_core::digest::sha256(bytes),
+                    chit_log::tree::leaf_hash(bytes),
+                );
+                let bytes = match verdict {
+                    Verdict::Accept { .. } => input.into(),
+                    Verdict::Refuse(_) | Verdict::Unreadable(_) => Vec::new(),
+                };
+                Submitted {
+                    bytes,
+                    verdict,
+                    sha256,
+                    leaf,
+                }
             })
             .collect()
     }
@@ -206,14 +239,32 @@ impl Compiled {
     /// `accept_unsigned`, a document no key signed held to its own rules);
     /// `Err` where it cannot be read, or is too large to be an entry.
     pub fn checked(&self, bytes: &[u8]) -> Result<chit_core::Checked, String> {
+        self.checked_at(bytes, 1)
+    }
+
+    /// [`Compiled::checked`] for an input that starts on line `line` of a
+    /// larger one.
+    fn checked_at(&self, bytes: &[u8], line: usize) -> Result<chit_core::Checked, String> {
         if bytes.len() > chit_log::tiles::MAX_ENTRY_BYTES {
-            return Err(format!(
-                "{} bytes: a log entry is at most 65,535 bytes (the length prefix of tlog-tiles entry bundles); \
-                 log a smaller receipt, or its digest inside one",
-                bytes.len()
-            ));
+            return Err(too_large_for_an_entry(bytes.len()));
         }
-        let checked = check(bytes, &self.context(true)).map_err(|e| e.to_string())?;
+        self.verified(bytes, &chit_core::Limits::default())
+            .map_err(|e| e.starting_at_line(line).to_string())
+    }
+
+    /// What `chit verify` under this policy finds in a document of any
+    /// size, read under `limits` (what is checked and not logged: a
+    /// verifier's answer).
+    pub fn verified(
+        &self,
+        bytes: &[u8],
+        limits: &chit_core::Limits,
+    ) -> Result<chit_core::Checked, chit_core::check::Unreadable> {
+        let ctx = |trusted| Context {
+            limits: *limits,
+            ..self.context(trusted)
+        };
+        let checked = check(bytes, &ctx(true))?;
         if self.trust.is_some()
             && self.policy.accept_unsigned
             && checked.artifact_id.is_none()
@@ -222,14 +273,20 @@ impl Compiled {
             && !checked.report.breaks(chit_core::rule::SIGNATURE)
         {
             // Signed by no key at all: held to its own rules alone.
-            return check(bytes, &self.context(false)).map_err(|e| e.to_string());
+            return check(bytes, &ctx(false));
         }
         Ok(checked)
     }
 
     /// The verdict on one submission's bytes.
     pub fn decide(&self, bytes: &[u8]) -> Verdict {
-        let checked = match self.checked(bytes) {
+        self.decide_at(bytes, 1)
+    }
+
+    /// [`Compiled::decide`] for an input that starts on line `line` of a
+    /// larger one.
+    pub fn decide_at(&self, bytes: &[u8], line: usize) -> Verdict {
+        let checked = match self.checked_at(bytes, line) {
             Ok(c) => c,
             Err(why) => return Verdict::Unreadable(why),
         };

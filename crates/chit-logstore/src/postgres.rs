@@ -730,4 +730,31 @@ impl Store for PgStore {
             }
         }
     }
+
+    fn write_blocked(&mut self) -> Option<String> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'",
+                &[],
+            )
+            .map_err(|e| format!("cannot ask PostgreSQL whether it takes writes: {e}"));
+        match row {
+            Err(why) => Some(why),
+            Ok(r) => {
+                let (standby, read_only): (bool, bool) = (r.get(0), r.get(1));
+                (standby || read_only).then(|| {
+                    format!(
+                        "{} takes no writes ({})",
+                        self.location(),
+                        if standby {
+                            "a standby in recovery"
+                        } else {
+                            "its sessions are read-only"
+                        }
+                    )
+                })
+            }
+        }
+    }
 }

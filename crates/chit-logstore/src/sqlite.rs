@@ -376,6 +376,27 @@ fn write_err(path: &Path, e: rusqlite::Error) -> StoreError {
     ))
 }
 
+/// Below this many free bytes where its file is, a store says a write may
+/// fail ([`Store::write_blocked`]): a batch of 4,096 entries of a few kB
+/// with its tiles, indexes and WAL frames needs some MiB.
+const LOW_SPACE: u64 = 16 << 20;
+
+/// Bytes free to this process on the filesystem that holds `path`.
+#[cfg(unix)]
+fn free_bytes(path: &Path) -> Option<u64> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+#[cfg(not(unix))]
+fn free_bytes(_path: &Path) -> Option<u64> {
+    None
+}
+
 impl SqliteStore {
     /// Opens an existing file (never creates one).
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -1156,6 +1177,22 @@ impl Store for SqliteStore {
         // One file on one machine: SQLite's write lock, taken by every
         // commit, and the size check inside it are the sequencer's lease.
         self.size().map(|_| ())
+    }
+
+    fn write_blocked(&mut self) -> Option<String> {
+        if self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Some(format!(
+                "{} is read-only to this server (its file's permissions, or its filesystem)",
+                self.path.display()
+            ));
+        }
+        let free = free_bytes(&self.path)?;
+        (free < LOW_SPACE).then(|| {
+            format!(
+                "{free} bytes are free where {} is (a batch may need up to {LOW_SPACE})",
+                self.path.display()
+            )
+        })
     }
 
     fn housekeep_in_background(&mut self) -> Result<(), StoreError> {

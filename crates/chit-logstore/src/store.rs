@@ -276,6 +276,13 @@ pub trait Store: Send {
     fn housekeep_in_background(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
+
+    /// What would stop a write now, as far as can be told without writing
+    /// (a read-only file, a disk nearly full, a database that takes no
+    /// writes); None when nothing seen would.
+    fn write_blocked(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// Whether a location names a PostgreSQL store (`postgres://…`,
@@ -467,5 +474,8 @@ impl Store for FullTiles {
     }
     fn housekeep_in_background(&mut self) -> Result<(), StoreError> {
         self.inner.housekeep_in_background()
+    }
+    fn write_blocked(&mut self) -> Option<String> {
+        self.inner.write_blocked()
     }
 }

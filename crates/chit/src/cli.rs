@@ -1086,6 +1086,7 @@ impl LimitArgs {
             max_depth: self.max_depth,
             max_size: self.max_size,
             max_keys: self.max_keys,
+            ..Limits::default()
         }
     }
 }

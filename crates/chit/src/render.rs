@@ -425,3 +425,17 @@ fn duration(ms: i64) -> String {
         _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
     }
 }
+
+/// Why an input could not be read, as the commands that take `--max-size`,
+/// `--max-depth` and `--max-keys` say it: with the flag that raises the
+/// limit it passed, if one did.
+pub fn unreadable(e: &chit_core::check::Unreadable) -> String {
+    use chit_core::json::Limit;
+    let flag = match e.limit() {
+        Some(Limit::Size) => "--max-size",
+        Some(Limit::Depth) => "--max-depth",
+        Some(Limit::Keys) => "--max-keys",
+        Some(Limit::Values) | None => return e.to_string(),
+    };
+    format!("{e} (raise it with {flag})")
+}

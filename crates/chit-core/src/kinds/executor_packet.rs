@@ -107,11 +107,16 @@ pub fn sealed_digests(v: &Value) -> Result<(String, String), lattice::Error> {
 /// unreadable), unless `forced` (`--kind`) says they are, in which case a
 /// read or profile error is returned. A cheap scan for the kind's name
 /// keeps other documents from being read twice.
-pub fn recognise(bytes: &[u8], forced: bool) -> Option<Result<Value, lattice::Error>> {
+/// At most `max_values` values are read (see [`lattice::parse_limited`]).
+pub fn recognise(
+    bytes: &[u8],
+    forced: bool,
+    max_values: usize,
+) -> Option<Result<Value, lattice::Error>> {
     if !forced && memchr::memmem::find(bytes, KIND.as_bytes()).is_none() {
         return None;
     }
-    match lattice::parse(bytes) {
+    match lattice::parse_limited(bytes, max_values) {
         Ok(v) if forced || v.get("schema").and_then(Value::as_text).as_deref() == Some(KIND) => {
             Some(Ok(v))
         }

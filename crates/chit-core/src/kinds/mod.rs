@@ -129,6 +129,33 @@ impl Kind {
     }
 }
 
+/// The kind a report gives a signed envelope whose payload is of no kind
+/// chit knows (its signatures checked, its payload not).
+pub const ENVELOPE: &str = "envelope";
+
+/// Every kind a report on one input can carry, so every kind a log entry
+/// can be labelled with: the receipt kinds ([`Kind::ALL`]), an envelope
+/// of an unknown payload, a Treeship session receipt, a Treeship store's
+/// index and a Treeship export.
+pub const LABELS: &[&str] = &[
+    run_receipt::KIND,
+    packet::KIND,
+    recompute::KIND,
+    numeric_lineage::KIND,
+    lineage_bound::KIND,
+    executor_packet::KIND,
+    reason::KIND,
+    ENVELOPE,
+    session::KIND,
+    crate::treeship::INDEX_KIND,
+    crate::treeship::EXPORT_KIND,
+];
+
+/// Whether a report on one input can carry the kind `name`.
+pub fn is_label(name: &str) -> bool {
+    LABELS.contains(&name)
+}
+
 /// The report for a document whose kind cannot be told.
 pub fn unknown_kind() -> Report {
     let mut r = Report::new("");

@@ -251,7 +251,7 @@ pub fn packet_to_rerun(
     if checked.statement_kind.as_deref() != Some(crate::kinds::packet::KIND) {
         return Err(RerunError::NotAPacket);
     }
-    let mut report = Report::new("envelope");
+    let mut report = Report::new(crate::kinds::ENVELOPE);
     let env = crate::envelope::Envelope::read(doc, &mut report).ok_or(RerunError::NotAnEnvelope)?;
     let statement =
         crate::json::parse(&env.payload, &ctx.limits).map_err(|_| RerunError::NotAPacket)?;

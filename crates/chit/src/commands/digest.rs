@@ -12,8 +12,9 @@ pub fn run(a: &DigestArgs, out: &mut Output) -> CmdResult {
     let bytes = read_input(&a.input, limits.max_size)?;
     let (kind, digests) = seal::digests(&bytes, a.kind, &limits).map_err(|e| match e {
         SealError::Unreadable(why) => Failure::error(format!(
-            "cannot read {}: {why}",
-            source_of(&a.input).label()
+            "cannot read {}: {}",
+            source_of(&a.input).label(),
+            crate::render::unreadable(&why)
         )),
         SealError::UnknownKind => unknown_kind(&a.input),
         SealError::NotAnObject => {

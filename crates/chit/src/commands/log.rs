@@ -184,6 +184,8 @@ type Checked = (Vec<Pending>, Vec<chit_logstore::Submitted>);
 /// One input waiting for its batch: where it came from and its bytes.
 struct Pending {
     label: String,
+    /// The line of its input it starts on (1 for a whole file).
+    line: usize,
     bytes: Result<Vec<u8>, String>,
 }
 
@@ -275,11 +277,11 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                 let mut batch = std::mem::take(pending);
                 // The readable bytes move on with their verdicts (an empty
                 // Ok stays behind to say the input was read).
-                let readable: Vec<Vec<u8>> = batch
+                let readable: Vec<(usize, Vec<u8>)> = batch
                     .iter_mut()
-                    .filter_map(|p| p.bytes.as_mut().ok().map(std::mem::take))
+                    .filter_map(|p| p.bytes.as_mut().ok().map(|b| (p.line, std::mem::take(b))))
                     .collect();
-                tx.send((batch, checker.check_all(readable))).is_ok()
+                tx.send((batch, checker.check_lines(readable))).is_ok()
             };
             for source in sources {
                 let label = source.label();
@@ -289,6 +291,7 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                         Err(why) => {
                             pending.push(Pending {
                                 label: label.clone(),
+                                line: 1,
                                 bytes: Err(why),
                             });
                             continue;
@@ -297,6 +300,7 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                     for (n, line) in inputs::Lines::new(reader, max) {
                         pending.push(Pending {
                             label: format!("{label}:{n}"),
+                            line: n,
                             bytes: line.map_err(|why| entry_limit(why, max)),
                         });
                         if pending.len() >= batch && !send(&mut pending) {
@@ -306,6 +310,7 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                 } else {
                     pending.push(Pending {
                         label: label.clone(),
+                        line: 1,
                         bytes: inputs::read(source, max).map_err(|why| entry_limit(why, max)),
                     });
                 }

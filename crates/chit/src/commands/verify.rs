@@ -360,7 +360,7 @@ fn check(
     }
     match chit_core::check(bytes, &ctx) {
         Err(e) => {
-            let why = e.starting_at_line(line.unwrap_or(1)).to_string();
+            let why = crate::render::unreadable(&e.starting_at_line(line.unwrap_or(1)));
             no_facts(finish(&unreadable(file, line, why), None, settings))
         }
         Ok(checked) => {
@@ -443,7 +443,7 @@ fn check_bundles(
                     Err(e) => report.error(
                         chit_core::rule::READ,
                         format!("{at}/entry"),
-                        format!("log entry {}: {e}", b.index),
+                        format!("log entry {}: {}", b.index, crate::render::unreadable(&e)),
                     ),
                     Ok(checked) => {
                         if !many {
@@ -656,7 +656,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
     };
     match chit_core::check::check_package(&package, &settings.ctx) {
         Err(e) => {
-            let why = format!("receipt.json: {e}");
+            let why = format!("receipt.json: {}", crate::render::unreadable(&e));
             no_facts(finish(&unreadable(file, None, why), None, settings))
         }
         Ok(checked) => {
