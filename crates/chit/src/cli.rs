@@ -303,6 +303,19 @@ pub struct ServeArgs {
     /// (408 after that).
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = at_least(1u64))]
     pub request_timeout: u64,
+    /// Receipts one JSON Lines request may carry; each past it is answered
+    /// "refused" in place and not appended (so is each past what its
+    /// token's rate allows).
+    #[arg(long, value_name = "N", default_value_t = crate::serve::MAX_LINES, value_parser = at_least(1usize))]
+    pub max_lines: usize,
+    /// Bytes of request bodies the server holds at once, across every
+    /// connection, a /v1/verify body counted with what its check may take
+    /// (9 times its size and more: by default /v1/verify takes documents
+    /// of up to some 4.8 MB, 413 past that). A request that would pass it
+    /// is answered 503 with Retry-After and not read. The default holds
+    /// one JSON Lines body of the largest size (64 MiB) and 16 MiB beside.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::serve::IN_FLIGHT, value_parser = at_least(1usize))]
+    pub max_in_flight: usize,
     // Last: the heading below holds every option after it.
     /// A new log's name (default: chit.localhost/ and the file's name
     /// without its extension, characters a name cannot hold made '-'): its

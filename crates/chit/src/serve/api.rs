@@ -18,7 +18,7 @@ use super::sequencer::{Appended, Job};
 use super::tokens::Tokens;
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -44,16 +44,58 @@ pub struct AppState {
     pub tokens: Tokens,
     pub buckets: super::tokens::Buckets,
     pub metrics: Metrics,
-    /// Most bytes a JSON Lines body or a /v1/verify body may hold.
-    pub max_body: usize,
+    /// The bytes of request bodies held at once (`--max-in-flight`).
+    pub budget: super::budget::Budget,
+    /// Most receipts one JSON Lines request may carry (`--max-lines`).
+    pub max_lines: usize,
+    /// How the last batch written went.
+    pub health: super::health::Writes,
+    /// What `/v1/verify` reads a document under.
+    pub verify_limits: chit_core::Limits,
+    /// The largest body `/v1/verify` takes: what the budget can hold with
+    /// its check ([`verify_cost`]), at most [`super::MAX_BODY`].
+    pub verify_max: usize,
+}
+
+/// What a `/v1/verify` body of `len` bytes takes of the budget: its bytes,
+/// and what checking it may take beside them. Measured on the costliest
+/// shapes (release build, peak RSS growth over the body): long strings of
+/// escapes, decoded and copied, up to 6.7 times the body (a Lattice
+/// packet's), and a reader's values, up to 170 bytes each however short
+/// their text (a Lattice packet of empty objects), at most
+/// [`super::MAX_VALUES`] of them.
+pub fn verify_cost(len: usize) -> usize {
+    const PER_BYTE: usize = 8;
+    const PER_VALUE: usize = 200;
+    let values = (len / 2 + 128).min(super::MAX_VALUES);
+    len.saturating_mul(1 + PER_BYTE)
+        .saturating_add(values.saturating_mul(PER_VALUE))
+}
+
+/// The largest body whose [`verify_cost`] fits `budget`, at most
+/// [`super::MAX_BODY`].
+pub fn largest_verified(budget: usize) -> usize {
+    let (mut lo, mut hi) = (0usize, super::MAX_BODY);
+    if verify_cost(hi) <= budget {
+        return hi;
+    }
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if verify_cost(mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// A request's submissions once handled: each one's refusal where its
 /// token may not submit its kind, and what the batch of the others gave
 /// (none when every one was refused so).
-struct Handled {
-    forbidden: Vec<Option<String>>,
-    appended: Option<Result<Appended, String>>,
+pub(super) struct Handled {
+    pub forbidden: Vec<Option<String>>,
+    pub appended: Option<Appended>,
 }
 
 /// Counters for `/metrics`.
@@ -69,8 +111,43 @@ pub struct Metrics {
 
 type Shared = Arc<AppState>;
 
-fn error(code: StatusCode, why: impl Into<String>) -> Response {
+pub(super) fn error(code: StatusCode, why: impl Into<String>) -> Response {
     (code, axum::Json(json!({ "error": why.into() }))).into_response()
+}
+
+/// `r`, and the connection ends after it: a body sent with the request
+/// was not read, and the next request cannot be told from its rest.
+pub(super) fn closing(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        header::CONNECTION,
+        header::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// 401: no token the server knows, said before any body is read.
+fn unauthorized(why: &str) -> Response {
+    let mut r = closing(error(StatusCode::UNAUTHORIZED, why));
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer realm=\"chit\""),
+    );
+    r
+}
+
+/// 429 for a token whose bucket holds no receipt for `wait` seconds.
+pub(super) fn over_rate(tok: &super::tokens::Token, wait: f64) -> Response {
+    let mut r = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!(
+            "token {} is over its rate; try again in {wait:.1} s",
+            tok.name
+        ),
+    );
+    if let Ok(v) = header::HeaderValue::from_str(&format!("{}", wait.ceil().max(1.0) as u64)) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
 }
 
 /// Runs blocking work (checks, store reads) off the async threads.
@@ -85,7 +162,7 @@ async fn blocking<T: Send + 'static>(
 /// Runs CPU-bound work (checking receipts) on the rayon pool, one thread
 /// per core: many requests at once queue there instead of starting a
 /// thread each.
-async fn on_cores<T: Send + 'static>(
+pub(super) async fn on_cores<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Response> {
     let (tx, rx) = oneshot::channel();
@@ -100,33 +177,41 @@ async fn on_cores<T: Send + 'static>(
     })
 }
 
-/// The bearer token, if the request carries one the file lists.
+/// The bearer token, if the request carries one the file lists: the
+/// scheme is case-insensitive (RFC 9110 §11.1), and two Authorization
+/// headers are refused rather than one of them taken.
 fn token<'a>(
     state: &'a AppState,
     headers: &HeaderMap,
 ) -> Result<&'a super::tokens::Token, Response> {
     if state.tokens.is_empty() {
-        return Err(error(
-            StatusCode::UNAUTHORIZED,
+        return Err(unauthorized(
             "this server takes no writes: start it with --tokens FILE",
         ));
     }
-    let presented = headers
-        .get(header::AUTHORIZATION)
+    let mut given = headers.get_all(header::AUTHORIZATION).iter();
+    let first = given.next();
+    if given.next().is_some() {
+        return Err(closing(error(
+            StatusCode::BAD_REQUEST,
+            "two Authorization headers: send one, Authorization: Bearer TOKEN",
+        )));
+    }
+    let presented = first
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| {
-            error(
-                StatusCode::UNAUTHORIZED,
-                "a write needs Authorization: Bearer TOKEN",
-            )
-        })?;
-    state.tokens.find(presented.trim()).ok_or_else(|| {
-        error(
-            StatusCode::UNAUTHORIZED,
-            "that token is not one this server knows",
-        )
-    })
+        .and_then(bearer)
+        .ok_or_else(|| unauthorized("a write needs Authorization: Bearer TOKEN"))?;
+    state
+        .tokens
+        .find(presented)
+        .ok_or_else(|| unauthorized("that token is not one this server knows"))
+}
+
+/// The token of a `Bearer` credential (the scheme in any case).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once([' ', '\t'])?;
+    let token = token.trim_matches([' ', '\t']);
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 fn is_lines(headers: &HeaderMap) -> bool {
@@ -185,7 +270,7 @@ fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
 /// The answer to the submission at `at` of a request (with its JSON
 /// Lines `line`, if any), as JSON text: [`logged`]'s where it is in the
 /// log with its proof, else [`answer`]'s.
-fn answered(a: &Appended, at: usize, line: Option<usize>) -> (StatusCode, String) {
+pub(super) fn answered(a: &Appended, at: usize, line: Option<usize>) -> (StatusCode, String) {
     if let Some(done) = logged(a, at, line) {
         return done;
     }
@@ -245,7 +330,7 @@ fn refused(r: &chit_core::Report) -> Value {
     v
 }
 
-fn count(state: &AppState, o: &Outcome) {
+pub(super) fn count(state: &AppState, o: &Outcome) {
     let c = match o {
         Outcome::Appended { .. } => &state.metrics.appended,
         Outcome::Duplicate { .. } => &state.metrics.present,
@@ -266,63 +351,92 @@ pub async fn post_entries(State(state): State<Shared>, req: axum::extract::Reque
         Ok(t) => t.clone(),
         Err(r) => return r,
     };
-    let lines = is_lines(req.headers());
     let name = TokenName(tok.name.clone());
-    // The body is read only for a token this server knows.
-    let body = match Body::from_request(req, &()).await {
-        Ok(Body(b)) => b,
-        Err(r) => return r,
-    };
-    let mut r = append(state, lines, body, tok).await;
+    let mut r = entries(state, tok, req).await;
     r.extensions_mut().insert(name);
     r
 }
 
-/// `POST /v1/entries` once its token is known.
-async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Token) -> Response {
-    if let Err(wait) = state.buckets.take(&tok) {
-        let mut r = error(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "token {} is over its rate; try again in {wait:.1} s",
-                tok.name
-            ),
-        );
-        if let Ok(v) = header::HeaderValue::from_str(&format!("{}", wait.ceil().max(1.0) as u64)) {
-            r.headers_mut().insert(header::RETRY_AFTER, v);
-        }
-        return r;
+/// `POST /v1/entries` once its token is known: the body is read only
+/// while the token's bucket holds a receipt.
+async fn entries(
+    state: Shared,
+    tok: super::tokens::Token,
+    req: axum::extract::Request,
+) -> Response {
+    if let Err(wait) = state.buckets.ready(&tok) {
+        return closing(over_rate(&tok, wait));
     }
-    let inputs: Vec<Vec<u8>> = if lines {
-        body.split(|&b| b == b'\n')
-            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-            .map(<[u8]>::to_vec)
-            .collect()
-    } else {
-        if body.len() > chit_log::tiles::MAX_ENTRY_BYTES {
-            return error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "{} bytes: a log entry is at most 65,535 bytes (tlog-tiles' entry bundles)",
-                    body.len()
-                ),
-            );
-        }
-        vec![body.to_vec()]
+    let lines = is_lines(req.headers());
+    let deadline = req
+        .extensions()
+        .get::<Deadline>()
+        .map_or_else(|| tokio::time::Instant::now() + DEFAULT_DEADLINE, |d| d.0);
+    let limit = route_limit(lines);
+    let (body, held) = match read_body(&state, req, limit, |n| n, too_large).await {
+        Ok(b) => b,
+        Err(r) => return r,
     };
-    if inputs.is_empty() {
-        return error(StatusCode::BAD_REQUEST, "an empty body: send a receipt");
+    if lines {
+        return super::lines::append(state, tok, body, held, deadline).await;
     }
+    if let Err(wait) = state.buckets.take(&tok) {
+        return over_rate(&tok, wait);
+    }
+    let handled = match submit(&state, &tok, vec![(1, body.whole())]).await {
+        Ok(h) => h,
+        Err(why) => return error(StatusCode::SERVICE_UNAVAILABLE, why),
+    };
+    drop(held);
+    let Handled {
+        mut forbidden,
+        appended,
+    } = handled;
+    if let Some(why) = forbidden[0].take() {
+        return error(StatusCode::FORBIDDEN, why);
+    }
+    let a = appended.expect("one submission sent");
+    let (code, body) = answered(&a, 0, None);
+    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// A request's deadline (its `--request-timeout` from when it came),
+/// left on it for what answers after its head is sent (a JSON Lines
+/// answer, streamed).
+#[derive(Clone, Copy)]
+pub struct Deadline(pub tokio::time::Instant);
+
+/// A request's deadline where none was left on it.
+const DEFAULT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The most bytes a `POST /v1/entries` body may hold: one entry, or
+/// JSON Lines of them.
+fn route_limit(lines: bool) -> usize {
+    if lines {
+        super::MAX_BODY
+    } else {
+        chit_log::tiles::MAX_ENTRY_BYTES
+    }
+}
+
+/// Checks `inputs` (each with the line of the request it starts on) and
+/// sends what may be appended to the sequencer: what each came to, or why
+/// nothing of it was written.
+pub(super) async fn submit(
+    state: &Shared,
+    tok: &super::tokens::Token,
+    inputs: Vec<(usize, Bytes)>,
+) -> Result<Handled, String> {
     // Checked on the check threads, which hand what is to be appended
     // straight to the sequencer: this task wakes once, for the answer.
     let checker = state.checker.clone();
     let jobs = state.jobs.clone();
+    let tok = tok.clone();
     // Counted until its job is queued: a short batch waits for it.
     let checking = state.checking.enter();
-    let (tx, rx) = oneshot::channel::<Handled>();
+    let (tx, rx) = oneshot::channel::<Result<Handled, String>>();
     rayon::spawn(move || {
-        let checked = checker.check_all(inputs);
+        let checked = checker.check_lines(inputs);
         // A kind this token may not submit is answered, never appended.
         let mut forbidden = vec![None; checked.len()];
         let mut send = Vec::new();
@@ -336,109 +450,165 @@ async fn append(state: Shared, lines: bool, body: Bytes, tok: super::tokens::Tok
             send.push(c);
         }
         if send.is_empty() {
-            let _ = tx.send(Handled {
+            let _ = tx.send(Ok(Handled {
                 forbidden,
                 appended: None,
-            });
+            }));
             return;
         }
         let job = Job {
             checked: send,
             reply: Box::new(move |r| {
-                let _ = tx.send(Handled {
+                let _ = tx.send(r.map(|a| Handled {
                     forbidden,
-                    appended: Some(r),
-                });
+                    appended: Some(a),
+                }));
             }),
         };
         if let Err(mpsc::error::SendError(job)) = jobs.send(job) {
-            (job.reply)(Err("the server is shutting down".into()));
+            (job.reply)(Err(
+                "the server is shutting down; nothing of this batch was acknowledged".into(),
+            ));
         }
         drop(checking);
     });
-    let Ok(Handled {
-        mut forbidden,
-        appended,
-    }) = rx.await
-    else {
+    let handled = rx.await.unwrap_or_else(|_| {
         // Its job was dropped unanswered, still queued: the server stopped.
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server stopped before the batch was written; nothing of it was acknowledged",
-        );
-    };
-    let appended = match appended {
-        None => None,
-        Some(Ok(a)) => Some(a),
-        Some(Err(why)) => {
-            return error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("{why}; nothing of it was acknowledged"),
-            )
+        Err(
+            "the server stopped before the batch was written; nothing of it was acknowledged"
+                .into(),
+        )
+    });
+    match &handled {
+        Ok(h) => {
+            if let Some(a) = &h.appended {
+                state.health.wrote();
+                state.metrics.size.store(a.size, Ordering::Relaxed);
+                for o in &a.outcomes {
+                    count(state, o);
+                }
+            }
         }
-    };
-    if let Some(a) = &appended {
-        state.metrics.size.store(a.size, Ordering::Relaxed);
-        for o in &a.outcomes {
-            count(&state, o);
-        }
+        Err(why) => state.health.failed(why),
     }
-    if !lines {
-        if let Some(why) = forbidden[0].take() {
-            return error(StatusCode::FORBIDDEN, why);
-        }
-        let a = appended.expect("one submission sent");
-        let (code, body) = answered(&a, 0, None);
-        return (code, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-    }
-    // JSON Lines: one answer a line, in order, each as a single
-    // submission's would be (a logged line with its inclusion proof and
-    // the checkpoint that covers it), with its line number.
-    let mut out = String::new();
-    let mut sent = 0;
-    for (i, f) in forbidden.iter().enumerate() {
-        if let Some(why) = f {
-            let v = json!({"status": "forbidden", "error": why, "line": i + 1});
-            out.push_str(&v.to_string());
-        } else {
-            let a = appended.as_ref().expect("a line not forbidden was sent");
-            out.push_str(&answered(a, sent, Some(i + 1)).1);
-            sent += 1;
-        }
-        out.push('\n');
-    }
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/jsonl")],
-        out,
-    )
-        .into_response()
+    handled
 }
 
-/// A request's body, at most [`super::MAX_BODY`] bytes, refused in JSON:
-/// 413 past the limit (a body sent without its length, so not refused
-/// before it was read), 400 when it cannot be read. It reads its own limit
-/// (not `DefaultBodyLimit`'s), so a request answered without the router
-/// is held to the same one.
-pub struct Body(pub Bytes);
-
-impl<S: Send + Sync> FromRequest<S> for Body {
-    type Rejection = Response;
-    async fn from_request(req: axum::extract::Request, _: &S) -> Result<Body, Response> {
-        use http_body_util::BodyExt;
-        let max = super::MAX_BODY;
-        match http_body_util::Limited::new(req.into_body(), max)
-            .collect()
-            .await
-        {
-            Ok(all) => Ok(Body(all.to_bytes())),
-            Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(max)),
-            Err(e) => Err(error(
-                StatusCode::BAD_REQUEST,
-                format!("the body could not be read: {e}"),
-            )),
+/// A request's body, at most `limit` bytes, held against the server's
+/// budget until the returned share is dropped (a body of `n` bytes takes
+/// `cost(n)` of it, what it will cost the server): 413 past the limit (as
+/// soon as its length says so, else once read past it), 503 with
+/// Retry-After when the budget is spent (announced: before a byte is
+/// read), 400 when it cannot be read.
+async fn read_body(
+    state: &AppState,
+    req: axum::extract::Request,
+    limit: usize,
+    cost: fn(usize) -> usize,
+    too_large: fn(usize) -> Response,
+) -> Result<(BodyParts, super::budget::Held), Response> {
+    use http_body_util::BodyExt;
+    let note = req.extensions().get::<Arc<super::wire::Note>>().cloned();
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let mut held = state.budget.share();
+    if let Some(n) = announced {
+        if n > limit {
+            return Err(too_large(limit));
+        }
+        if !held.take(cost(n)) {
+            return Err(busy(&state.budget));
         }
     }
+    let mut body = req.into_body();
+    // Copied out of hyper's buffers as it comes: a frame keeps the whole
+    // buffer it was read into alive, some of it unused (kept, a 64 MiB
+    // body took half as much again). An announced body fills one block of
+    // its size; one sent in chunks, blocks of 256 KiB (larger ones cost
+    // more than their size under load, as the allocator rounds them).
+    let mut parts: Vec<Bytes> = Vec::new();
+    let mut block: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0));
+    let mut total = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            let why = note
+                .as_ref()
+                .and_then(|n| n.framing_error())
+                .unwrap_or_else(|| format!("the body could not be read: {e}"));
+            closing(error(StatusCode::BAD_REQUEST, why))
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let before = total;
+        total += data.len();
+        if total > limit {
+            return Err(too_large(limit));
+        }
+        if announced.is_none() && !held.take(cost(total) - cost(before)) {
+            return Err(busy(&state.budget));
+        }
+        let mut rest = &data[..];
+        while !rest.is_empty() {
+            if block.len() == block.capacity() {
+                if !block.is_empty() {
+                    parts.push(Bytes::from(std::mem::take(&mut block)));
+                }
+                block.reserve_exact(BLOCK.max(rest.len().min(BLOCK)));
+            }
+            let n = rest.len().min(block.capacity() - block.len());
+            block.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+        }
+    }
+    if !block.is_empty() {
+        parts.push(Bytes::from(block));
+    }
+    Ok((BodyParts(parts), held))
+}
+
+/// The blocks a body sent in chunks is gathered in.
+const BLOCK: usize = 256 << 10;
+
+/// A body as it was read: its parts, in order, never copied into one
+/// (a JSON Lines body is read line by line across them).
+pub struct BodyParts(pub Vec<Bytes>);
+
+impl BodyParts {
+    /// The body in one piece: copied when it came in several (each part
+    /// let go once copied).
+    pub fn whole(mut self) -> Bytes {
+        match self.0.len() {
+            0 => Bytes::new(),
+            1 => self.0.pop().unwrap_or_default(),
+            _ => {
+                let mut all = Vec::with_capacity(self.0.iter().map(Bytes::len).sum());
+                for p in self.0.drain(..) {
+                    all.extend_from_slice(&p);
+                }
+                Bytes::from(all)
+            }
+        }
+    }
+}
+
+/// 503: the server holds as many body bytes as it may; the connection
+/// ends (the rest of the body is not read).
+fn busy(budget: &super::budget::Budget) -> Response {
+    let mut r = closing(error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "the server holds as many request bodies as it may at once ({} bytes, --max-in-flight): \
+             try again in a moment",
+            budget.limit()
+        ),
+    ));
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    r
 }
 
 /// Query parameters (axum's `Query`), refused with 400 in JSON that names
@@ -479,16 +649,31 @@ impl<S: Send + Sync> FromRequestParts<S> for PathText {
 
 /// 413 for a body past `max` bytes; the connection ends with it (the rest
 /// of the body is not read).
-fn too_large(max: usize) -> Response {
-    let mut r = error(
+pub(super) fn too_large(max: usize) -> Response {
+    let why = if max == chit_log::tiles::MAX_ENTRY_BYTES {
+        format!(
+            "a log entry is at most {max} bytes (tlog-tiles' entry bundles): log a smaller \
+             receipt, or its digest inside one"
+        )
+    } else {
+        format!("a body of at most {max} bytes")
+    };
+    closing(error(StatusCode::PAYLOAD_TOO_LARGE, why))
+}
+
+/// 413 for a `/v1/verify` body past `max` bytes, where that is less than
+/// any body may be: what its check would take is more than the budget.
+pub(super) fn too_large_to_check(max: usize) -> Response {
+    if max >= super::MAX_BODY {
+        return too_large(max);
+    }
+    closing(error(
         StatusCode::PAYLOAD_TOO_LARGE,
-        format!("a body of at most {max} bytes"),
-    );
-    r.headers_mut().insert(
-        header::CONNECTION,
-        header::HeaderValue::from_static("close"),
-    );
-    r
+        format!(
+            "a body of at most {max} bytes: checking a document takes several times its size in \
+             memory, which this server bounds (--max-in-flight); check a larger one with chit verify"
+        ),
+    ))
 }
 
 /// A path no route serves: 404, with the routes there are.
@@ -521,20 +706,36 @@ pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> R
     )
 }
 
-/// `POST /v1/verify`: the verdict, nothing appended.
-pub async fn post_verify(State(state): State<Shared>, Body(body): Body) -> Response {
-    if body.len() > state.max_body {
-        return error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "larger than this server reads",
-        );
-    }
+/// `POST /v1/verify`: the verdict `chit verify` gives under the log's
+/// policy, for a document as large as the budget can hold with its check
+/// (`verify_max`, at most [`super::MAX_BODY`]) read under this server's
+/// limits; nothing appended.
+pub async fn post_verify(State(state): State<Shared>, req: axum::extract::Request) -> Response {
+    let read = read_body(
+        &state,
+        req,
+        state.verify_max,
+        verify_cost,
+        too_large_to_check,
+    );
+    let (body, held) = match read.await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let checker = state.checker.clone();
-    let checked = match on_cores(move || checker.checked(&body)).await {
+    let limits = state.verify_limits;
+    let body = body.whole();
+    // The body comes back to be let go here, on the thread that read it:
+    // an allocator keeps what another thread frees for a while, and under
+    // load that was as much again as the bodies held.
+    let (checked, body) = match on_cores(move || (checker.verified(&body, &limits), body)).await {
         Ok(c) => c,
         Err(r) => return r,
     };
+    drop(body);
+    drop(held);
     let mut line = Vec::new();
+    let why = checked.as_ref().err().map(server_unreadable);
     let (code, result) = match &checked {
         Ok(c) => (
             if c.report.valid() {
@@ -544,11 +745,23 @@ pub async fn post_verify(State(state): State<Shared>, Body(body): Body) -> Respo
             },
             Ok(&c.report),
         ),
-        Err(why) => (StatusCode::BAD_REQUEST, Err(why.as_str())),
+        Err(_) => (
+            StatusCode::BAD_REQUEST,
+            Err(why.as_deref().unwrap_or_default()),
+        ),
     };
     let art = checked.as_ref().ok().and_then(|c| c.artifact_id.as_deref());
     chit_core::report::json::verdict_line("request", None, art, result, &mut line);
     (code, [(header::CONTENT_TYPE, "application/json")], line).into_response()
+}
+
+/// Why a document could not be read, as this server says it: a limit it
+/// passed is named as the server's own.
+fn server_unreadable(e: &chit_core::check::Unreadable) -> String {
+    match e.limit() {
+        Some(_) => format!("{e} (this server's limit)"),
+        None => e.to_string(),
+    }
 }
 
 /// `GET /v1/entries/{index}` and `GET /v1/entries/sha256:{hex}`: the log
@@ -621,10 +834,16 @@ pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>
         (Ok(a), Ok(b)) => (a, b),
         (Err(r), _) | (_, Err(r)) => return r,
     };
-    // A kind chit does not know matches nothing: say so rather than
-    // answer an empty page that reads as "not logged".
-    if let Some(Err(why)) = p.kind.as_deref().map(chit_core::Kind::parse) {
-        return error(StatusCode::BAD_REQUEST, why);
+    // A kind no entry can be labelled with matches nothing: say so rather
+    // than answer an empty page that reads as "not logged".
+    if let Some(k) = p.kind.as_deref().filter(|k| !chit_core::kinds::is_label(k)) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "unknown kind '{k}'; an entry is labelled with one of: {}",
+                chit_core::kinds::LABELS.join(", ")
+            ),
+        );
     }
     let limit = p.limit.unwrap_or(100).clamp(1, 1000);
     let q = chit_logstore::store::Query {
@@ -967,20 +1186,6 @@ pub async fn get_tile(State(state): State<Shared>, PathText(rest): PathText) -> 
     }
 }
 
-/// `GET /healthz`.
-pub async fn healthz(State(state): State<Shared>) -> Response {
-    let r = blocking(move || {
-        let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
-        log.head().map(|(s, _)| s)
-    })
-    .await;
-    match r {
-        Ok(Ok(size)) => axum::Json(json!({"status": "ok", "size": size})).into_response(),
-        Ok(Err(e)) => error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
-        Err(r) => r,
-    }
-}
-
 /// `GET /metrics`: Prometheus text.
 pub async fn metrics(State(state): State<Shared>) -> Response {
     let m = &state.metrics;
@@ -1013,6 +1218,10 @@ pub async fn metrics(State(state): State<Shared>) -> Response {
     s.push_str(&format!(
         "# HELP chit_log_size Entries in the log at the last append.\n# TYPE chit_log_size gauge\nchit_log_size {}\n",
         m.size.load(Ordering::Relaxed)
+    ));
+    s.push_str(&format!(
+        "# HELP chit_request_bytes_held Bytes of request bodies held now (at most --max-in-flight).\n# TYPE chit_request_bytes_held gauge\nchit_request_bytes_held {}\n",
+        state.budget.held()
     ));
     s.push_str("# HELP chit_http_responses_total HTTP responses by status.\n# TYPE chit_http_responses_total counter\n");
     for (code, n) in m.responses.lock().unwrap_or_else(|p| p.into_inner()).iter() {
@@ -1058,11 +1267,12 @@ pub async fn post_entries_direct(
 }
 
 /// [`around`]'s work around `run`, which answers the request unless its
-/// announced body is too large or it takes longer than `timeout`.
+/// announced body is past its route's limit or it takes longer than
+/// `timeout`.
 async fn observed<F, A>(
     state: &AppState,
     timeout: std::time::Duration,
-    req: axum::extract::Request,
+    mut req: axum::extract::Request,
     run: F,
 ) -> Response
 where
@@ -1077,35 +1287,81 @@ where
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let r = if announced.is_some_and(|n| n > state.max_body as u64) {
-        too_large(state.max_body)
+    // Only these routes read a body; the others never do, whatever it is.
+    let post = req.method() == axum::http::Method::POST;
+    let limit = match req.uri().path() {
+        super::ENTRIES if post => route_limit(is_lines(req.headers())),
+        "/v1/verify" if post => state.verify_max,
+        _ => super::MAX_BODY,
+    };
+    let mut r = if announced.is_some_and(|n| n > limit as u64) {
+        if post && req.uri().path() == "/v1/verify" {
+            too_large_to_check(limit)
+        } else {
+            too_large(limit)
+        }
     } else {
-        match tokio::time::timeout(timeout, run(req)).await {
+        let deadline = tokio::time::Instant::now() + timeout;
+        req.extensions_mut().insert(Deadline(deadline));
+        match tokio::time::timeout_at(deadline, run(req)).await {
             Ok(r) => r,
-            Err(_) => error(
+            Err(_) => closing(error(
                 StatusCode::REQUEST_TIMEOUT,
                 "the request took too long (its body, or its answer)",
-            ),
+            )),
         }
     };
-    if let Some((method, path)) = seen {
+    r.headers_mut()
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(header::HeaderValue::from_static("nosniff"));
+    let ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
+    let token = r.extensions().get::<TokenName>().map(|t| t.0.as_str());
+    match &seen {
+        Some((method, path)) => {
+            state.record(r.status().as_u16(), method.as_str(), path, Some(ms), token)
+        }
+        None => state.count_status(r.status().as_u16()),
+    }
+    r
+}
+
+impl AppState {
+    /// One answer: counted by status (for `/metrics`) and logged (target
+    /// `chit::access`), as every answer is, including those of
+    /// [`super::wire`].
+    fn record(&self, status: u16, method: &str, path: &str, ms: Option<f64>, token: Option<&str>) {
         tracing::info!(
             target: "chit::access",
             method = %method,
             path = %path,
-            status = r.status().as_u16(),
-            ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            token = r.extensions().get::<TokenName>().map(|t| t.0.as_str()),
+            status,
+            ms,
+            token,
+        );
+        self.count_status(status);
+    }
+
+    fn count_status(&self, status: u16) {
+        *self
+            .metrics
+            .responses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(status)
+            .or_default() += 1;
+    }
+}
+
+impl super::wire::Observe for AppState {
+    fn refused(&self, r: &super::wire::Refusal) {
+        self.record(
+            r.status,
+            r.method.as_deref().unwrap_or("-"),
+            r.path.as_deref().unwrap_or("-"),
+            None,
+            None,
         );
     }
-    *state
-        .metrics
-        .responses
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .entry(r.status().as_u16())
-        .or_default() += 1;
-    r
 }
 
 #[cfg(test)]

@@ -4,11 +4,15 @@
 //! store connection of their own. See [`api`] for the routes.
 
 pub mod api;
+pub mod budget;
+pub mod health;
+pub mod lines;
 pub mod logging;
 pub mod remote;
 pub mod sequencer;
 pub mod tokens;
 pub mod web;
+pub mod wire;
 
 use crate::cli::ServeArgs;
 use crate::exit::{CmdResult, Exit, Failure};
@@ -22,6 +26,23 @@ use std::sync::{Arc, Mutex};
 /// Most bytes a request body may hold (a JSON Lines body, a /v1/verify
 /// body): chit's reading limit for one input.
 pub(crate) const MAX_BODY: usize = 64 << 20;
+
+/// Most values in a document `/v1/verify` reads (`chit verify` has no such
+/// limit): a reader's memory grows by a few tens of bytes a value, so a
+/// body of the largest size made of `0,` would otherwise take some
+/// gigabytes to read. A log entry holds far fewer.
+pub(crate) const MAX_VALUES: usize = 200_000;
+
+/// The bytes of request bodies held at once, across every connection
+/// (with what `/v1/verify`'s checks of them may take), unless
+/// `--max-in-flight` says otherwise: one JSON Lines body of the largest
+/// size and 16 MiB beside it (so `/v1/verify` takes documents of some
+/// 4.8 MB). Under the memory test's load (64 clients of the largest
+/// bodies) the server's peak RSS is about twice this and its idle size.
+pub(crate) const IN_FLIGHT: usize = 80 << 20;
+
+/// Receipts one JSON Lines request may carry, unless `--max-lines` says.
+pub(crate) const MAX_LINES: usize = 10_000;
 
 /// Where receipts are posted: a route of the [`router`], and the one
 /// request [`Front`] answers without it.
@@ -39,7 +60,7 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/v1/consistency", get(api::get_consistency))
         .route("/checkpoint", get(api::get_checkpoint))
         .route("/tile/{*rest}", get(api::get_tile))
-        .route("/healthz", get(api::healthz))
+        .route("/healthz", get(health::healthz))
         .route("/metrics", get(api::metrics))
         .route("/", get(web::index))
         .route("/assets/app.js", get(web::script))
@@ -72,10 +93,14 @@ struct Front {
 }
 
 impl Front {
+    /// Answers one request of a connection; `note` is what [`wire`]
+    /// learnt of that connection, left on the request for its handler.
     async fn answer(
         self,
-        req: hyper::Request<hyper::body::Incoming>,
+        mut req: hyper::Request<hyper::body::Incoming>,
+        note: Arc<wire::Note>,
     ) -> Result<axum::response::Response, std::convert::Infallible> {
+        req.extensions_mut().insert(note);
         if req.method() == hyper::Method::POST && req.uri().path() == ENTRIES {
             let req = req.map(axum::body::Body::new);
             return Ok(api::post_entries_direct(self.state, self.timeout, req).await);
@@ -213,6 +238,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         tokens: a.tokens.clone(),
         header_timeout: a.header_timeout,
         request_timeout: a.request_timeout,
+        max_lines: a.max_lines,
+        max_in_flight: a.max_in_flight,
     };
     let demo_dir = if a.demo {
         let (dir, store, _token) = demo(out)?;
@@ -224,13 +251,16 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     };
     let store = a.store.clone().unwrap_or_default();
     let a = &a;
+    let mut warnings = Vec::new();
     let tokens = match &a.tokens {
         None => tokens::Tokens::default(),
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .map_err(|e| Failure::error(format!("cannot read {}: {e}", p.display())))?;
-            tokens::Tokens::parse(&text)
-                .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
+            let tokens = tokens::Tokens::parse(&text)
+                .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?;
+            warnings.extend(tokens::check_permissions(p).map_err(Failure::error)?);
+            tokens
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -258,6 +288,9 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
     let logging = logging::init(a.quiet);
+    for w in &warnings {
+        tracing::warn!(target: "chit::serve", "{w}");
+    }
     let (jobs, queue) = tokio::sync::mpsc::unbounded_channel();
     let checking = sequencer::Checking::default();
     let sequencer = sequencer::start(writer, prover, queue, checking.clone())
@@ -270,7 +303,14 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         tokens,
         buckets: tokens::Buckets::default(),
         metrics: api::Metrics::default(),
-        max_body: MAX_BODY,
+        budget: budget::Budget::new(a.max_in_flight),
+        max_lines: a.max_lines,
+        health: health::Writes::default(),
+        verify_limits: chit_core::Limits {
+            max_values: MAX_VALUES,
+            ..chit_core::Limits::default()
+        },
+        verify_max: api::largest_verified(a.max_in_flight),
     });
     // Kept until the runtime is gone: the state's last owner drops its
     // store connections, and a PostgreSQL client may not be dropped on
@@ -457,11 +497,19 @@ async fn serve_connections(
                 };
                 let _ = stream.set_nodelay(true);
                 let front = front.clone();
-                let svc = hyper::service::service_fn(move |req| front.clone().answer(req));
+                let note = Arc::new(wire::Note::default());
+                let io = wire::Vetted::new(stream, MAX_BODY as u64, front.state.clone(), note.clone());
+                let svc = hyper::service::service_fn(move |req| front.clone().answer(req, note.clone()));
+                // hyper's own limits lie past wire's, which refuses in
+                // JSON first. Half-closed: a connection whose next head
+                // was refused still gets the answers it is owed, then the
+                // refusal.
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(header_timeout)
-                    .serve_connection(TokioIo::new(stream), svc);
+                    .max_headers(wire::MAX_HEADERS + 28)
+                    .half_close(true)
+                    .serve_connection(TokioIo::new(io), svc);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     let _ = conn.await;

@@ -145,7 +145,11 @@ fn sequence(
         // turns, and a server that dies gives its turn up with its
         // connection.
         let started = std::time::Instant::now();
-        let leased = log.lease(LEASE_WAIT);
+        let leased = log.lease(LEASE_WAIT).map_err(|e| {
+            format!(
+                "the sequencer's turn was not taken ({e}); nothing of this batch was acknowledged"
+            )
+        });
         if leased.is_ok() {
             // What came while the lease was awaited (another server's
             // batch) joins this batch: its wait is over too.
@@ -158,7 +162,12 @@ fn sequence(
             checked.extend(j.checked);
         }
         let appended = leased.and_then(|()| {
-            let r = log.submit_checked(&checked);
+            let r = log.submit_checked(&checked).map_err(|e| match e {
+                // A store's write error says already that nothing of the
+                // batch was acknowledged.
+                chit_logstore::LogError::Store(chit_logstore::StoreError::Write(why)) => why,
+                e => format!("{e}; nothing of this batch was acknowledged"),
+            });
             // What was committed is answered as committed; a lease not
             // given back is the connection's until it ends.
             if let Err(e) = log.release() {
@@ -187,8 +196,7 @@ fn sequence(
                     answer(&mut log, c);
                 }
             }
-            Err(e) => {
-                let why = e.to_string();
+            Err(why) => {
                 tracing::error!(target: "chit::sequencer", error = %why, entries = checked.len(), "a batch was not written; its requests are answered 503");
                 for (_, reply) in shape {
                     reply(Err(why.clone()));

@@ -6,8 +6,12 @@
 //! name = "ci"
 //! sha256 = "…64 hex digits: printf %s "$TOKEN" | sha256sum"
 //! kinds = ["run-receipt", "verification.packet.v1"]   # omitted: every kind
-//! rate = 200    # requests a second, in bursts of as many; omitted: no limit
+//! rate = 200    # receipts a second, in bursts of as many; omitted: no limit
 //! ```
+//!
+//! The file is checked as a log's policy is: a kind chit never reports,
+//! an empty `kinds` and a file with no token are refused (a token that can
+//! never write is a mistake), and so is a file other users may write.
 
 use sha2::{Digest, Sha256};
 
@@ -36,7 +40,7 @@ pub struct Tokens(Vec<Token>);
 
 impl Tokens {
     pub fn parse(text: &str) -> Result<Tokens, String> {
-        let v: toml::Value = toml::from_str(text).map_err(|e| e.to_string())?;
+        let v: toml::Value = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         let table = v.as_table().ok_or("not a TOML table")?;
         if let Some(k) = table.keys().find(|k| *k != "token") {
             return Err(format!(
@@ -44,11 +48,18 @@ impl Tokens {
             ));
         }
         let list = match table.get("token") {
-            None => return Ok(Tokens::default()),
+            None => &Vec::new(),
             Some(l) => l
                 .as_array()
                 .ok_or("token must be an array of tables ([[token]])")?,
         };
+        if list.is_empty() {
+            return Err(
+                "no [[token]] in the file: a server started with --tokens takes \
+                        writes with them (start it without --tokens to serve reads only)"
+                    .into(),
+            );
+        }
         let mut out = Vec::new();
         for (i, t) in list.iter().enumerate() {
             let at = |what: &str| format!("token {}: {what}", i + 1);
@@ -72,14 +83,28 @@ impl Tokens {
                 chit_core::digest::unhex32(hex).ok_or_else(|| at("sha256 is not 64 hex digits"))?;
             let kinds = match t.get("kinds") {
                 None => None,
-                Some(k) => Some(
-                    k.as_array()
+                Some(k) => {
+                    let kinds = k
+                        .as_array()
                         .ok_or_else(|| at("kinds is not a list"))?
                         .iter()
                         .map(|x| x.as_str().map(str::to_string))
                         .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| at("kinds holds something not a string"))?,
-                ),
+                        .ok_or_else(|| at("kinds holds something not a string"))?;
+                    if kinds.is_empty() {
+                        return Err(at(
+                            "kinds is empty, so the token could never write: name the kinds \
+                             it may submit, or leave kinds out for every kind",
+                        ));
+                    }
+                    if let Some(k) = kinds.iter().find(|k| !chit_core::kinds::is_label(k)) {
+                        return Err(at(&format!(
+                            "kinds names {k:?}, a kind chit never logs under; the kinds are {}",
+                            chit_core::kinds::LABELS.join(", ")
+                        )));
+                    }
+                    Some(kinds)
+                }
             };
             let rate = match t.get("rate") {
                 None => None,
@@ -88,7 +113,7 @@ impl Tokens {
                         .and_then(|r| u32::try_from(r).ok())
                         .filter(|&r| r > 0)
                         .ok_or_else(|| {
-                            at("rate is not a whole number of requests a second above 0")
+                            at("rate is not a whole number of receipts a second above 0")
                         })?,
                 ),
             };
@@ -123,27 +148,103 @@ impl Tokens {
     }
 }
 
-/// Token buckets, one per token name: `rate` requests a second, at most
+/// A TOML error on one line: where it is and what is wrong.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+            let column = 1 + String::from_utf8_lossy(
+                &before[before
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1)..],
+            )
+            .chars()
+            .count();
+            format!("line {line}, column {column}: {}", e.message().trim_end())
+        }
+        None => e.message().trim_end().to_string(),
+    }
+}
+
+/// What a tokens file's permissions say: an error when users other than
+/// its owner may write it (they could give themselves a token); a warning
+/// when they may read it (the digests let them guess weak tokens offline).
+#[cfg(unix)]
+pub fn check_permissions(path: &std::path::Path) -> Result<Option<String>, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .permissions()
+        .mode();
+    let shown = path.display();
+    if mode & 0o022 != 0 {
+        return Err(format!(
+            "{shown} can be written by other users (mode {:04o}), who could give themselves a \
+             token: chmod 600 {shown}",
+            mode & 0o7777
+        ));
+    }
+    Ok((mode & 0o044 != 0).then(|| {
+        format!(
+            "{shown} can be read by other users (mode {:04o}); its digests let them guess weak \
+             tokens offline: chmod 600 {shown}",
+            mode & 0o7777
+        )
+    }))
+}
+
+#[cfg(not(unix))]
+pub fn check_permissions(_path: &std::path::Path) -> Result<Option<String>, String> {
+    Ok(None)
+}
+
+/// Token buckets, one per token name: `rate` receipts a second, at most
 /// `rate` at once.
 #[derive(Default)]
 pub struct Buckets(std::sync::Mutex<std::collections::HashMap<String, (f64, std::time::Instant)>>);
 
 impl Buckets {
-    /// Takes one request from the token's bucket: Ok, or the seconds until
+    /// Takes one receipt from the token's bucket: Ok, or the seconds until
     /// one is there.
     pub fn take(&self, t: &Token) -> Result<(), f64> {
-        let Some(rate) = t.rate else { return Ok(()) };
+        match self.take_up_to(t, 1) {
+            (1, _) => Ok(()),
+            (_, wait) => Err(wait),
+        }
+    }
+
+    /// Takes as many of `n` receipts as the token's bucket holds: how
+    /// many, and the seconds until one more is there.
+    pub fn take_up_to(&self, t: &Token, n: usize) -> (usize, f64) {
+        let Some(rate) = t.rate else { return (n, 0.0) };
         let rate = f64::from(rate);
         let now = std::time::Instant::now();
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let (level, at) = map.entry(t.name.clone()).or_insert((rate, now));
         *level = (*level + now.duration_since(*at).as_secs_f64() * rate).min(rate);
         *at = now;
-        if *level >= 1.0 {
-            *level -= 1.0;
+        let taken = (level.floor() as usize).min(n);
+        *level -= taken as f64;
+        (taken, (1.0 - *level).max(0.0) / rate)
+    }
+
+    /// Whether the token's bucket holds a receipt now (nothing taken), or
+    /// the seconds until it does.
+    pub fn ready(&self, t: &Token) -> Result<(), f64> {
+        let Some(rate) = t.rate else { return Ok(()) };
+        let rate = f64::from(rate);
+        let now = std::time::Instant::now();
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let level = match map.get(&t.name) {
+            None => rate,
+            Some((level, at)) => (level + now.duration_since(*at).as_secs_f64() * rate).min(rate),
+        };
+        if level >= 1.0 {
             Ok(())
         } else {
-            Err((1.0 - *level) / rate)
+            Err((1.0 - level) / rate)
         }
     }
 }
@@ -170,5 +271,58 @@ mod tests {
         assert!(t.find("").is_none());
         assert!(Tokens::parse("[[token]]\nname = \"x\"\nsha256 = \"00\"\n").is_err());
         assert!(Tokens::parse("[[tokens]]\n").is_err());
+    }
+
+    /// A token that could never write is refused, naming what is wrong.
+    #[test]
+    fn tokens_that_can_never_write_are_refused() {
+        let hex = "ab".repeat(32);
+        let one = |extra: &str| {
+            Tokens::parse(&format!(
+                "[[token]]\nname = \"ci\"\nsha256 = \"{hex}\"\n{extra}"
+            ))
+        };
+        let e = one("kinds = [\"no-such-kind\"]\n").unwrap_err();
+        assert!(
+            e.contains("\"no-such-kind\"") && e.contains("run-receipt"),
+            "{e}"
+        );
+        let e = one("kinds = []\n").unwrap_err();
+        assert!(e.contains("kinds is empty"), "{e}");
+        for text in ["", "# no tokens\n", "token = []\n"] {
+            let e = Tokens::parse(text).unwrap_err();
+            assert!(e.contains("no [[token]]"), "{text:?}: {e}");
+        }
+        // Every kind chit logs under may be named, "envelope" too.
+        for k in chit_core::kinds::LABELS {
+            assert!(one(&format!("kinds = [\"{k}\"]\n")).is_ok(), "{k}");
+        }
+        // A TOML error is one line, with where it is.
+        let e = Tokens::parse("[[token]\nname = 1\n").unwrap_err();
+        assert!(
+            !e.contains('\n') && e.starts_with("line 1, column "),
+            "{e:?}"
+        );
+    }
+
+    /// A bucket gives a request's receipts as far as it holds them.
+    #[test]
+    fn a_bucket_gives_up_to_what_it_holds() {
+        let t = Token {
+            name: "t".into(),
+            sha256: [0; 32],
+            kinds: None,
+            rate: Some(3),
+        };
+        let b = Buckets::default();
+        assert!(b.ready(&t).is_ok());
+        assert_eq!(b.take_up_to(&t, 5).0, 3);
+        let (n, wait) = b.take_up_to(&t, 5);
+        assert_eq!(n, 0);
+        assert!(wait > 0.0 && wait <= 1.0 / 3.0 + 1e-9, "{wait}");
+        assert!(b.ready(&t).is_err());
+        assert!(b.take(&t).is_err());
+        let free = Token { rate: None, ..t };
+        assert_eq!(b.take_up_to(&free, 1_000_000).0, 1_000_000);
     }
 }

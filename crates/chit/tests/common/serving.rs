@@ -26,9 +26,15 @@ impl Drop for Server {
 /// `stderr`, and waits for the address on the line "chit serve: log … at
 /// http://…/".
 pub fn start(dir: &Path, args: &[&str], extra: &[&str], stderr: Stdio) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chit"))
-        .args(args)
-        .args(extra)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chit"));
+    cmd.args(args).args(extra);
+    start_command(cmd, dir, stderr)
+}
+
+/// [`start`] for a command that runs chit serve in the end (under a
+/// wrapper such as `unshare`).
+pub fn start_command(mut cmd: Command, dir: &Path, stderr: Stdio) -> Server {
+    let mut child = cmd
         .current_dir(dir)
         // `serve --demo` makes its folder under TMPDIR and removes it when
         // it stops; a test's server is killed (no cleanup runs), so the
