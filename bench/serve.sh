@@ -15,6 +15,11 @@
 # request; the rate is then receipts a second and the latency a request's.
 # The targets above are for one receipt a request (BENCH_LINES unset).
 #
+# BENCH_OLD=path/to/chit also runs the one SQLite server with that binary
+# in each round, alternating which goes first, and ends with the new
+# binary's rate over the old one's (median and range): a change measured
+# against the binary before it in the same run.
+#
 # BENCH_ROUNDS (default 1) repeats the SQLite and PostgreSQL runs on new
 # logs, each round held to its own verify runs, and ends with each
 # target's median ratio and range over the rounds: this shared machine's
@@ -58,8 +63,8 @@ verify() { # the verify rate now; also the floor the next server run is held to
 # mean of the verify runs just before and just after it.
 v0=$(verify)
 
-start() { # STORE PORT
-  "$chit" serve --store "$1" --key "$out/log.pem" --listen "127.0.0.1:$2" --tokens "$out/tokens.toml" > "$out/serve-$2.txt" 2>&1 &
+start() { # STORE PORT [CHIT]
+  "${3:-$chit}" serve --store "$1" --key "$out/log.pem" --listen "127.0.0.1:$2" --tokens "$out/tokens.toml" > "$out/serve-$2.txt" 2>&1 &
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$2/healthz" > /dev/null && return; sleep 0.1; done
   echo "the server on $2 did not start"; cat "$out/serve-$2.txt"; exit 1
 }
@@ -75,12 +80,30 @@ rounds=${BENCH_ROUNDS:-1}
 per=${BENCH_LINES:-1}
 export LOAD_LINES=$per
 shape=""; [ "$per" -gt 1 ] && shape=" ($per receipts a request, JSON Lines)"
-sqlite_ratios=(); pg_ratios=(); p99s=()
+sqlite_ratios=(); pg_ratios=(); p99s=(); versus=()
 schema="bench_serve_$$"
 sep='?'; case "$pg" in *\?*) sep='&';; esac
 url="$pg${sep}schema=$schema"
 for round in $(seq "$rounds"); do
   [ "$rounds" -gt 1 ] && echo "round $round of $rounds"
+  if [ -n "${BENCH_OLD:-}" ]; then
+    # The old binary beside the new, first in odd rounds, second in even.
+    order=(old new); [ $((round % 2)) -eq 0 ] && order=(new old)
+    for which in "${order[@]}"; do
+      bin=$chit; [ "$which" = old ] && bin=$BENCH_OLD
+      rm -f "$out/s.db" "$out/s.db-wal" "$out/s.db-shm"
+      "$bin" log init --store "$out/s.db" --key "$out/log.pem" --origin bench.example/serve --trust "$trust" > /dev/null
+      start "$out/s.db" 18301 "$bin"; s1=$!
+      settle
+      line=$("$load" http://127.0.0.1:18301 loadtoken "$file" "$clients")
+      kill "$s1"; wait || true
+      rate=$(echo "$line" | sed -n 's/.* = \([0-9]*\)\/s.*/\1/p')
+      [ "$which" = old ] && old_rate=$rate || new_rate=$rate
+      echo "SQLite, one server, the $which binary$shape: $line"
+    done
+    versus+=("$(echo "100 * $new_rate / $old_rate" | bc -l | xargs printf '%.1f')")
+    echo "                           = the new binary at ${versus[-1]}% of the old's rate"
+  fi
   rm -f "$out/s.db" "$out/s.db-wal" "$out/s.db-shm"
   "$chit" log init --store "$out/s.db" --key "$out/log.pem" --origin bench.example/serve --trust "$trust" > /dev/null
   start "$out/s.db" 18301; s1=$!
@@ -121,6 +144,9 @@ summary() { # NAME VALUES...: the median, and the range
     END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
           printf "%-27s median %s, from %s to %s (%d rounds)\n", name, m, v[1], v[NR], NR }'
 }
+if [ -n "${BENCH_OLD:-}" ]; then
+  summary "new rate, % of old:" "${versus[@]}"
+fi
 if [ "$rounds" -gt 1 ]; then
   summary "SQLite, % of verify:" "${sqlite_ratios[@]}"
   summary "SQLite, p99 ms:" "${p99s[@]}"

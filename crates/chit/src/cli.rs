@@ -179,15 +179,19 @@ Serve the log in STORE (made by 'chit log init', or made here with --key when ST
 SQLite file that does not exist yet) over HTTP: POST /v1/entries appends a receipt (or JSON Lines of them, Content-Type application/jsonl) once it is valid under the \
 log's policy, answering 201 with its index, leaf hash, inclusion proof and checkpoint (200 \
 when it was already logged, 422 with the findings when it is not valid; JSON Lines get one \
-such answer a line); POST /v1/verify gives the \
-verdict and appends nothing; GET /v1/entries/{INDEX|sha256:HEX} gives the entry's log bundle; \
-GET /checkpoint and /tile/... are C2SP tlog-tiles; GET /v1/consistency?from=&to=, /healthz \
-and /metrics (Prometheus); GET / is a page for people (search, each receipt drawn by its \
-kind, a file checked without appending it). Reads are public; writes need a bearer token from \
---tokens (a TOML file of [[token]] tables: name, sha256 of the token, optional kinds). One \
-thread sequences: submissions from all requests are appended in batches, each durable before \
-it is answered. Logs are JSON lines on standard error. SIGTERM or Ctrl-C stops taking \
-connections and answers every request in flight.";
+such answer a line, streamed, its 'line' the receipt's line in the body); POST /v1/verify \
+gives the verdict and appends nothing; GET /v1/entries/{INDEX|sha256:HEX} gives the entry's \
+log bundle; GET /checkpoint and /tile/... are C2SP tlog-tiles; GET /v1/consistency?from=&to=, \
+/healthz (what the server can do now: status ok or degraded, writes, reason; 503 when it \
+should take writes and cannot) and /metrics (Prometheus); GET / is a page for people (search, \
+each receipt drawn by its kind, a file checked without appending it). Reads are public; \
+writes need a bearer token from --tokens (a TOML file of [[token]] tables: name, sha256 of \
+the token, optional kinds and rate; refused at start if others may write it). One thread \
+sequences: submissions from all requests are appended in batches, each durable before it is \
+answered. What a client can make the server hold is bounded: --max-lines receipts a JSON \
+Lines request, --max-in-flight bytes of bodies at once (503 with Retry-After past it), heads \
+of 64 KiB and 100 fields (431). Every refusal is JSON. Logs are JSON lines on standard error. \
+SIGTERM or Ctrl-C stops taking connections and answers every request in flight.";
 
 const LOG_AFTER: &str = "\
 Examples:
@@ -311,7 +315,7 @@ pub struct ServeArgs {
     /// Bytes of request bodies the server holds at once, across every
     /// connection, a /v1/verify body counted with what its check may take
     /// (9 times its size and more: by default /v1/verify takes documents
-    /// of up to some 4.8 MB, 413 past that). A request that would pass it
+    /// of up to about 4.9 MB, 413 past that). A request that would pass it
     /// is answered 503 with Retry-After and not read. The default holds
     /// one JSON Lines body of the largest size (64 MiB) and 16 MiB beside.
     #[arg(long, value_name = "BYTES", default_value_t = crate::serve::IN_FLIGHT, value_parser = at_least(1usize))]

@@ -5,6 +5,8 @@
 //! included), auth and Host by the RFCs, and a tokens file checked before
 //! the server starts. Loopback only; each test bounded in time.
 
+#![cfg(unix)]
+
 mod common;
 
 use common::serving::{self, http, Server};
@@ -599,6 +601,7 @@ fn health_says_what_the_server_can_do() {
 /// on a small tmpfs (`unshare`); once its disk fills, health is degraded
 /// (503) and says why, and writes are refused with one message.
 #[test]
+#[cfg(target_os = "linux")]
 fn a_full_disk_is_degraded_health() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();

@@ -55,15 +55,15 @@ pub struct AppState {
     /// The largest body `/v1/verify` takes: what the budget can hold with
     /// its check ([`verify_cost`]), at most [`super::MAX_BODY`].
     pub verify_max: usize,
+    /// `--request-timeout`: a streamed answer ends by it too.
+    pub request_timeout: std::time::Duration,
 }
 
 /// What a `/v1/verify` body of `len` bytes takes of the budget: its bytes,
-/// and what checking it may take beside them. Measured on the costliest
-/// shapes (release build, peak RSS growth over the body): long strings of
-/// escapes, decoded and copied, up to 6.7 times the body (a Lattice
-/// packet's), and a reader's values, up to 170 bytes each however short
-/// their text (a Lattice packet of empty objects), at most
-/// [`super::MAX_VALUES`] of them.
+/// and what checking it may take beside them: a multiple of its size (long
+/// strings are decoded and copied) and a cost for each value a reader may
+/// hold ([`super::MAX_VALUES`] at most), both above the costliest shapes
+/// measured (docs/decisions/serve-memory.md).
 pub fn verify_cost(len: usize) -> usize {
     const PER_BYTE: usize = 8;
     const PER_VALUE: usize = 200;
@@ -368,10 +368,9 @@ async fn entries(
         return closing(over_rate(&tok, wait));
     }
     let lines = is_lines(req.headers());
-    let deadline = req
-        .extensions()
-        .get::<Deadline>()
-        .map_or_else(|| tokio::time::Instant::now() + DEFAULT_DEADLINE, |d| d.0);
+    // The answer may stream after its head is sent: it ends by the
+    // request's deadline too.
+    let deadline = tokio::time::Instant::now() + state.request_timeout;
     let limit = route_limit(lines);
     let (body, held) = match read_body(&state, req, limit, |n| n, too_large).await {
         Ok(b) => b,
@@ -399,15 +398,6 @@ async fn entries(
     let (code, body) = answered(&a, 0, None);
     (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
-
-/// A request's deadline (its `--request-timeout` from when it came),
-/// left on it for what answers after its head is sent (a JSON Lines
-/// answer, streamed).
-#[derive(Clone, Copy)]
-pub struct Deadline(pub tokio::time::Instant);
-
-/// A request's deadline where none was left on it.
-const DEFAULT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The most bytes a `POST /v1/entries` body may hold: one entry, or
 /// JSON Lines of them.
@@ -525,10 +515,9 @@ async fn read_body(
     }
     let mut body = req.into_body();
     // Copied out of hyper's buffers as it comes: a frame keeps the whole
-    // buffer it was read into alive, some of it unused (kept, a 64 MiB
-    // body took half as much again). An announced body fills one block of
-    // its size; one sent in chunks, blocks of 256 KiB (larger ones cost
-    // more than their size under load, as the allocator rounds them).
+    // buffer it was read into alive, some of it unused. An announced body
+    // fills one block of its size; one sent in chunks, blocks of 256 KiB
+    // (larger ones cost more than their size: docs/decisions/serve-memory.md).
     let mut parts: Vec<Bytes> = Vec::new();
     let mut block: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0));
     let mut total = 0usize;
@@ -725,9 +714,8 @@ pub async fn post_verify(State(state): State<Shared>, req: axum::extract::Reques
     let checker = state.checker.clone();
     let limits = state.verify_limits;
     let body = body.whole();
-    // The body comes back to be let go here, on the thread that read it:
-    // an allocator keeps what another thread frees for a while, and under
-    // load that was as much again as the bodies held.
+    // The body comes back to be let go here, on the thread that read it
+    // (an allocator keeps what another thread frees for a while).
     let (checked, body) = match on_cores(move || (checker.verified(&body, &limits), body)).await {
         Ok(c) => c,
         Err(r) => return r,
@@ -1272,7 +1260,7 @@ pub async fn post_entries_direct(
 async fn observed<F, A>(
     state: &AppState,
     timeout: std::time::Duration,
-    mut req: axum::extract::Request,
+    req: axum::extract::Request,
     run: F,
 ) -> Response
 where
@@ -1301,9 +1289,7 @@ where
             too_large(limit)
         }
     } else {
-        let deadline = tokio::time::Instant::now() + timeout;
-        req.extensions_mut().insert(Deadline(deadline));
-        match tokio::time::timeout_at(deadline, run(req)).await {
+        match tokio::time::timeout(timeout, run(req)).await {
             Ok(r) => r,
             Err(_) => closing(error(
                 StatusCode::REQUEST_TIMEOUT,

@@ -28,17 +28,17 @@ use std::sync::{Arc, Mutex};
 pub(crate) const MAX_BODY: usize = 64 << 20;
 
 /// Most values in a document `/v1/verify` reads (`chit verify` has no such
-/// limit): a reader's memory grows by a few tens of bytes a value, so a
-/// body of the largest size made of `0,` would otherwise take some
-/// gigabytes to read. A log entry holds far fewer.
+/// limit): a reader's memory grows by tens of bytes a value however short
+/// its text, so a large body of `0,` would take gigabytes to read
+/// (docs/decisions/serve-memory.md). A log entry holds far fewer.
 pub(crate) const MAX_VALUES: usize = 200_000;
 
 /// The bytes of request bodies held at once, across every connection
 /// (with what `/v1/verify`'s checks of them may take), unless
 /// `--max-in-flight` says otherwise: one JSON Lines body of the largest
-/// size and 16 MiB beside it (so `/v1/verify` takes documents of some
-/// 4.8 MB). Under the memory test's load (64 clients of the largest
-/// bodies) the server's peak RSS is about twice this and its idle size.
+/// size and 16 MiB beside it (so `/v1/verify` takes documents of about
+/// 4.9 MB). Chosen for the memory test (64 clients of the largest bodies,
+/// peak RSS under 256 MB): docs/decisions/serve-memory.md.
 pub(crate) const IN_FLIGHT: usize = 80 << 20;
 
 /// Receipts one JSON Lines request may carry, unless `--max-lines` says.
@@ -100,7 +100,10 @@ impl Front {
         mut req: hyper::Request<hyper::body::Incoming>,
         note: Arc<wire::Note>,
     ) -> Result<axum::response::Response, std::convert::Infallible> {
-        req.extensions_mut().insert(note);
+        // Only a chunked body's framing can be found wrong there.
+        if req.headers().contains_key(hyper::header::TRANSFER_ENCODING) {
+            req.extensions_mut().insert(note);
+        }
         if req.method() == hyper::Method::POST && req.uri().path() == ENTRIES {
             let req = req.map(axum::body::Body::new);
             return Ok(api::post_entries_direct(self.state, self.timeout, req).await);
@@ -311,6 +314,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
             ..chit_core::Limits::default()
         },
         verify_max: api::largest_verified(a.max_in_flight),
+        request_timeout: std::time::Duration::from_secs(a.request_timeout),
     });
     // Kept until the runtime is gone: the state's last owner drops its
     // store connections, and a PostgreSQL client may not be dropped on
