@@ -190,7 +190,7 @@ pub fn vet(head: &[u8], max_body: u64) -> Result<(usize, Framing), Refusal> {
         (Some(n), false) if n > max_body => {
             return Err(at(Refusal::new(
                 413,
-                format!("a body of at most {max_body} bytes"),
+                format!("a body of at most {max_body} bytes (the most any route takes)"),
             )))
         }
         (n, false) => Framing::Length(n.unwrap_or(0)),
