@@ -6,7 +6,7 @@ mod common;
 
 use base64::Engine;
 use common::chit_in;
-use common::serving::{self, http, try_http, Server};
+use common::serving::{self, http, json, receipt, try_http, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -81,23 +81,6 @@ fn assert_proven(answer: &Value, entry: &[u8], origin: &str, vkey: &str) {
     assert_eq!(answer["leaf_hash"], b64.encode(leaf), "{answer}");
     let index = answer["index"].as_u64().unwrap();
     chit_log::tree::verify_inclusion(&leaf, index, c.size, &proof, &c.root).unwrap();
-}
-
-fn json(b: &[u8]) -> Value {
-    serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(b)))
-}
-
-fn receipt(n: usize) -> Vec<u8> {
-    let text = common::example_text("agreed-verified.json");
-    let mut v: Value = serde_json::from_str(&text).unwrap();
-    v["id"] = format!("run-{n}").into();
-    chit_core::seal::seal(
-        &serde_json::to_vec(&v).unwrap(),
-        None,
-        &chit_core::Limits::default(),
-    )
-    .unwrap()
-    .bytes
 }
 
 fn token_line(name: &str, token: &str, kinds: Option<&str>) -> String {

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::serving::{self, http, Server};
+use common::serving::{self, http, json, receipt, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -49,24 +49,6 @@ fn private(dir: &Path, name: &str, text: &str) {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
-fn json(b: &[u8]) -> Value {
-    serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(b)))
-}
-
-/// A valid run receipt, made distinct by `n`, on one line.
-fn receipt(n: usize) -> Vec<u8> {
-    let text = common::example_text("agreed-verified.json");
-    let mut v: Value = serde_json::from_str(&text).unwrap();
-    v["id"] = format!("run-{n}").into();
-    chit_core::seal::seal(
-        &serde_json::to_vec(&v).unwrap(),
-        None,
-        &chit_core::Limits::default(),
-    )
-    .unwrap()
-    .bytes
-}
-
 const AUTH: (&str, &str) = ("Authorization", "Bearer tok");
 const LINES: (&str, &str) = ("Content-Type", "application/jsonl");
 
@@ -84,6 +66,20 @@ fn exchange(addr: &str, raw: &[u8]) -> String {
 fn split(answer: &str) -> (String, &str) {
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((answer, ""));
     (head.to_ascii_lowercase(), body)
+}
+
+/// An answer that refuses, to be tried again later: `status`, with
+/// Retry-After, the connection closed (its body unread), and an error
+/// that says `says`.
+fn refused_to_retry(answer: &str, status: u16, says: &str) {
+    let (head, body) = split(answer);
+    assert!(head.starts_with(&format!("http/1.1 {status} ")), "{answer}");
+    assert!(
+        head.contains("retry-after: ") && head.contains("connection: close"),
+        "{head}"
+    );
+    let why = json(body.as_bytes())["error"].as_str().unwrap().to_string();
+    assert!(why.contains(says), "{why}");
 }
 
 /// The JSON lines of a JSON Lines answer.
@@ -226,16 +222,7 @@ fn receipts_past_the_cap_or_the_rate_are_refused_in_place() {
         b"POST /v1/entries HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer slow\r\n\
           Content-Type: application/jsonl\r\nContent-Length: 100000\r\n\r\n{",
     );
-    let (head, body) = split(&answer);
-    assert!(head.starts_with("http/1.1 429"), "{answer}");
-    assert!(
-        head.contains("retry-after: ") && head.contains("connection: close"),
-        "{head}"
-    );
-    assert!(json(body.as_bytes())["error"]
-        .as_str()
-        .unwrap()
-        .contains("over its rate"));
+    refused_to_retry(&answer, 429, "over its rate");
     // What was appended is what was answered appended: 2 + 2 + 1.
     let (_, c) = http(a, "GET", "/checkpoint", &[], b"");
     assert!(
@@ -272,16 +259,7 @@ fn bodies_held_at_once_are_bounded() {
         a,
         format!("{lines}Content-Length: 300000\r\n\r\n").as_bytes(),
     );
-    let (head, body) = split(&answer);
-    assert!(head.starts_with("http/1.1 503"), "{answer}");
-    assert!(
-        head.contains("retry-after: 1") && head.contains("connection: close"),
-        "{head}"
-    );
-    assert!(json(body.as_bytes())["error"]
-        .as_str()
-        .unwrap()
-        .contains("--max-in-flight"));
+    refused_to_retry(&answer, 503, "--max-in-flight");
     // Sent without its length: refused once it passes the budget.
     let mut s = TcpStream::connect(a).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();

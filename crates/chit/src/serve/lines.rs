@@ -264,7 +264,8 @@ fn push(out: &mut String, v: serde_json::Value) {
 /// read (and held in the budget as `held`, until the last answer is
 /// written). The first group is answered before the answer's head, so
 /// that a batch the server cannot write is a 503 as for one receipt; the
-/// rest streams, and ends (cut short) at `deadline`.
+/// rest streams, and is cut short at `deadline` (as an unfinished chunked
+/// answer, which no client takes for a whole one).
 pub async fn append(
     state: Arc<AppState>,
     tok: Token,
@@ -295,9 +296,8 @@ pub async fn append(
         wait,
         failed: None,
     };
-    let Some(head) = job.next().await else {
-        unreachable!("a first receipt was read");
-    };
+    // A first receipt is there (read above): its group is answered.
+    let head = job.next().await.unwrap_or_default();
     if let Some(why) = &job.failed {
         // Nothing of the request was written: answered as one receipt is.
         return error(StatusCode::SERVICE_UNAVAILABLE, why.clone());
@@ -319,7 +319,8 @@ pub async fn append(
         .await;
         if streamed.is_err() {
             // The answer ends unfinished, so the client cannot take it
-            // for whole; what was not answered was not appended.
+            // for whole. No later group is tried; one in flight may have
+            // been appended unanswered (sent again, it is "present").
             let _ = tx
                 .send(Err(std::io::Error::other("the request's time ran out")))
                 .await;

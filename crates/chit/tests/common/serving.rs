@@ -133,3 +133,23 @@ pub fn dechunk(mut b: &[u8]) -> Vec<u8> {
         b = &b[end + 2 + n + 2..];
     }
 }
+
+/// A JSON value from an answer's bytes (the test fails, showing them, if
+/// they are not JSON).
+pub fn json(b: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(b)))
+}
+
+/// A valid run receipt, made distinct by `n`, sealed, on one line.
+pub fn receipt(n: usize) -> Vec<u8> {
+    let text = super::example_text("agreed-verified.json");
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["id"] = format!("run-{n}").into();
+    chit_core::seal::seal(
+        &serde_json::to_vec(&v).unwrap(),
+        None,
+        &chit_core::Limits::default(),
+    )
+    .unwrap()
+    .bytes
+}
