@@ -316,9 +316,11 @@ pub struct ServeArgs {
     /// connection, a /v1/verify body counted with what its check may take
     /// (9 times its size and more: by default /v1/verify takes documents
     /// of up to about 4.9 MB, 413 past that). A request that would pass it
-    /// is answered 503 with Retry-After and not read. The default holds
-    /// one JSON Lines body of the largest size (64 MiB) and 16 MiB beside.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::serve::IN_FLIGHT, value_parser = at_least(1usize))]
+    /// is answered 503 with Retry-After: before its body is read when its
+    /// length is announced, else as soon as it passes. The default holds
+    /// one JSON Lines body of the largest size (64 MiB) and 16 MiB beside;
+    /// at least 1 MiB.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::serve::IN_FLIGHT, value_parser = at_least(1usize << 20))]
     pub max_in_flight: usize,
     // Last: the heading below holds every option after it.
     /// A new log's name (default: chit.localhost/ and the file's name

@@ -372,7 +372,7 @@ async fn entries(
     // request's deadline too.
     let deadline = tokio::time::Instant::now() + state.request_timeout;
     let limit = route_limit(lines);
-    let (body, held) = match read_body(&state, req, limit, |n| n, too_large).await {
+    let (body, held) = match read_body(&state, req, limit, too_large).await {
         Ok(b) => b,
         Err(r) => return r,
     };
@@ -485,16 +485,15 @@ pub(super) async fn submit(
 }
 
 /// A request's body, at most `limit` bytes, held against the server's
-/// budget until the returned share is dropped (a body of `n` bytes takes
-/// `cost(n)` of it, what it will cost the server): 413 past the limit (as
-/// soon as its length says so, else once read past it), 503 with
-/// Retry-After when the budget is spent (announced: before a byte is
-/// read), 400 when it cannot be read.
+/// budget until the returned share is dropped, its bytes taken as they
+/// arrive (a client holds what it sent, not what it announced): 413 past
+/// the limit (as soon as its length says so, else once read past it), 503
+/// with Retry-After when the budget is spent (at once when the announced
+/// length is more than is free), 400 when it cannot be read.
 async fn read_body(
     state: &AppState,
     req: axum::extract::Request,
     limit: usize,
-    cost: fn(usize) -> usize,
     too_large: fn(usize) -> Response,
 ) -> Result<(BodyParts, super::budget::Held), Response> {
     use http_body_util::BodyExt;
@@ -504,22 +503,22 @@ async fn read_body(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    let mut held = state.budget.share();
     if let Some(n) = announced {
         if n > limit {
             return Err(too_large(limit));
         }
-        if !held.take(cost(n)) {
+        if n > state.budget.free() {
             return Err(busy(&state.budget));
         }
     }
+    let mut held = state.budget.share();
     let mut body = req.into_body();
-    // Copied out of hyper's buffers as it comes: a frame keeps the whole
-    // buffer it was read into alive, some of it unused. An announced body
-    // fills one block of its size; one sent in chunks, blocks of 256 KiB
-    // (larger ones cost more than their size: docs/decisions/serve-memory.md).
+    // Copied out of hyper's buffers as it comes, in blocks of 256 KiB: a
+    // frame keeps the whole buffer it was read into alive, some of it
+    // unused, and larger blocks cost more than their size
+    // (docs/decisions/serve-memory.md).
     let mut parts: Vec<Bytes> = Vec::new();
-    let mut block: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0));
+    let mut block: Vec<u8> = Vec::new();
     let mut total = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
@@ -532,12 +531,11 @@ async fn read_body(
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        let before = total;
         total += data.len();
         if total > limit {
             return Err(too_large(limit));
         }
-        if announced.is_none() && !held.take(cost(total) - cost(before)) {
+        if !held.take(data.len()) {
             return Err(busy(&state.budget));
         }
         let mut rest = &data[..];
@@ -546,7 +544,7 @@ async fn read_body(
                 if !block.is_empty() {
                     parts.push(Bytes::from(std::mem::take(&mut block)));
                 }
-                block.reserve_exact(BLOCK.max(rest.len().min(BLOCK)));
+                block.reserve_exact(BLOCK);
             }
             let n = rest.len().min(block.capacity() - block.len());
             block.extend_from_slice(&rest[..n]);
@@ -559,7 +557,7 @@ async fn read_body(
     Ok((BodyParts(parts), held))
 }
 
-/// The blocks a body sent in chunks is gathered in.
+/// The blocks a body is gathered in.
 const BLOCK: usize = 256 << 10;
 
 /// A body as it was read: its parts, in order, never copied into one
@@ -700,17 +698,16 @@ pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> R
 /// (`verify_max`, at most [`super::MAX_BODY`]) read under this server's
 /// limits; nothing appended.
 pub async fn post_verify(State(state): State<Shared>, req: axum::extract::Request) -> Response {
-    let read = read_body(
-        &state,
-        req,
-        state.verify_max,
-        verify_cost,
-        too_large_to_check,
-    );
-    let (body, held) = match read.await {
+    let read = read_body(&state, req, state.verify_max, too_large_to_check);
+    let (body, mut held) = match read.await {
         Ok(b) => b,
         Err(r) => return r,
     };
+    // Checked only once the budget holds what its check may take beside it.
+    let len = body.0.iter().map(Bytes::len).sum::<usize>();
+    if !held.take(verify_cost(len) - len) {
+        return busy(&state.budget);
+    }
     let checker = state.checker.clone();
     let limits = state.verify_limits;
     let body = body.whole();

@@ -1,8 +1,9 @@
 //! The bytes of request bodies the server holds at once, across every
 //! connection (`--max-in-flight`). A body takes its bytes from the budget
-//! as they are announced or arrive and gives them back when its request is
-//! answered; one that would pass the budget is refused (503, Retry-After),
-//! never buffered.
+//! as they arrive (so what a client holds is what it sent) and gives them
+//! back when its request is answered; one that would pass the budget is
+//! refused (503, Retry-After), never buffered: at once when its announced
+//! length is more than is free.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,6 +33,11 @@ impl Budget {
     /// Bytes held now.
     pub fn held(&self) -> usize {
         self.0.held.load(Ordering::Relaxed)
+    }
+
+    /// Bytes free now (taken by nobody: what another may take at once).
+    pub fn free(&self) -> usize {
+        self.0.limit.saturating_sub(self.held())
     }
 
     /// A share of nothing yet, grown with [`Held::take`].

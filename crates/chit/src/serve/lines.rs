@@ -16,6 +16,7 @@ use axum::body::Bytes;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -302,40 +303,46 @@ pub async fn append(
         // Nothing of the request was written: answered as one receipt is.
         return error(StatusCode::SERVICE_UNAVAILABLE, why.clone());
     }
-    let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(2);
+    let (tx, rx) = mpsc::channel::<Bytes>(2);
+    let cut = Arc::new(AtomicBool::new(false));
+    let cutting = cut.clone();
     tokio::spawn(async move {
-        let _held = held;
         let streamed = tokio::time::timeout_at(deadline, async {
-            if tx.send(Ok(Bytes::from(head))).await.is_err() {
+            if tx.send(Bytes::from(head)).await.is_err() {
                 return;
             }
             while let Some(more) = job.next().await {
                 // A client gone: nothing more is checked or appended.
-                if tx.send(Ok(Bytes::from(more))).await.is_err() {
+                if tx.send(Bytes::from(more)).await.is_err() {
                     return;
                 }
             }
         })
         .await;
+        // The body and the budget it held are let go now, whether the
+        // client reads what is left of the answer or not.
+        drop(held);
         if streamed.is_err() {
             // The answer ends unfinished, so the client cannot take it
             // for whole. No later group is tried; one in flight may have
             // been appended unanswered (sent again, it is "present").
-            let _ = tx
-                .send(Err(std::io::Error::other("the request's time ran out")))
-                .await;
+            cutting.store(true, Ordering::Release);
         }
     });
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/jsonl")],
-        axum::body::Body::new(Streamed(rx)),
+        axum::body::Body::new(Streamed { parts: rx, cut }),
     )
         .into_response()
 }
 
-/// An answer's body as its parts arrive.
-struct Streamed(mpsc::Receiver<Result<Bytes, std::io::Error>>);
+/// An answer's body as its parts arrive; one cut short ends in an error
+/// (hyper then aborts it rather than finish it).
+struct Streamed {
+    parts: mpsc::Receiver<Bytes>,
+    cut: Arc<AtomicBool>,
+}
 
 impl http_body::Body for Streamed {
     type Data = Bytes;
@@ -345,9 +352,13 @@ impl http_body::Body for Streamed {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
-        self.0
-            .poll_recv(cx)
-            .map(|next| next.map(|r| r.map(http_body::Frame::data)))
+        self.parts.poll_recv(cx).map(|next| match next {
+            Some(b) => Some(Ok(http_body::Frame::data(b))),
+            None if self.cut.load(Ordering::Acquire) => {
+                Some(Err(std::io::Error::other("the request's time ran out")))
+            }
+            None => None,
+        })
     }
 }
 

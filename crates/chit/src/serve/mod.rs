@@ -502,7 +502,13 @@ async fn serve_connections(
                 let _ = stream.set_nodelay(true);
                 let front = front.clone();
                 let note = Arc::new(wire::Note::default());
-                let io = wire::Vetted::new(stream, MAX_BODY as u64, front.state.clone(), note.clone());
+                let io = wire::Vetted::new(
+                    stream,
+                    MAX_BODY as u64,
+                    front.timeout,
+                    front.state.clone(),
+                    note.clone(),
+                );
                 let svc = hyper::service::service_fn(move |req| front.clone().answer(req, note.clone()));
                 // hyper's own limits lie past wire's, which refuses in
                 // JSON first. Half-closed: a connection whose next head

@@ -120,6 +120,12 @@ impl Tokens {
             if out.iter().any(|o: &Token| o.sha256 == sha256) {
                 return Err(at("the same token twice"));
             }
+            if out.iter().any(|o: &Token| o.name == name) {
+                return Err(at(&format!(
+                    "a second token named {name:?}: names tell tokens apart in the log and in \
+                     their rates"
+                )));
+            }
             out.push(Token {
                 name,
                 sha256,
@@ -289,6 +295,13 @@ mod tests {
         );
         let e = one("kinds = []\n").unwrap_err();
         assert!(e.contains("kinds is empty"), "{e}");
+        let two = format!(
+            "[[token]]\nname = \"ci\"\nsha256 = \"{hex}\"\n[[token]]\nname = \"ci\"\nsha256 = \"{}\"\n",
+            "cd".repeat(32)
+        );
+        assert!(Tokens::parse(&two)
+            .unwrap_err()
+            .contains("a second token named"));
         for text in ["", "# no tokens\n", "token = []\n"] {
             let e = Tokens::parse(text).unwrap_err();
             assert!(e.contains("no [[token]]"), "{text:?}: {e}");

@@ -14,6 +14,7 @@
 //! it owes, and the refusal is written as the connection shuts down
 //! ([`Vetted`]'s `poll_shutdown`), so it follows them in order.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -93,9 +94,20 @@ pub enum Framing {
     Chunked,
 }
 
+/// A vetted head: its length, its body's framing, and whether hyper ends
+/// the connection after its answer (an `Upgrade` or `CONNECT` request:
+/// hyper keeps the connection for an upgrade and answers nothing after
+/// it, so nothing after it is vetted or answered here either).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub len: usize,
+    pub framing: Framing,
+    pub last: bool,
+}
+
 /// Where a request head ends and how its body is framed, or why it is
 /// refused. `head` is one whole head: it ends with its blank line.
-pub fn vet(head: &[u8], max_body: u64) -> Result<(usize, Framing), Refusal> {
+pub fn vet(head: &[u8], max_body: u64) -> Result<Head, Refusal> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut fields);
     let len = match req.parse(head) {
@@ -122,6 +134,7 @@ pub fn vet(head: &[u8], max_body: u64) -> Result<(usize, Framing), Refusal> {
         )));
     }
     let http11 = req.version == Some(1);
+    let mut last = method == "CONNECT";
     let mut hosts = 0;
     let mut length: Option<u64> = None;
     let mut chunked = false;
@@ -154,6 +167,8 @@ pub fn vet(head: &[u8], max_body: u64) -> Result<(usize, Framing), Refusal> {
                 )));
             }
             length = Some(n);
+        } else if f.name.eq_ignore_ascii_case("upgrade") {
+            last = true;
         } else if f.name.eq_ignore_ascii_case("transfer-encoding") {
             if !http11 {
                 return Err(at(Refusal::new(
@@ -161,8 +176,8 @@ pub fn vet(head: &[u8], max_body: u64) -> Result<(usize, Framing), Refusal> {
                     "Transfer-Encoding in an HTTP/1.0 request: send HTTP/1.1, or a Content-Length",
                 )));
             }
-            let chunked_only = std::str::from_utf8(f.value)
-                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("chunked"));
+            // ASCII whitespace only: hyper takes no other around it.
+            let chunked_only = f.value.trim_ascii().eq_ignore_ascii_case(b"chunked");
             if chunked || !chunked_only {
                 return Err(at(Refusal::new(
                     400,
@@ -195,7 +210,7 @@ pub fn vet(head: &[u8], max_body: u64) -> Result<(usize, Framing), Refusal> {
         }
         (n, false) => Framing::Length(n.unwrap_or(0)),
     };
-    Ok((len, framing))
+    Ok(Head { len, framing, last })
 }
 
 /// Whether `path` is an origin-form target of bytes every URI reader
@@ -293,8 +308,10 @@ struct HeadScan {
     line: usize,
     /// How far newlines have been looked for.
     scanned: usize,
-    /// Whether the request line is whole (and was vetted).
-    first: bool,
+    /// Where the request line ends, once it is whole.
+    first: Option<usize>,
+    /// Whether it was vetted alone (the head not yet whole).
+    first_vetted: bool,
 }
 
 /// A connection's bytes as they go to hyper: heads vetted, bodies
@@ -307,10 +324,21 @@ pub struct Vetted<IO> {
     phase: Phase,
     scan: HeadScan,
     max_body: u64,
-    /// A refusal's answer, and how much of it is written.
+    /// Whether the request being read ends the connection.
+    last: bool,
+    /// A refused head, answered once hyper asks for the request it was
+    /// (it reads no further after an answer that closes the connection,
+    /// and then this one is neither written nor counted); the answer, and
+    /// how much of it is written.
+    refused: Option<Refusal>,
     answer: Option<(Vec<u8>, usize)>,
     observer: Arc<dyn Observe>,
     note: Arc<Note>,
+    /// How long a client may read nothing of what is written to it, and
+    /// since when it has not (a client that stops reading is cut off, as
+    /// one that sends slowly is).
+    write_limit: std::time::Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 /// What [`Vetted::walk`] found in new bytes: how many may go to hyper;
@@ -321,7 +349,13 @@ struct Walked {
 }
 
 impl<IO> Vetted<IO> {
-    pub fn new(io: IO, max_body: u64, observer: Arc<dyn Observe>, note: Arc<Note>) -> Self {
+    pub fn new(
+        io: IO,
+        max_body: u64,
+        write_limit: std::time::Duration,
+        observer: Arc<dyn Observe>,
+        note: Arc<Note>,
+    ) -> Self {
         Vetted {
             io,
             staged: Vec::new(),
@@ -329,15 +363,56 @@ impl<IO> Vetted<IO> {
             phase: Phase::Head,
             scan: HeadScan::default(),
             max_body,
+            last: false,
+            refused: None,
             answer: None,
             observer,
             note,
+            write_limit,
+            stalled: None,
+        }
+    }
+
+    /// A write that could not go on: Pending, or an error once the client
+    /// has read nothing for `write_limit`.
+    fn stall<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        let limit = self.write_limit;
+        let sleep = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client read nothing of its answer in time",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// What a write gave: a stall is timed, anything else ends one.
+    fn timed<T>(&mut self, cx: &mut Context<'_>, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        match r {
+            Poll::Pending => self.stall(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
+
+    /// Where a request's body ends: at the next head, or at the end of
+    /// the connection after an upgrade request (hyper serves nothing after
+    /// it).
+    fn after_body(&self) -> Phase {
+        if self.last {
+            Phase::Closed
+        } else {
+            Phase::Head
         }
     }
 
     fn refuse(&mut self, r: Refusal) -> Walked {
-        self.observer.refused(&r);
-        self.answer = Some((r.answer(), 0));
+        self.refused = Some(r);
         self.phase = Phase::Closed;
         Walked {
             release: 0,
@@ -362,11 +437,12 @@ impl<IO> Vetted<IO> {
                         let w = self.refuse(r);
                         return Walked { release: i, ..w };
                     }
-                    Some(Ok((len, framing))) => {
-                        i += len;
+                    Some(Ok(head)) => {
+                        i += head.len;
                         self.scan = HeadScan::default();
-                        self.phase = match framing {
-                            Framing::Length(0) => Phase::Head,
+                        self.last = head.last;
+                        self.phase = match head.framing {
+                            Framing::Length(0) => self.after_body(),
                             Framing::Length(n) => Phase::Length(n),
                             Framing::Chunked => Phase::Chunk(Chunk::SizeStart),
                         };
@@ -376,7 +452,7 @@ impl<IO> Vetted<IO> {
                     let take = left.min((data.len() - i) as u64);
                     i += take as usize;
                     self.phase = if take == left {
-                        Phase::Head
+                        self.after_body()
                     } else {
                         Phase::Length(left - take)
                     };
@@ -393,7 +469,10 @@ impl<IO> Vetted<IO> {
                 Phase::Chunk(c) => match chunk_step(c, data[i]) {
                     Ok(next) => {
                         i += 1;
-                        self.phase = next.map_or(Phase::Head, Phase::Chunk);
+                        self.phase = match next {
+                            Some(c) => Phase::Chunk(c),
+                            None => self.after_body(),
+                        };
                     }
                     Err(why) => {
                         // What came before goes on; hyper then reads the
@@ -423,10 +502,10 @@ impl<IO> Vetted<IO> {
     }
 
     /// A head from its start in `h`: None while it is not whole (and
-    /// within [`MAX_HEAD`]); else its length and framing, or its refusal.
+    /// within [`MAX_HEAD`]); else what it is, or its refusal.
     /// The request line is vetted as soon as it is whole, so HTTP/0.9 or a
     /// bad method is answered without waiting for a blank line.
-    fn head(&mut self, h: &[u8]) -> Option<Result<(usize, Framing), Refusal>> {
+    fn head(&mut self, h: &[u8]) -> Option<Result<Head, Refusal>> {
         while let Some(off) = memchr::memchr(b'\n', &h[self.scan.scanned..]) {
             let nl = self.scan.scanned + off;
             let line = &h[self.scan.line..nl];
@@ -436,24 +515,11 @@ impl<IO> Vetted<IO> {
             if nl + 1 > MAX_HEAD {
                 break;
             }
-            if !self.scan.first {
-                if empty {
-                    // Empty lines before a request line are skipped
-                    // (RFC 9112 §2.2), by hyper too.
-                    continue;
-                }
-                self.scan.first = true;
-                // The whole head here already: vetted whole, below.
-                if memchr::memmem::find(&h[nl..], b"\n\r\n").is_some()
-                    || memchr::memmem::find(&h[nl..], b"\n\n").is_some()
-                {
-                    continue;
-                }
-                let mut none = [];
-                match httparse::Request::new(&mut none).parse(&h[..nl + 1]) {
-                    // No room for a header: the line itself read.
-                    Ok(_) | Err(httparse::Error::TooManyHeaders) => {}
-                    Err(e) => return Some(Err(parse_error(e, &h[..nl + 1]))),
+            if self.scan.first.is_none() {
+                // Empty lines before a request line are skipped (RFC 9112
+                // §2.2), by hyper too.
+                if !empty {
+                    self.scan.first = Some(nl + 1);
                 }
                 continue;
             }
@@ -467,6 +533,17 @@ impl<IO> Vetted<IO> {
                 431,
                 format!("a request head of more than {MAX_HEAD} bytes: send smaller headers"),
             )));
+        }
+        // Not whole yet: its request line alone, once, so that HTTP/0.9 or
+        // a bad method is answered without waiting for a blank line.
+        if let (Some(end), false) = (self.scan.first, self.scan.first_vetted) {
+            self.scan.first_vetted = true;
+            let mut none = [];
+            match httparse::Request::new(&mut none).parse(&h[..end]) {
+                // No room for a header: the line itself read.
+                Ok(_) | Err(httparse::Error::TooManyHeaders) => {}
+                Err(e) => return Some(Err(parse_error(e, &h[..end]))),
+            }
         }
         None
     }
@@ -540,6 +617,11 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Vetted<IO> {
                 return Poll::Ready(Ok(()));
             }
             if this.phase == Phase::Closed {
+                // hyper asks for the next request: a refusal of it is due.
+                if let Some(r) = this.refused.take() {
+                    this.observer.refused(&r);
+                    this.answer = Some((r.answer(), 0));
+                }
                 this.staged.clear();
                 return Poll::Ready(Ok(()));
             }
@@ -560,7 +642,7 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Vetted<IO> {
                     }
                     out.set_filled(before + w.release);
                 }
-                if w.release > 0 || w.ends {
+                if w.release > 0 {
                     return Poll::Ready(Ok(()));
                 }
                 continue;
@@ -595,7 +677,8 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Vetted<IO> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
+        let r = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.timed(cx, r)
     }
 
     fn poll_write_vectored(
@@ -603,7 +686,8 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Vetted<IO> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        let r = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.timed(cx, r)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -611,7 +695,8 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Vetted<IO> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
+        let r = Pin::new(&mut self.io).poll_flush(cx);
+        self.timed(cx, r)
     }
 
     /// hyper shuts the connection down once it has written every answer it
@@ -620,13 +705,17 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Vetted<IO> {
         let this = &mut *self;
         while let Some((bytes, at)) = &mut this.answer {
             if *at < bytes.len() {
-                let n = ready!(Pin::new(&mut this.io).poll_write(cx, &bytes[*at..]))?;
+                let r = Pin::new(&mut this.io).poll_write(cx, &bytes[*at..]);
+                let n = ready!(this.timed(cx, r))?;
                 if n == 0 {
                     return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
                 }
-                *at += n;
+                if let Some((_, at)) = &mut this.answer {
+                    *at += n;
+                }
             } else {
-                ready!(Pin::new(&mut this.io).poll_flush(cx))?;
+                let r = Pin::new(&mut this.io).poll_flush(cx);
+                ready!(this.timed(cx, r))?;
                 this.answer = None;
             }
         }
@@ -651,13 +740,15 @@ mod tests {
     /// what is written at shutdown, the refusals observed and the note.
     fn through(input: &[u8], step: usize) -> (Vec<u8>, Vec<u8>, Vec<Refusal>, Option<String>) {
         let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
             .build()
             .unwrap();
         rt.block_on(async {
             let (mut client, server) = tokio::io::duplex(1 << 20);
             let seen = Arc::new(Count::default());
             let note = Arc::new(Note::default());
-            let mut v = Vetted::new(server, 1000, seen.clone(), note.clone());
+            let limit = std::time::Duration::from_secs(5);
+            let mut v = Vetted::new(server, 1000, limit, seen.clone(), note.clone());
             let data = input.to_vec();
             let writer = tokio::spawn(async move {
                 for piece in data.chunks(step.max(1)) {
