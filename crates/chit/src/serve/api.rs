@@ -513,9 +513,9 @@ async fn read_body(
     }
     let mut held = state.budget.share();
     let mut body = req.into_body();
-    // Copied out of hyper's buffers as it comes, in blocks of 256 KiB: a
-    // frame keeps the whole buffer it was read into alive, some of it
-    // unused, and larger blocks cost more than their size
+    // Copied out of hyper's buffers as it comes, in blocks of at most 256
+    // KiB: a frame keeps the whole buffer it was read into alive, some of
+    // it unused, and larger blocks cost more than their size
     // (docs/decisions/serve-memory.md).
     let mut parts: Vec<Bytes> = Vec::new();
     let mut block: Vec<u8> = Vec::new();
@@ -544,7 +544,15 @@ async fn read_body(
                 if !block.is_empty() {
                     parts.push(Bytes::from(std::mem::take(&mut block)));
                 }
-                block.reserve_exact(BLOCK);
+                // What is still to come where the length is announced
+                // (most bodies fit one block of their size), else as much
+                // as came so far: blocks double up to BLOCK.
+                let stored = total - rest.len();
+                let want = match announced {
+                    Some(n) => n - stored,
+                    None => stored.max(rest.len()).max(4096),
+                };
+                block.reserve_exact(want.min(BLOCK));
             }
             let n = rest.len().min(block.capacity() - block.len());
             block.extend_from_slice(&rest[..n]);
