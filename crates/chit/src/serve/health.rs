@@ -11,26 +11,32 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// How the last batch written went: why it failed, if it did.
+/// How the last batch written went: why it failed, if it did (and
+/// whether it did, read without the lock by every write).
 #[derive(Default)]
-pub struct Writes(Mutex<Option<String>>);
+pub struct Writes {
+    failing: AtomicBool,
+    why: Mutex<Option<String>>,
+}
 
 impl Writes {
     pub fn wrote(&self) {
-        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if last.is_some() {
-            *last = None;
+        if self.failing.load(Ordering::Acquire) {
+            *self.why.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            self.failing.store(false, Ordering::Release);
         }
     }
 
     pub fn failed(&self, why: &str) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.to_string());
+        *self.why.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.to_string());
+        self.failing.store(true, Ordering::Release);
     }
 
     fn last_failure(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.why.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 

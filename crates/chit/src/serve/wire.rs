@@ -108,15 +108,28 @@ pub struct Head {
 /// Where a request head ends and how its body is framed, or why it is
 /// refused. `head` is one whole head: it ends with its blank line.
 pub fn vet(head: &[u8], max_body: u64) -> Result<Head, Refusal> {
-    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut fields);
-    let len = match req.parse(head) {
+    vet_start(head, max_body)
+        .unwrap_or_else(|| Err(Refusal::new(400, "the request's head has no end")))
+}
+
+/// [`vet`] of the head `bytes` start with, if they hold one whole (None
+/// when they end before it does; a refusal as soon as what they hold is
+/// wrong).
+fn vet_start(bytes: &[u8], max_body: u64) -> Option<Result<Head, Refusal>> {
+    // Not zeroed first (as hyper's are not): httparse writes what it reads.
+    let mut fields =
+        [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut []);
+    let len = match req.parse_with_uninit_headers(bytes, &mut fields) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => {
-            return Err(Refusal::new(400, "the request's head has no end"))
-        }
-        Err(e) => return Err(parse_error(e, head)),
+        Ok(httparse::Status::Partial) => return None,
+        Err(e) => return Some(Err(parse_error(e, bytes))),
     };
+    Some(vet_fields(&req, len, max_body))
+}
+
+/// What a parsed head of `len` bytes says: its framing, or its refusal.
+fn vet_fields(req: &httparse::Request<'_, '_>, len: usize, max_body: u64) -> Result<Head, Refusal> {
     let method = req.method.unwrap_or_default();
     let path = req.path.unwrap_or_default();
     let at = |mut r: Refusal| {
@@ -147,7 +160,10 @@ pub fn vet(head: &[u8], max_body: u64) -> Result<Head, Refusal> {
                     "more than one Host header (RFC 9112 §3.2): send one",
                 )));
             }
-            if !f.value.is_empty() && http::uri::Authority::try_from(f.value).is_err() {
+            if !f.value.is_empty()
+                && !plain_host(f.value)
+                && http::uri::Authority::try_from(f.value).is_err()
+            {
                 return Err(at(Refusal::new(
                     400,
                     "the Host header is not a host[:port] (RFC 9112 §3.2)",
@@ -213,15 +229,48 @@ pub fn vet(head: &[u8], max_body: u64) -> Result<Head, Refusal> {
     Ok(Head { len, framing, last })
 }
 
+/// The bytes of a plain path: letters, digits and the usual marks.
+const PATH_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let marks = b"/-._~?=&%:+,;@!$*'()";
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric();
+        i += 1;
+    }
+    let mut m = 0;
+    while m < marks.len() {
+        t[marks[m] as usize] = true;
+        m += 1;
+    }
+    t
+};
+
 /// Whether `path` is an origin-form target of bytes every URI reader
 /// takes (a path and query of letters, digits and the usual marks): the
 /// common case, vetted without building a `Uri`.
 fn plain_path(path: &str) -> bool {
-    path.starts_with('/')
-        && path.len() < 8192
-        && path
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/-._~?=&%:+,;@!$*'()".contains(&b))
+    path.starts_with('/') && path.len() < 8192 && path.bytes().all(|b| PATH_BYTES[usize::from(b)])
+}
+
+/// Whether a Host value is a plain name or IPv4 address with an optional
+/// port (letters, digits, `-._~`, then `:` and a port number): the common
+/// case, vetted without building an `Authority` (every such value is
+/// one).
+fn plain_host(v: &[u8]) -> bool {
+    let (host, port) = match memchr::memchr(b':', v) {
+        Some(i) => (&v[..i], Some(&v[i + 1..])),
+        None => (v, None),
+    };
+    let name = |b: &u8| b.is_ascii_alphanumeric() || b"-._~".contains(b);
+    !host.is_empty()
+        && host.iter().all(name)
+        && port.is_none_or(|p| {
+            (1..=5).contains(&p.len())
+                && p.iter().all(u8::is_ascii_digit)
+                && std::str::from_utf8(p).is_ok_and(|p| p.parse::<u16>().is_ok())
+        })
 }
 
 /// 1*DIGIT as a u64 (RFC 9110 §8.6), or None.
@@ -506,6 +555,14 @@ impl<IO> Vetted<IO> {
     /// The request line is vetted as soon as it is whole, so HTTP/0.9 or a
     /// bad method is answered without waiting for a blank line.
     fn head(&mut self, h: &[u8]) -> Option<Result<Head, Refusal>> {
+        // Most heads come whole in one read: vetted at once, where httparse
+        // finds their end within MAX_HEAD bytes. A head not whole yet, or
+        // one after empty lines, goes the long way.
+        if self.scan.scanned == 0 && !matches!(h.first(), Some(b'\r' | b'\n')) {
+            if let Some(vetted) = vet_start(&h[..h.len().min(MAX_HEAD)], self.max_body) {
+                return Some(vetted);
+            }
+        }
         while let Some(off) = memchr::memchr(b'\n', &h[self.scan.scanned..]) {
             let nl = self.scan.scanned + off;
             let line = &h[self.scan.line..nl];
@@ -739,6 +796,16 @@ mod tests {
     /// What hyper would read of `input` sent in pieces of `step` bytes,
     /// what is written at shutdown, the refusals observed and the note.
     fn through(input: &[u8], step: usize) -> (Vec<u8>, Vec<u8>, Vec<Refusal>, Option<String>) {
+        read_through(input, step, 7)
+    }
+
+    /// As [`through`], hyper reading `read` bytes at most at a time (a
+    /// head whole in its first read is vetted there).
+    fn read_through(
+        input: &[u8],
+        step: usize,
+        read: usize,
+    ) -> (Vec<u8>, Vec<u8>, Vec<Refusal>, Option<String>) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
@@ -762,20 +829,20 @@ mod tests {
                 let _ = client.read_to_end(&mut back).await;
                 back
             });
-            let mut read = Vec::new();
-            let mut buf = [0u8; 7];
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; read];
             loop {
                 let n = v.read(&mut buf).await.unwrap();
                 if n == 0 {
                     break;
                 }
-                read.extend_from_slice(&buf[..n]);
+                got.extend_from_slice(&buf[..n]);
             }
             v.shutdown().await.unwrap();
             drop(v);
             let back = writer.await.unwrap();
             let refusals = seen.0.lock().unwrap().clone();
-            (read, back, refusals, note.framing_error())
+            (got, back, refusals, note.framing_error())
         })
     }
 
@@ -797,9 +864,11 @@ mod tests {
         );
         all.extend_from_slice(b"GET / HTTP/1.0\r\n\r\n");
         for step in [1, 2, 3, 7, 64, 100_000] {
-            let (read, back, refused, note) = through(&all, step);
-            assert_eq!(read, all, "step {step}");
-            assert!(back.is_empty() && refused.is_empty() && note.is_none());
+            for read in [7, 1 << 17] {
+                let (got, back, refused, note) = read_through(&all, step, read);
+                assert_eq!(got, all, "step {step}, read {read}");
+                assert!(back.is_empty() && refused.is_empty() && note.is_none());
+            }
         }
     }
 
@@ -824,9 +893,9 @@ mod tests {
             let mut input = GET.to_vec();
             input.extend_from_slice(bad);
             input.extend_from_slice(GET);
-            for step in [1, 5, 100_000] {
-                let (read, back, refused, _) = through(&input, step);
-                assert_eq!(read, GET, "{}", String::from_utf8_lossy(bad));
+            for (step, read) in [(1, 7), (5, 7), (100_000, 7), (100_000, 1 << 17)] {
+                let (got, back, refused, _) = read_through(&input, step, read);
+                assert_eq!(got, GET, "{}", String::from_utf8_lossy(bad));
                 let back = String::from_utf8(back).unwrap();
                 assert!(back.starts_with(&format!("HTTP/1.1 {status} ")), "{back}");
                 assert!(back.contains("connection: close\r\n"), "{back}");
@@ -856,6 +925,72 @@ mod tests {
         let (read, back, _, _) = through(&large, 1000);
         assert!(read.is_empty());
         assert!(String::from_utf8_lossy(&back).contains("more than 65536 bytes"));
+    }
+
+    /// Every Host value taken without building an Authority is one; the
+    /// others are left to it.
+    #[test]
+    fn a_plain_host_is_an_authority() {
+        let plain = [
+            &b"x"[..],
+            b"127.0.0.1:8080",
+            b"example.com",
+            b"a-b.c_d~e:1",
+            b"h:65535",
+        ];
+        for v in plain {
+            assert!(plain_host(v), "{}", String::from_utf8_lossy(v));
+            assert!(http::uri::Authority::try_from(v).is_ok());
+        }
+        let not_plain = [
+            &b""[..],
+            b":80",
+            b"x:",
+            b"x:65536",
+            b"x:123456",
+            b"x:8a",
+            b"x:1:2",
+            b"[::1]:80",
+            b"user@host",
+            b"a b",
+            b"h\xff",
+        ];
+        for v in not_plain {
+            assert!(!plain_host(v), "{}", String::from_utf8_lossy(v));
+        }
+        // Byte by byte: a value of one name byte and a port is plain only
+        // where the Authority reader takes it too.
+        for b in 0..=255u8 {
+            for v in [vec![b], vec![b'a', b, b'b'], vec![b, b':', b'8']] {
+                if plain_host(&v) {
+                    assert!(http::uri::Authority::try_from(&v[..]).is_ok(), "{v:?}");
+                }
+            }
+        }
+    }
+
+    /// A head of MAX_HEAD bytes, blank line included, passes; one byte
+    /// more is 431; the same whether it comes whole in one read or in
+    /// pieces.
+    #[test]
+    fn the_head_limit_is_one_limit_however_the_head_arrives() {
+        let head = |len: usize| {
+            let mut h = b"GET / HTTP/1.1\r\nHost: x\r\nX: ".to_vec();
+            h.resize(len - 4, b'a');
+            h.extend_from_slice(b"\r\n\r\n");
+            h
+        };
+        for (step, read) in [(1000, 7), (4096, 7), (100_000, 7), (100_000, 1 << 17)] {
+            let at = head(MAX_HEAD);
+            let (got, back, refused, _) = read_through(&at, step, read);
+            assert_eq!(got, at, "step {step}, read {read}");
+            assert!(back.is_empty() && refused.is_empty(), "step {step}");
+            for over in [MAX_HEAD + 1, MAX_HEAD + 3] {
+                let (got, back, _, _) = read_through(&head(over), step, read);
+                assert!(got.is_empty(), "{over} bytes, step {step}, read {read}");
+                assert!(back.starts_with(b"HTTP/1.1 431 "), "{over} bytes");
+            }
+        }
     }
 
     /// A chunked body whose framing is wrong is cut short where it goes
