@@ -35,12 +35,13 @@ pub fn unhex32(s: &str) -> Option<[u8; 32]> {
 /// Lower-case hex.
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[(b >> 4) as usize]));
-        s.push(char::from(DIGITS[(b & 15) as usize]));
+    let mut out = vec![0u8; bytes.len() * 2];
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 15)];
     }
-    s
+    // Only hex digits were written (a char a push cost several times more).
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A running digest in the algorithm another digest names (`sha256:`,
@@ -102,6 +103,15 @@ mod tests {
             super::sha256_tagged(b"abc"),
             "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn hex_is_lower_case_two_digits_a_byte() {
+        assert_eq!(super::hex(&[]), "");
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff, 0x10]), "000fa5ff10");
+        let all: Vec<u8> = (0..=255).collect();
+        let want: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(super::hex(&all), want);
     }
 
     #[test]

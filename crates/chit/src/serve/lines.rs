@@ -123,7 +123,7 @@ impl Iterator for Receipts {
 /// One request's lines on their way to answers.
 struct Answering {
     state: Arc<AppState>,
-    tok: Token,
+    tok: Arc<Token>,
     receipts: Receipts,
     /// The next receipt, read ahead.
     ahead: Option<Receipt>,
@@ -147,9 +147,9 @@ impl Answering {
 
     /// The answers to the next group of receipts, as JSON lines; None when
     /// every receipt is answered.
-    async fn next(&mut self) -> Option<String> {
+    async fn next(&mut self) -> Option<Vec<u8>> {
         self.ahead.as_ref()?;
-        let mut out = String::new();
+        let mut out = Vec::new();
         if self.taken >= self.checked || self.failed.is_some() {
             for _ in 0..REFUSALS {
                 let (status, why) = self.refusal();
@@ -182,7 +182,7 @@ impl Answering {
                 appended: None,
             })
         } else {
-            submit(&self.state, &self.tok, inputs).await
+            submit(&self.state, self.tok.clone(), inputs).await
         };
         match handled {
             Ok(Handled {
@@ -206,8 +206,8 @@ impl Answering {
                         );
                     } else {
                         let a = appended.as_ref().expect("a line not forbidden was sent");
-                        out.push_str(&answered(a, sent, Some(*line)).1);
-                        out.push('\n');
+                        out.extend_from_slice(&answered(a, sent, Some(*line)).1);
+                        out.push(b'\n');
                         sent += 1;
                     }
                     checked += 1;
@@ -256,9 +256,9 @@ impl Answering {
     }
 }
 
-fn push(out: &mut String, v: serde_json::Value) {
-    out.push_str(&v.to_string());
-    out.push('\n');
+fn push(out: &mut Vec<u8>, v: serde_json::Value) {
+    out.extend_from_slice(v.to_string().as_bytes());
+    out.push(b'\n');
 }
 
 /// `POST /v1/entries`, JSON Lines, once its token is known and its body
@@ -269,7 +269,7 @@ fn push(out: &mut String, v: serde_json::Value) {
 /// answer, which no client takes for a whole one).
 pub async fn append(
     state: Arc<AppState>,
-    tok: Token,
+    tok: Arc<Token>,
     body: BodyParts,
     held: Held,
     deadline: tokio::time::Instant,

@@ -34,9 +34,10 @@ impl Token {
     }
 }
 
-/// The tokens file, read once at start.
+/// The tokens file, read once at start. A request holds the token it
+/// was made with by reference count, not by a copy of its entry.
 #[derive(Clone, Debug, Default)]
-pub struct Tokens(Vec<Token>);
+pub struct Tokens(Vec<std::sync::Arc<Token>>);
 
 impl Tokens {
     pub fn parse(text: &str) -> Result<Tokens, String> {
@@ -117,28 +118,31 @@ impl Tokens {
                         })?,
                 ),
             };
-            if out.iter().any(|o: &Token| o.sha256 == sha256) {
+            if out
+                .iter()
+                .any(|o: &std::sync::Arc<Token>| o.sha256 == sha256)
+            {
                 return Err(at("the same token twice"));
             }
-            if out.iter().any(|o: &Token| o.name == name) {
+            if out.iter().any(|o: &std::sync::Arc<Token>| o.name == name) {
                 return Err(at(&format!(
                     "a second token named {name:?}: names tell tokens apart in the log and in \
                      their rates"
                 )));
             }
-            out.push(Token {
+            out.push(std::sync::Arc::new(Token {
                 name,
                 sha256,
                 kinds,
                 rate,
-            });
+            }));
         }
         Ok(Tokens(out))
     }
 
     /// The token a bearer value is, compared by digest (so in time that
     /// does not depend on where a guess first differs).
-    pub fn find(&self, presented: &str) -> Option<&Token> {
+    pub fn find(&self, presented: &str) -> Option<&std::sync::Arc<Token>> {
         let d: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         self.0.iter().find(|t| {
             t.sha256
