@@ -957,6 +957,17 @@ fn an_envelope_entry_is_found_by_its_label() {
     assert_eq!(v["hits"][0]["kind"], "envelope", "{v}");
 }
 
+/// `chit serve` on s.db with tokens.toml.
+const SERVE_TOKENS: &[&str] = &[
+    "serve",
+    "--store",
+    "s.db",
+    "--listen",
+    "127.0.0.1:0",
+    "--tokens",
+    "tokens.toml",
+];
+
 /// Item 9: a tokens file is checked before the server starts: a kind chit
 /// never logs under, an empty kinds, no token at all, and a file others
 /// may write are refused; one others may read is warned about.
@@ -970,19 +981,7 @@ fn a_tokens_file_is_checked_like_a_policy() {
         let p = dir.join("tokens.toml");
         std::fs::write(&p, tokens).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-        common::chit_in(
-            dir,
-            &[
-                "serve",
-                "--store",
-                "s.db",
-                "--listen",
-                "127.0.0.1:0",
-                "--tokens",
-                "tokens.toml",
-            ],
-            None,
-        )
+        common::chit_in(dir, SERVE_TOKENS, None)
     };
     for (tokens, mode, says) in [
         (
@@ -1019,20 +1018,7 @@ fn a_tokens_file_is_checked_like_a_policy() {
     std::fs::write(&p, token_line("ci", "tok", "")).unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
     let log = std::fs::File::create(dir.join("serve.log")).unwrap();
-    let server = serving::start(
-        dir,
-        &[
-            "serve",
-            "--store",
-            "s.db",
-            "--listen",
-            "127.0.0.1:0",
-            "--tokens",
-            "tokens.toml",
-        ],
-        &[],
-        log.into(),
-    );
+    let server = serving::start(dir, SERVE_TOKENS, &[], log.into());
     assert_eq!(http(&server.addr, "GET", "/healthz", &[], b"").0, 200);
     // The log is written by a thread of its own: wait for the line.
     let started = Instant::now();
