@@ -14,9 +14,7 @@
 //! let mut across = Across::new(None);
 //! for (name, bytes) in [("a.json", b"{}".as_slice())] {
 //!     let checked = check(bytes, &Context::default()).expect("readable");
-//!     if let Some(facts) = checked.facts {
-//!         across.add(Origin::new(name, None), facts);
-//!     }
+//!     across.add_checked(Origin::new(name, None), checked);
 //! }
 //! assert!(across.finish().is_empty());
 //! ```
@@ -26,7 +24,7 @@ use crate::kinds::executor_packet::{self, RebindFacts};
 use crate::kinds::packet::stream::{self, PacketFacts};
 use crate::kinds::recompute::{recompute_against_packet, RecomputeFacts};
 use crate::kinds::Kind;
-use crate::report::{Finding, Report};
+use crate::report::{Finding, Report, Status};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
@@ -165,6 +163,92 @@ pub struct CrossReport {
     /// A few words on what was checked ("5 packets", "against art_…").
     pub detail: String,
     pub report: Report,
+    /// Its verdict: its report's where every member passed on its own,
+    /// else `unchecked` (a [`crate::rule::MEMBERS`] warning names the
+    /// members that did not), whatever its own findings: a check across
+    /// inputs is never valid over inputs that failed.
+    pub status: Status,
+}
+
+impl CrossReport {
+    /// A check's findings, its status theirs (until held to its members).
+    pub fn new(subject: Subject, name: String, detail: String, report: Report) -> CrossReport {
+        let status = report.status();
+        CrossReport {
+            subject,
+            name,
+            detail,
+            report,
+            status,
+        }
+    }
+
+    /// Holds the check to its members: those that did not pass on their
+    /// own (each with its status) make it `unchecked`.
+    fn over(mut self, failed: Vec<(Origin, Status)>) -> CrossReport {
+        if failed.is_empty() {
+            return self;
+        }
+        const SHOWN: usize = 5;
+        let mut names: Vec<String> = failed
+            .iter()
+            .take(SHOWN)
+            .map(|(o, s)| format!("{o} ({})", s.name()))
+            .collect();
+        if failed.len() > SHOWN {
+            names.push(format!("{} more", failed.len() - SHOWN));
+        }
+        self.report.warning(
+            crate::rule::MEMBERS,
+            "",
+            format!(
+                "its members did not verify: {}; a check across inputs holds only over inputs that \
+                 verify on their own",
+                names.join(", ")
+            ),
+        );
+        self.status = Status::Unchecked;
+        self
+    }
+}
+
+/// The members that did not pass on their own, by where they came from
+/// and by art id: only those are kept (a stream of 100,000 valid packets
+/// adds nothing here).
+#[derive(Default)]
+struct Failed {
+    by_origin: HashMap<Origin, Status>,
+    by_art: HashMap<u128, (Origin, Status)>,
+}
+
+impl Failed {
+    /// Those of `origins` and `arts` that failed, each once, in order.
+    fn among<'a>(
+        &self,
+        origins: impl IntoIterator<Item = &'a Origin>,
+        arts: impl IntoIterator<Item = &'a str>,
+    ) -> Vec<(Origin, Status)> {
+        if self.by_origin.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<(Origin, Status)> = Vec::new();
+        let mut push = |o: &Origin, s: Status| {
+            if !out.iter().any(|(seen, _)| seen == o) {
+                out.push((o.clone(), s));
+            }
+        };
+        for o in origins {
+            if let Some(&s) = self.by_origin.get(o) {
+                push(o, s);
+            }
+        }
+        for a in arts {
+            if let Some((o, s)) = crate::treeship::art_key(a).and_then(|k| self.by_art.get(&k)) {
+                push(o, *s);
+            }
+        }
+        out
+    }
 }
 
 /// The facts of every input seen, gathered as they come: packets by stream
@@ -182,6 +266,8 @@ pub struct Across {
     /// Every signed artifact given, by [`crate::treeship::art_key`].
     seen: std::collections::HashSet<u128>,
     trusted: bool,
+    allow_unchecked: bool,
+    failed: Failed,
 }
 
 impl Across {
@@ -200,6 +286,27 @@ impl Across {
             payload_types: std::collections::HashSet::new(),
             seen: std::collections::HashSet::new(),
             trusted: false,
+            allow_unchecked: false,
+            failed: Failed::default(),
+        }
+    }
+
+    /// Whether members that are signed or unchecked pass
+    /// (`--allow-unchecked`, [`Status::passes`]).
+    pub fn allow_unchecked(mut self, allow: bool) -> Across {
+        self.allow_unchecked = allow;
+        self
+    }
+
+    /// Notes a member's own status: one that does not pass makes every
+    /// check across inputs it is part of `unchecked`.
+    fn note(&mut self, source: &Origin, status: Status, art: Option<&str>) {
+        if status.passes(self.allow_unchecked) {
+            return;
+        }
+        self.failed.by_origin.insert(source.clone(), status);
+        if let Some(k) = art.and_then(crate::treeship::art_key) {
+            self.failed.by_art.insert(k, (source.clone(), status));
         }
     }
 
@@ -212,8 +319,14 @@ impl Across {
 
     /// Takes in one signed artifact's facts (an envelope, a store record,
     /// an export that passed its signature), for parent chains, indexes
-    /// and session packages.
-    pub fn add_artifact(&mut self, source: Origin, mut facts: crate::treeship::ArtifactFacts) {
+    /// and session packages, with the status of the input it is.
+    pub fn add_artifact(
+        &mut self,
+        source: Origin,
+        status: Status,
+        mut facts: crate::treeship::ArtifactFacts,
+    ) {
+        self.note(&source, status, Some(&facts.art_id));
         facts.source = source;
         if let Some(key) = crate::treeship::art_key(&facts.art_id) {
             self.seen.insert(key);
@@ -235,8 +348,26 @@ impl Across {
         self.artifacts.push(facts);
     }
 
-    /// Takes in one input's facts; `source` names the input in findings.
-    pub fn add(&mut self, source: Origin, mut facts: Facts) {
+    /// Takes in what one checked input leaves for the checks across
+    /// inputs (its facts, its artifact), with its status.
+    pub fn add_checked(&mut self, source: Origin, checked: crate::check::Checked) {
+        let status = checked.status();
+        if let Some(a) = checked.artifact {
+            self.add_artifact(source.clone(), status, a);
+        }
+        if let Some(f) = checked.facts {
+            self.add(source, status, f);
+        }
+    }
+
+    /// Takes in one input's facts and its status; `source` names the
+    /// input in findings.
+    pub fn add(&mut self, source: Origin, status: Status, mut facts: Facts) {
+        let art = match &facts {
+            Facts::Packet(p) => p.art_id.as_deref(),
+            _ => None,
+        };
+        self.note(&source, status, art);
         facts.set_source(source);
         match facts {
             Facts::Packet(mut p) => {
@@ -270,95 +401,127 @@ impl Across {
     }
 
     /// Every check across the inputs taken in, in the order chit reports
-    /// them: P8 when no packet came at all, each stream, each rebind, then
-    /// each recompute result whose packet is among the inputs.
+    /// them: P8 when no packet came at all, each stream, each rebind, each
+    /// recompute result whose packet is among the inputs, each chain, each
+    /// index and each session package. Each is held to its members
+    /// ([`CrossReport::status`]).
     pub fn finish(self) -> Vec<CrossReport> {
         let mut out = Vec::new();
         if let Some(n) = self.expect_count.filter(|_| self.packets() == 0) {
-            out.push(CrossReport {
-                subject: Subject::Stream,
-                // No stream to name; `detail` stays empty, and human text
-                // shows neither.
-                name: "(none)".into(),
-                detail: String::new(),
-                report: Report {
-                    kind: crate::kinds::packet::KIND,
-                    errors: vec![Finding::new(
-                        crate::kinds::packet::rule::P8,
-                        "",
-                        format!(
-                            "--expect-count {n} was given, but none of the inputs is a packet: \
-                             give the stream's packets, or leave out --expect-count"
-                        ),
-                    )],
-                    ..Report::default()
-                },
-            });
+            let report = Report {
+                kind: crate::kinds::packet::KIND,
+                errors: vec![Finding::new(
+                    crate::kinds::packet::rule::P8,
+                    "",
+                    format!(
+                        "--expect-count {n} was given, but none of the inputs is a packet: \
+                         give the stream's packets, or leave out --expect-count"
+                    ),
+                )],
+                ..Report::default()
+            };
+            // No stream to name; `detail` stays empty, and human text
+            // shows neither.
+            out.push(CrossReport::new(
+                Subject::Stream,
+                "(none)".into(),
+                String::new(),
+                report,
+            ));
         }
         let recomputes = self.recompute_results();
-        let rebinds = executor_packet::rebinds(self.rebinds);
-        for (id, ps) in self.streams {
-            let s = stream::check_stream(&id, ps, self.expect_count);
-            out.push(CrossReport {
-                subject: Subject::Stream,
-                detail: format!(
-                    "{} packet{}",
-                    s.packets,
-                    if s.packets == 1 { "" } else { "s" }
-                ),
-                name: s.stream,
-                report: s.report,
-            });
+        let Across {
+            expect_count,
+            streams,
+            rebinds,
+            artifacts,
+            indexes,
+            sessions,
+            seen,
+            trusted,
+            failed,
+            ..
+        } = self;
+        // Each todo's packets, where some member failed (else none needed).
+        let mut by_todo: HashMap<String, Vec<Origin>> = HashMap::new();
+        if !failed.by_origin.is_empty() {
+            for f in &rebinds {
+                by_todo
+                    .entry(f.todo_id.clone())
+                    .or_default()
+                    .push(f.source.clone());
+            }
         }
-        for (todo, n, report) in rebinds {
-            out.push(CrossReport {
-                subject: Subject::Rebind,
-                name: todo,
-                detail: format!("{n} packets"),
-                report,
-            });
+        for (id, ps) in streams {
+            let members = failed.among(
+                ps.iter().map(|p| &p.source),
+                ps.iter().filter_map(|p| p.art_id.as_deref()),
+            );
+            let s = stream::check_stream(&id, ps, expect_count);
+            let detail = format!(
+                "{} packet{}",
+                s.packets,
+                if s.packets == 1 { "" } else { "s" }
+            );
+            out.push(CrossReport::new(Subject::Stream, s.stream, detail, s.report).over(members));
+        }
+        for (todo, n, report) in executor_packet::rebinds(rebinds) {
+            let members = failed.among(by_todo.get(&todo).into_iter().flatten(), []);
+            out.push(
+                CrossReport::new(Subject::Rebind, todo, format!("{n} packets"), report)
+                    .over(members),
+            );
         }
         out.extend(recomputes);
-        for c in crate::treeship::chains(&self.artifacts, &self.seen) {
-            out.push(CrossReport {
-                subject: Subject::Chain,
-                name: c.root,
-                detail: format!(
-                    "{} artifact{}",
-                    c.artifacts,
-                    if c.artifacts == 1 { "" } else { "s" }
-                ),
-                report: c.report,
-            });
+        for c in crate::treeship::chains(&artifacts, &seen) {
+            let detail = format!(
+                "{} artifact{}",
+                c.artifacts,
+                if c.artifacts == 1 { "" } else { "s" }
+            );
+            let members = failed.among([], c.members.iter().map(|m| &**m));
+            out.push(CrossReport::new(Subject::Chain, c.root, detail, c.report).over(members));
         }
-        for idx in &self.indexes {
-            out.push(CrossReport {
-                subject: Subject::Index,
-                name: idx.source.to_string(),
-                detail: format!(
-                    "{} entr{}",
-                    idx.entries.len(),
-                    if idx.entries.len() == 1 { "y" } else { "ies" }
-                ),
-                report: crate::treeship::index_against_records(idx, &self.artifacts),
-            });
+        for idx in &indexes {
+            let detail = format!(
+                "{} entr{}",
+                idx.entries.len(),
+                if idx.entries.len() == 1 { "y" } else { "ies" }
+            );
+            let report = crate::treeship::index_against_records(idx, &artifacts);
+            let members = failed.among([&idx.source], idx.entries.iter().map(|e| e.id.as_str()));
+            out.push(
+                CrossReport::new(Subject::Index, idx.source.to_string(), detail, report)
+                    .over(members),
+            );
         }
-        for pkg in &self.sessions {
-            out.push(CrossReport {
-                subject: Subject::Session,
-                name: pkg.session_id.clone(),
-                detail: format!(
-                    "{} artifact{}",
-                    pkg.artifacts.len(),
-                    if pkg.artifacts.len() == 1 { "" } else { "s" }
-                ),
-                report: crate::kinds::session::package_against_inputs(
-                    pkg,
-                    &self.artifacts,
-                    &self.seen,
-                    self.trusted,
-                ),
-            });
+        for pkg in &sessions {
+            let detail = format!(
+                "{} artifact{}",
+                pkg.artifacts.len(),
+                if pkg.artifacts.len() == 1 { "" } else { "s" }
+            );
+            let report =
+                crate::kinds::session::package_against_inputs(pkg, &artifacts, &seen, trusted);
+            let records = artifacts
+                .iter()
+                .filter(|a| {
+                    a.session
+                        .as_ref()
+                        .is_some_and(|s| s.session_id == pkg.session_id)
+                })
+                .map(|a| &*a.art_id);
+            let members = failed.among(
+                [&pkg.source],
+                pkg.artifacts
+                    .iter()
+                    .map(|l| l.artifact_id.as_str())
+                    .chain(records),
+            );
+            out.push(
+                CrossReport::new(Subject::Session, pkg.session_id.clone(), detail, report)
+                    .over(members),
+            );
         }
         out
     }
@@ -383,12 +546,16 @@ impl Across {
                 let p = by_art
                     .get(r.packet.as_str())
                     .or_else(|| by_id.get(r.packet_id.as_str()))?;
-                Some(CrossReport {
-                    subject: Subject::Recompute,
-                    name: r.source.to_string(),
-                    detail: format!("against {}", r.packet),
-                    report: recompute_against_packet(r, p),
-                })
+                let members = self.failed.among([&r.source, &p.source], []);
+                Some(
+                    CrossReport::new(
+                        Subject::Recompute,
+                        r.source.to_string(),
+                        format!("against {}", r.packet),
+                        recompute_against_packet(r, p),
+                    )
+                    .over(members),
+                )
             })
             .collect()
     }

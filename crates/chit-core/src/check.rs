@@ -26,7 +26,7 @@ use crate::json::{self, Limits, ReadError};
 use crate::keys::PublicKey;
 use crate::kinds::{self, executor_packet, numeric_lineage, reason, Kind};
 use crate::lattice;
-use crate::report::Report;
+use crate::report::{Report, Status};
 use crate::trust::Trust;
 
 /// What the caller knows beyond the input. `Context::default()` checks an
@@ -50,6 +50,16 @@ pub struct Context<'a> {
     pub call: Option<Val<'a>>,
     /// A Reason certificate is valid only when its status is `authorized`.
     pub require_authorized: bool,
+    /// Under a trust file, a document that no key signed at all (no
+    /// envelope, no signature of its own) is held to its own rules
+    /// instead of failing the threshold (`--accept-unsigned`). A document
+    /// that carries a signature is held to the trust file whatever this
+    /// says.
+    pub accept_unsigned: bool,
+    /// Inputs chit could check only in part (signed with a payload not
+    /// checked, or unchecked) pass (`--allow-unchecked`): for the checks
+    /// across inputs, whose members must pass ([`Status::passes`]).
+    pub allow_unchecked: bool,
 }
 
 impl Default for Context<'_> {
@@ -64,6 +74,8 @@ impl Default for Context<'_> {
             request: None,
             call: None,
             require_authorized: false,
+            accept_unsigned: false,
+            allow_unchecked: false,
         }
     }
 }
@@ -85,6 +97,11 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// Its status: its report's.
+    pub fn status(&self) -> Status {
+        self.report.status()
+    }
+
     /// A verdict with nothing more to tell.
     pub fn of(report: Report) -> Checked {
         Checked {
@@ -141,6 +158,31 @@ impl Unreadable {
 /// assert!(checked.report.valid(), "{:?}", checked.report.errors);
 /// ```
 pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
+    let checked = check_once(input, ctx)?;
+    if ctx.accept_unsigned && ctx.trust.is_some() && signed_by_none(&checked) {
+        // Signed by no key at all: held to its own rules alone.
+        let own = Context {
+            trust: None,
+            accept_unsigned: false,
+            ..*ctx
+        };
+        return check_once(input, &own);
+    }
+    Ok(checked)
+}
+
+/// Whether a check under a trust file found an input signed by no key at
+/// all: no envelope, the threshold unmet, and no signature that was there
+/// but failed or was not trusted.
+fn signed_by_none(checked: &Checked) -> bool {
+    let r = &checked.report;
+    checked.artifact_id.is_none()
+        && r.breaks(crate::rule::THRESHOLD)
+        && !r.breaks(crate::rule::TRUST)
+        && !r.breaks(crate::rule::SIGNATURE)
+}
+
+fn check_once(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
     if let Some(checked) = lattice_packet(input, ctx)? {
         return Ok(gates(checked, Some(0), ctx));
     }

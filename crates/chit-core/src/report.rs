@@ -85,7 +85,9 @@ pub struct Report {
     pub partial: bool,
 }
 
-/// The verdict a report comes to.
+/// The verdict on an input (or on a check across inputs): what `--json`
+/// writes as `status`, what the summary counts and what the exit status
+/// and a log's policy decide by ([`Status::passes`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// No error, and every part was checked.
@@ -93,10 +95,13 @@ pub enum Status {
     /// No error, but the payload was not checked: signature and art id only.
     Signed,
     /// No error, but what the document claims could not be recomputed
-    /// (a Reason certificate without its request): its own rules only.
+    /// (a Reason certificate without its request): its own rules only. A
+    /// check across inputs whose members did not all verify is this too.
     Unchecked,
     /// Some error.
     Invalid,
+    /// Not read at all: no report (not JSON, mis-encoded, past a limit).
+    Unreadable,
 }
 
 impl Status {
@@ -107,6 +112,20 @@ impl Status {
             Status::Signed => "signed",
             Status::Unchecked => "unchecked",
             Status::Invalid => "invalid",
+            Status::Unreadable => "unreadable",
+        }
+    }
+
+    /// Whether an input of this status passes: valid, or signed or
+    /// unchecked where the user lets what chit could check only in part
+    /// pass (`--allow-unchecked`, a log's `allow_unchecked`). The one
+    /// place that says so, for the exit status, `--quiet`, a log's policy
+    /// and the checks across inputs alike.
+    pub fn passes(self, allow_unchecked: bool) -> bool {
+        match self {
+            Status::Valid => true,
+            Status::Signed | Status::Unchecked => allow_unchecked,
+            Status::Invalid | Status::Unreadable => false,
         }
     }
 }
@@ -124,7 +143,8 @@ impl Report {
         self.errors.is_empty() && !self.unchecked && !self.partial
     }
 
-    /// Valid, signed with the payload unchecked, or invalid.
+    /// Valid, signed with the payload unchecked, unchecked, or invalid
+    /// (never unreadable: a report is what a read input gets).
     pub fn status(&self) -> Status {
         if !self.errors.is_empty() {
             Status::Invalid
@@ -232,20 +252,30 @@ pub mod json {
                 } else {
                     write_string(r.kind, out);
                 }
-                verdict_fields(r, Some(r.status()), out);
+                verdict_fields(r, r.status(), out);
             }
         }
         out.extend_from_slice(b"}\n");
     }
 
-    /// A check across inputs (with its LF): `{"stream"|"rebind"|"recompute":
-    /// NAME, "valid", "errors", "warnings"}`.
-    pub fn cross_line(subject: &str, name: &str, r: &Report, out: &mut Vec<u8>) {
+    /// A check across inputs (with its LF): `{SUBJECT: NAME, "valid",
+    /// "status", "errors", "warnings"}`, SUBJECT one of `stream`,
+    /// `rebind`, `recompute`, `chain`, `index`, `session`, `lineage`.
+    /// `status` is the check's own ([`crate::across::CrossReport::status`]):
+    /// `unchecked` where its members did not all verify, whatever its
+    /// findings; `valid` is true only where it is `valid`.
+    pub fn cross_line(
+        subject: &str,
+        name: &str,
+        status: super::Status,
+        r: &Report,
+        out: &mut Vec<u8>,
+    ) {
         out.extend_from_slice(b"{\"");
         out.extend_from_slice(subject.as_bytes());
         out.extend_from_slice(b"\":");
         write_string(name, out);
-        verdict_fields(r, None, out);
+        verdict_fields(r, status, out);
         out.extend_from_slice(b"}\n");
     }
 
@@ -266,18 +296,16 @@ pub mod json {
         out.push(b']');
     }
 
-    /// The `,"valid":…,"status":…,"errors":[…],"warnings":[…]` members
-    /// (`status` only where given).
-    fn verdict_fields(r: &Report, status: Option<super::Status>, out: &mut Vec<u8>) {
-        out.extend_from_slice(if r.valid() {
+    /// The `,"valid":…,"status":…,"errors":[…],"warnings":[…]` members:
+    /// `valid` says the status is `valid`.
+    fn verdict_fields(r: &Report, status: super::Status, out: &mut Vec<u8>) {
+        out.extend_from_slice(if status == super::Status::Valid {
             b",\"valid\":true"
         } else {
             b",\"valid\":false"
         });
-        if let Some(s) = status {
-            out.extend_from_slice(b",\"status\":");
-            write_string(s.name(), out);
-        }
+        out.extend_from_slice(b",\"status\":");
+        write_string(status.name(), out);
         out.extend_from_slice(b",\"errors\":");
         findings(&r.errors, out);
         out.extend_from_slice(b",\"warnings\":");

@@ -33,3 +33,6 @@ pub const SIGNER: &str = "signer";
 /// Under `--require-authorized`, a Zerker Reason certificate whose status is
 /// not `authorized`.
 pub const AUTHORIZED: &str = "authorized";
+/// (Warning) A check across inputs whose members did not all verify: it
+/// is `unchecked`, whatever its own findings say.
+pub const MEMBERS: &str = "members";

@@ -478,6 +478,8 @@ pub(crate) struct Chain {
     pub root: String,
     pub artifacts: usize,
     pub report: Report,
+    /// The art ids of its members.
+    pub members: Vec<Box<str>>,
 }
 
 /// Every chain among the artifacts: each connected set of parent links.
@@ -575,6 +577,7 @@ pub(crate) fn chains(
             root,
             artifacts: members.iter().filter(|m| given(m)).count(),
             report,
+            members: members.iter().map(|&m| Box::from(m)).collect(),
         });
     }
     out.sort_by(|a, b| a.root.cmp(&b.root));

@@ -4,7 +4,7 @@
 //! `--threshold`, and an input not signed by enough of them fails and
 //! counts toward nothing; a recompute `match` carries its evidence.
 
-use chit_core::across::{Across, Facts, Origin, Subject};
+use chit_core::across::{Across, Origin, Subject};
 use chit_core::keys::SecretKey;
 use chit_core::statement::{sign, sign_checked, Claim};
 use chit_core::trust::Trust;
@@ -343,9 +343,10 @@ fn item8_under_trust_an_unsigned_input_fails_and_counts_for_nothing() {
         } else {
             signed(&[&gw], "verification.packet.v1", packet(seq))
         };
-        if let Some(f) = checked(&bytes, &ctx).facts {
-            across.add(Origin::new(format!("p{seq}.json"), None), f);
-        }
+        across.add_checked(
+            Origin::new(format!("p{seq}.json"), None),
+            checked(&bytes, &ctx),
+        );
     }
     let out = across.finish();
     assert_eq!(out.len(), 1);
@@ -379,8 +380,11 @@ fn item9_a_match_carries_its_evidence() {
     assert!(checked(&bytes(&digest), &c).report.valid());
 }
 
-fn facts(bytes: &[u8]) -> Facts {
-    checked(bytes, &Context::default()).facts.expect("facts")
+/// An input checked alone, its facts there.
+fn alone(bytes: &[u8]) -> chit_core::Checked {
+    let c = checked(bytes, &Context::default());
+    assert!(c.facts.is_some(), "facts");
+    c
 }
 
 #[test]
@@ -392,13 +396,13 @@ fn item9_a_result_is_checked_against_its_packet() {
     let wrong = format!("sha256:{:064x}", 99);
     let res = result("art_x", "p2", "bit_exact", Some(&wrong));
     let mut across = Across::new(None);
-    across.add(
+    across.add_checked(
         Origin::new("p.json", None),
-        facts(&serde_json::to_vec(&p).unwrap()),
+        alone(&serde_json::to_vec(&p).unwrap()),
     );
-    across.add(
+    across.add_checked(
         Origin::new("r.json", None),
-        facts(&serde_json::to_vec(&res).unwrap()),
+        alone(&serde_json::to_vec(&res).unwrap()),
     );
     let out = across.finish();
     let rec: Vec<_> = out
@@ -425,13 +429,10 @@ fn item9_a_result_is_checked_against_its_packet() {
         ..Context::default()
     };
     let mut across = Across::new(None);
-    across.add(
-        Origin::new("p.json", None),
-        checked(&env, &ctx).facts.unwrap(),
-    );
-    across.add(
+    across.add_checked(Origin::new("p.json", None), checked(&env, &ctx));
+    across.add_checked(
         Origin::new("r.json", None),
-        facts(&serde_json::to_vec(&res).unwrap()),
+        alone(&serde_json::to_vec(&res).unwrap()),
     );
     let out = across.finish();
     let rec: Vec<_> = out

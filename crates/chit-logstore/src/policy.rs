@@ -185,10 +185,14 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    fn context(&self, trusted: bool) -> Context<'_> {
+    /// The options `chit verify` would be given for this policy: its
+    /// trust file, threshold, `--accept-unsigned` and `--allow-unchecked`.
+    pub fn context(&self) -> Context<'_> {
         Context {
-            trust: if trusted { self.trust.as_ref() } else { None },
+            trust: self.trust.as_ref(),
             threshold: self.policy.threshold.max(1),
+            accept_unsigned: self.policy.accept_unsigned,
+            allow_unchecked: self.policy.allow_unchecked,
             ..Context::default()
         }
     }
@@ -254,28 +258,17 @@ impl Compiled {
 
     /// What `chit verify` under this policy finds in a document of any
     /// size, read under `limits` (what is checked and not logged: a
-    /// verifier's answer).
+    /// verifier's answer): the core's check under [`Compiled::context`].
     pub fn verified(
         &self,
         bytes: &[u8],
         limits: &chit_core::Limits,
     ) -> Result<chit_core::Checked, chit_core::check::Unreadable> {
-        let ctx = |trusted| Context {
+        let ctx = Context {
             limits: *limits,
-            ..self.context(trusted)
+            ..self.context()
         };
-        let checked = check(bytes, &ctx(true))?;
-        if self.trust.is_some()
-            && self.policy.accept_unsigned
-            && checked.artifact_id.is_none()
-            && checked.report.breaks(chit_core::rule::THRESHOLD)
-            && !checked.report.breaks(chit_core::rule::TRUST)
-            && !checked.report.breaks(chit_core::rule::SIGNATURE)
-        {
-            // Signed by no key at all: held to its own rules alone.
-            return check(bytes, &ctx(false));
-        }
-        Ok(checked)
+        check(bytes, &ctx)
     }
 
     /// The verdict on one submission's bytes.
@@ -290,13 +283,8 @@ impl Compiled {
             Ok(c) => c,
             Err(why) => return Verdict::Unreadable(why),
         };
-        let status = checked.report.status();
-        let pass = match status {
-            Status::Valid => true,
-            Status::Signed | Status::Unchecked => self.policy.allow_unchecked,
-            Status::Invalid => false,
-        };
-        if !pass {
+        let status = checked.status();
+        if !status.passes(self.policy.allow_unchecked) {
             // SIGNED or UNCHECKED under a policy without --allow-unchecked
             // keeps its status: the report says what was not checked.
             return Verdict::Refuse(checked.report);

@@ -682,6 +682,14 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least(1u32))]
     pub threshold: u32,
 
+    /// With --trust, hold a document that no key signed at all (no
+    /// envelope, no signature of its own) to its own rules instead of
+    /// failing it for want of a signer: what a log made with
+    /// `chit log init --accept-unsigned` accepts. A document that carries a
+    /// signature is held to the trust file all the same.
+    #[arg(long, requires = "trust")]
+    pub accept_unsigned: bool,
+
     /// A numeric lineage gateway's transcript: check the receipt's
     /// commitments, figures and divergence against it too (L13-L15).
     /// --max-size bounds it, in all and each line.

@@ -8,6 +8,7 @@
 use crate::cli::Format;
 use crate::output::Palette;
 use chit_core::kinds::run_receipt;
+pub use chit_core::report::Status;
 use chit_core::{Report, Val};
 use std::fmt::Write;
 
@@ -23,32 +24,13 @@ pub struct Outcome<'a> {
 }
 
 impl Outcome<'_> {
+    /// Its status: the report's, or unreadable.
     pub fn status(&self) -> Status {
         match &self.result {
             Err(_) => Status::Unreadable,
-            Ok(r) => match r.status() {
-                chit_core::report::Status::Valid => Status::Valid,
-                chit_core::report::Status::Signed => Status::Signed,
-                chit_core::report::Status::Unchecked => Status::Unchecked,
-                chit_core::report::Status::Invalid => Status::Invalid,
-            },
+            Ok(r) => r.status(),
         }
     }
-}
-
-/// An input's standing in the summary and the exit status.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Valid,
-    /// Signature and art id good, payload not checked: not valid unless
-    /// `--allow-unchecked`.
-    Signed,
-    /// Its own rules hold, but what it claims was not recomputed (a Reason
-    /// certificate without its request): not valid unless
-    /// `--allow-unchecked`.
-    Unchecked,
-    Invalid,
-    Unreadable,
 }
 
 /// `receipt` is the run receipt itself (the payload, for a signed one),
@@ -81,31 +63,20 @@ fn human(o: &Outcome, p: &Palette) -> String {
     let mut s = String::with_capacity(64);
     let label = label(o);
     let name = escape(&label);
+    let (style, word) = match o.status() {
+        Status::Valid => (good, "VALID"),
+        Status::Signed => (p.warn, "SIGNED"),
+        Status::Unchecked => (p.warn, "UNCHECKED"),
+        Status::Invalid => (bad, "INVALID"),
+        Status::Unreadable => (bad, "UNREADABLE"),
+    };
+    let _ = writeln!(s, "{style}{word}{style:#} {name}");
     match &o.result {
         Err(why) => {
             let why = escape(why);
-            let _ = writeln!(s, "{bad}UNREADABLE{bad:#} {name}");
             let _ = writeln!(s, "  {bad}error{bad:#} {rule}read{rule:#}: {why}");
         }
-        Ok(r) => {
-            match r.status() {
-                chit_core::report::Status::Valid => {
-                    let _ = writeln!(s, "{good}VALID{good:#} {name}");
-                }
-                chit_core::report::Status::Signed => {
-                    let warn = p.warn;
-                    let _ = writeln!(s, "{warn}SIGNED{warn:#} {name}");
-                }
-                chit_core::report::Status::Unchecked => {
-                    let warn = p.warn;
-                    let _ = writeln!(s, "{warn}UNCHECKED{warn:#} {name}");
-                }
-                chit_core::report::Status::Invalid => {
-                    let _ = writeln!(s, "{bad}INVALID{bad:#} {name}");
-                }
-            }
-            finding_lines(&mut s, r, p);
-        }
+        Ok(r) => finding_lines(&mut s, r, p),
     }
     s
 }
@@ -123,15 +94,15 @@ pub fn cross(
     match format {
         Format::Json => {
             let mut line = Vec::with_capacity(128);
-            chit_core::report::json::cross_line(what, &c.name, &c.report, &mut line);
+            chit_core::report::json::cross_line(what, &c.name, c.status, &c.report, &mut line);
             out.write_all(&line)
         }
         Format::Markdown => {
             let mut s = String::new();
-            let verdict = if c.report.valid() {
-                "✅ valid"
-            } else {
-                "❌ invalid"
+            let verdict = match c.status {
+                Status::Valid => "✅ valid",
+                Status::Invalid => "❌ invalid",
+                _ => "⚠️ unchecked (its members did not verify)",
             };
             let mut title = what.to_string();
             if let Some(first) = title.get_mut(..1) {
@@ -147,10 +118,10 @@ pub fn cross(
         }
         Format::Human => {
             let mut s = String::new();
-            let verdict = if c.report.valid() {
-                format!("{}VALID{:#}", p.good, p.good)
-            } else {
-                format!("{}INVALID{:#}", p.bad, p.bad)
+            let verdict = match c.status {
+                Status::Valid => format!("{}VALID{:#}", p.good, p.good),
+                Status::Invalid => format!("{}INVALID{:#}", p.bad, p.bad),
+                _ => format!("{}UNCHECKED{:#}", p.warn, p.warn),
             };
             let _ = write!(s, "{verdict} {what} {}", escape(&c.name));
             if !c.detail.is_empty() {
@@ -196,9 +167,11 @@ pub struct Totals {
     pub unchecked: usize,
     pub invalid: usize,
     pub unreadable: usize,
-    /// Checks across inputs (streams, rebinds, recompute results).
+    /// Checks across inputs (streams, rebinds, recompute results, …); the
+    /// unchecked ones are those whose members did not all verify.
     pub across_valid: usize,
     pub across_invalid: usize,
+    pub across_unchecked: usize,
 }
 
 impl Totals {
@@ -209,7 +182,8 @@ impl Totals {
 
 /// The summary line: `3 inputs: 3 valid, 0 invalid, 0 unreadable`, with
 /// `, 2 signed (payload not checked)` after the valid ones where there were
-/// any, and `; checks across inputs: 0 valid, 1 invalid` where there were any.
+/// any, and `; checks across inputs: 0 valid, 1 invalid` where there were
+/// any (with `, 1 unchecked (members did not verify)` where some were).
 pub fn summary(t: &Totals, p: &Palette) -> String {
     let Palette {
         good, bad, warn, ..
@@ -240,13 +214,20 @@ pub fn summary(t: &Totals, p: &Palette) -> String {
     }
     s.push_str(&part(t.invalid, "invalid"));
     s.push_str(&part(t.unreadable, "unreadable"));
-    if t.across_valid + t.across_invalid > 0 {
+    if t.across_valid + t.across_invalid + t.across_unchecked > 0 {
         let _ = write!(
             s,
             "; checks across inputs: {good}{} valid{good:#}",
             t.across_valid
         );
         s.push_str(&part(t.across_invalid, "invalid"));
+        if t.across_unchecked > 0 {
+            let _ = write!(
+                s,
+                ", {warn}{} unchecked (members did not verify){warn:#}",
+                t.across_unchecked
+            );
+        }
     }
     s
 }
@@ -327,10 +308,10 @@ fn markdown(o: &Outcome, receipt: Option<Val>) -> String {
         Ok(r) => r,
     };
     let verdict = match report.status() {
-        chit_core::report::Status::Valid => "✅ valid",
-        chit_core::report::Status::Signed => "🔏 signed, payload not checked",
-        chit_core::report::Status::Unchecked => "⚠️ not recomputed (give the request)",
-        chit_core::report::Status::Invalid => "❌ invalid",
+        Status::Valid => "✅ valid",
+        Status::Signed => "🔏 signed, payload not checked",
+        Status::Unchecked => "⚠️ not recomputed (give the request)",
+        Status::Invalid | Status::Unreadable => "❌ invalid",
     };
     let rc = receipt
         .filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));

@@ -81,7 +81,7 @@ fn lattice_packets_seal_digest_canon_and_rebind() {
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(
         run.stdout
-            .contains("{\"rebind\":\"todo-1\",\"valid\":true,\"errors\":[],\"warnings\":[]}"),
+            .contains("{\"rebind\":\"todo-1\",\"valid\":true,\"status\":\"valid\",\"errors\":[],\"warnings\":[]}"),
         "{}",
         run.stdout
     );

@@ -27,7 +27,9 @@ fn write_cases<'a>(dir: &Path, cases: impl Iterator<Item = &'a [u8]>) -> Vec<(St
 
 /// What the core says of `files` under `ctx`, as `chit verify --json` lines.
 fn core_lines(files: &[(String, Vec<u8>)], ctx: Context) -> Vec<u8> {
-    let mut across = Across::new(None);
+    let mut across = Across::new(None)
+        .trusted(ctx.trust.is_some())
+        .allow_unchecked(ctx.allow_unchecked);
     let mut out = Vec::new();
     for (name, bytes) in files {
         let ctx = Context {
@@ -43,15 +45,13 @@ fn core_lines(files: &[(String, Vec<u8>)], ctx: Context) -> Vec<u8> {
                     Ok(&c.report),
                     &mut out,
                 );
-                if let Some(f) = c.facts {
-                    across.add(Origin::new(name.as_str(), None), f);
-                }
+                across.add_checked(Origin::new(name.as_str(), None), c);
             }
             Err(e) => verdict_line(name, None, None, Err(&e.to_string()), &mut out),
         }
     }
     for c in across.finish() {
-        cross_line(c.subject.name(), &c.name, &c.report, &mut out);
+        cross_line(c.subject.name(), &c.name, c.status, &c.report, &mut out);
     }
     out
 }

@@ -99,6 +99,8 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         request: request.as_ref().map(Doc::root),
         call: call.as_ref().map(Doc::root),
         require_authorized: args.require_authorized,
+        accept_unsigned: args.accept_unsigned,
+        allow_unchecked: args.allow_unchecked,
     };
     let log = match &args.log_key {
         Some(k) => Some(LogKeys {
@@ -174,7 +176,9 @@ fn run_with(
         Some(sources.len())
     });
     let labels: Vec<Arc<str>> = sources.iter().map(|s| Arc::from(s.label())).collect();
-    let mut across = Across::new(args.expect_count).trusted(settings.ctx.trust.is_some());
+    let mut across = Across::new(args.expect_count)
+        .trusted(settings.ctx.trust.is_some())
+        .allow_unchecked(args.allow_unchecked);
     let mut emit = |status: Status,
                     rendered: &str,
                     f: Vec<(Origin, Facts)>,
@@ -188,11 +192,11 @@ fn run_with(
             Status::Invalid => tally.invalid += 1,
             Status::Unreadable => tally.unreadable += 1,
         }
-        for (origin, f) in f {
-            across.add(origin, f);
-        }
         for (origin, a) in a {
-            across.add_artifact(origin, a);
+            across.add_artifact(origin, status, a);
+        }
+        for (origin, f) in f {
+            across.add(origin, status, f);
         }
         out.write_all(rendered.as_bytes())
     };
@@ -249,7 +253,7 @@ fn run_with(
         }
     }
     progress.finish_and_clear();
-    let (valid_across, failed_across) = cross_checks(across, &settings, out)?;
+    let across = cross_checks(across, &settings, out)?;
 
     let totals = render::Totals {
         valid: tally.valid,
@@ -257,8 +261,9 @@ fn run_with(
         unchecked: tally.unchecked,
         invalid: tally.invalid,
         unreadable: tally.unreadable,
-        across_valid: valid_across,
-        across_invalid: failed_across,
+        across_valid: across.valid,
+        across_invalid: across.invalid,
+        across_unchecked: across.unchecked,
     };
     let total = totals.inputs();
     // With --quiet the summary is all a run of valid inputs shows.
@@ -279,7 +284,7 @@ fn run_with(
     Ok(if tally.unreadable > 0 {
         Exit::Error
     } else if tally.invalid > 0
-        || failed_across > 0
+        || across.invalid + across.unchecked > 0
         || (tally.signed + tally.unchecked > 0 && !args.allow_unchecked)
     {
         Exit::Invalid
@@ -316,9 +321,7 @@ fn write_batch(
 /// The outcome's status and its rendering (empty where --quiet hides it).
 fn finish(o: &Outcome, receipt: Option<Val>, settings: &Settings) -> (Status, String) {
     let status = o.status();
-    let passes = status == Status::Valid
-        || (matches!(status, Status::Signed | Status::Unchecked) && settings.allow_unchecked);
-    let shown = if settings.quiet && passes {
+    let shown = if settings.quiet && status.passes(settings.allow_unchecked) {
         String::new()
     } else {
         render::render(o, receipt, settings.format, &settings.palette)
@@ -618,12 +621,7 @@ fn lineage_across(seen: LineageSeen) -> Vec<chit_core::across::CrossReport> {
                 }
                 Some(b) => format!("bound at {b}, receipt at {index}"),
             };
-            chit_core::across::CrossReport {
-                subject: chit_core::across::Subject::Lineage,
-                name,
-                detail,
-                report: r,
-            }
+            chit_core::across::CrossReport::new(chit_core::across::Subject::Lineage, name, detail, r)
         })
         .collect()
 }
@@ -685,29 +683,39 @@ fn no_facts((status, shown): (Status, String)) -> Done {
     (status, shown, Vec::new(), Vec::new())
 }
 
+/// How the checks across inputs came out.
+#[derive(Default)]
+struct AcrossTally {
+    valid: usize,
+    invalid: usize,
+    /// Their members did not all verify.
+    unchecked: usize,
+}
+
 /// The checks across documents: each packet stream (P1-P8), each rebind
-/// (X6), and each recompute result against its packet where that is among
-/// the inputs. Returns how many of them passed and how many failed.
+/// (X6), each recompute result against its packet where that is among the
+/// inputs, and what Treeship writes; each is written (with --quiet, only
+/// those not valid) and counted by its status.
 fn cross_checks(
     across: Across,
     settings: &Settings,
     out: &mut Output,
-) -> std::io::Result<(usize, usize)> {
-    let (mut valid, mut failed) = (0, 0);
+) -> std::io::Result<AcrossTally> {
+    let mut tally = AcrossTally::default();
     let seen = std::mem::take(&mut *settings.lineage.lock().unwrap_or_else(|p| p.into_inner()));
     for c in across.finish().into_iter().chain(lineage_across(seen)) {
-        if c.report.valid() {
-            valid += 1;
-        } else {
-            failed += 1;
+        match c.status {
+            Status::Valid => tally.valid += 1,
+            Status::Invalid => tally.invalid += 1,
+            _ => tally.unchecked += 1,
         }
         // --quiet shows only what is not valid, across documents too.
-        if settings.quiet && c.report.valid() {
+        if settings.quiet && c.status == Status::Valid {
             continue;
         }
         render::cross(out, settings.format, &c, &settings.palette)?;
     }
-    Ok((valid, failed))
+    Ok(tally)
 }
 
 /// A progress bar on a terminal, for work worth watching: a bar when the
