@@ -73,6 +73,9 @@ pub enum Facts {
     /// A Treeship session package, against its signed session record and
     /// artifacts.
     Session(Box<crate::kinds::session::SessionFacts>),
+    /// A file of log bundles: its entries' own, and the lineage order
+    /// still to prove across files.
+    Bundle(Box<crate::kinds::log_bundle::BundleFacts>),
 }
 
 impl Facts {
@@ -115,6 +118,7 @@ impl Facts {
             Facts::Rebind(f) => f.source = source,
             Facts::Index(f) => f.source = source,
             Facts::Session(f) => f.source = source,
+            Facts::Bundle(_) => {}
         }
     }
 }
@@ -261,6 +265,11 @@ pub struct Across {
     artifacts: Vec<crate::treeship::ArtifactFacts>,
     indexes: Vec<crate::treeship::IndexFacts>,
     sessions: Vec<crate::kinds::session::SessionFacts>,
+    /// Bounds logged (their digest, log index, where) and receipts whose
+    /// bound was not in their own file (their bound's digest, log index,
+    /// where), from files of log bundles.
+    bounds: Vec<(String, u64, Origin)>,
+    waiting: Vec<(String, u64, Origin)>,
     packet_arts: std::collections::HashSet<u128>,
     payload_types: std::collections::HashSet<Arc<str>>,
     /// Every signed artifact given, by [`crate::treeship::art_key`].
@@ -282,6 +291,8 @@ impl Across {
             artifacts: Vec::new(),
             indexes: Vec::new(),
             sessions: Vec::new(),
+            bounds: Vec::new(),
+            waiting: Vec::new(),
             packet_arts: std::collections::HashSet::new(),
             payload_types: std::collections::HashSet::new(),
             seen: std::collections::HashSet::new(),
@@ -363,6 +374,11 @@ impl Across {
     /// Takes in one input's facts and its status; `source` names the
     /// input in findings.
     pub fn add(&mut self, source: Origin, status: Status, mut facts: Facts) {
+        if let Facts::Bundle(b) = facts {
+            self.note(&source, status, None);
+            self.add_bundles(source, *b);
+            return;
+        }
         let art = match &facts {
             Facts::Packet(p) => p.art_id.as_deref(),
             _ => None,
@@ -392,7 +408,40 @@ impl Across {
             Facts::Rebind(f) => self.rebinds.push(f),
             Facts::Index(f) => self.indexes.push(f),
             Facts::Session(f) => self.sessions.push(*f),
+            // Taken apart above.
+            Facts::Bundle(_) => {}
         }
+    }
+
+    /// A file of log bundles: each entry's facts and artifact, with its own
+    /// status, under `FILE/N` where the file holds several; and the
+    /// lineage order to prove.
+    fn add_bundles(&mut self, source: Origin, b: crate::kinds::log_bundle::BundleFacts) {
+        for e in b.entries {
+            let origin = if e.at.is_empty() {
+                source.clone()
+            } else {
+                Origin::new(format!("{}{}", source.file, e.at), source.line)
+            };
+            if let Some(a) = e.artifact {
+                self.add_artifact(origin.clone(), e.status, a);
+            }
+            if let Some(f) = e.facts {
+                self.add(origin, e.status, f);
+            }
+        }
+        self.bounds.extend(
+            b.lineage
+                .bounds
+                .into_iter()
+                .map(|(d, i)| (d, i, source.clone())),
+        );
+        self.waiting.extend(
+            b.lineage
+                .waiting
+                .into_iter()
+                .map(|(d, i)| (d, i, source.clone())),
+        );
     }
 
     /// How many packets have been taken in.
@@ -440,6 +489,8 @@ impl Across {
             seen,
             trusted,
             failed,
+            bounds,
+            waiting,
             ..
         } = self;
         // Each todo's packets, where some member failed (else none needed).
@@ -522,6 +573,20 @@ impl Across {
                 CrossReport::new(Subject::Session, pkg.session_id.clone(), detail, report)
                     .over(members),
             );
+        }
+        // Each lineage receipt whose bound was in another file: its bound
+        // must be among the inputs, logged first.
+        let logged: Vec<(String, u64)> = bounds.iter().map(|(d, i, _)| (d.clone(), *i)).collect();
+        for (digest, index, origin) in &waiting {
+            let (report, detail) = crate::kinds::log_bundle::across_files(digest, *index, &logged);
+            let bound = bounds
+                .iter()
+                .filter(|(d, _, _)| d == digest)
+                .min_by_key(|(_, i, _)| *i)
+                .map(|(_, _, o)| o);
+            let members = failed.among([origin].into_iter().chain(bound), []);
+            let name = format!("{origin} (log index {index})");
+            out.push(CrossReport::new(Subject::Lineage, name, detail, report).over(members));
         }
         out
     }

@@ -60,6 +60,12 @@ pub struct Context<'a> {
     /// checked, or unchecked) pass (`--allow-unchecked`): for the checks
     /// across inputs, whose members must pass ([`Status::passes`]).
     pub allow_unchecked: bool,
+    /// The keys a log bundle is proven with (`--log-key`, `--witness`): a
+    /// bundle is proven logged, then its entry checked
+    /// ([`kinds::log_bundle`]). Without them a bundle cannot be proven.
+    pub log: Option<&'a kinds::log_bundle::LogKeys>,
+    /// Every input must be a log bundle (`chit verify --log-key`).
+    pub bundles_only: bool,
 }
 
 impl Default for Context<'_> {
@@ -76,6 +82,8 @@ impl Default for Context<'_> {
             require_authorized: false,
             accept_unsigned: false,
             allow_unchecked: false,
+            log: None,
+            bundles_only: false,
         }
     }
 }
@@ -158,6 +166,9 @@ impl Unreadable {
 /// assert!(checked.report.valid(), "{:?}", checked.report.errors);
 /// ```
 pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
+    if ctx.bundles_only {
+        return Ok(bundles(input, ctx));
+    }
     let checked = check_once(input, ctx)?;
     if ctx.accept_unsigned && ctx.trust.is_some() && signed_by_none(&checked) {
         // Signed by no key at all: held to its own rules alone.
@@ -187,12 +198,33 @@ fn check_once(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
         return Ok(gates(checked, Some(0), ctx));
     }
     let doc = json::parse(input, &ctx.limits).map_err(Unreadable::Json)?;
+    if ctx.kind.is_none() && kinds::log_bundle::looks_like_bundle(doc.root()) {
+        return Ok(bundles(input, ctx));
+    }
     if ctx.kind.is_none() && kinds::session::looks_like_session_receipt(&doc) {
         // With its bytes: a signed session record binds their digest.
         let checked = kinds::session::check_receipt(&doc, Some(input), ctx);
         return Ok(gates(checked, None, ctx));
     }
     Ok(check_doc(&doc, ctx))
+}
+
+/// A file of log bundles, proven with the context's keys; without them
+/// it cannot be.
+fn bundles(input: &[u8], ctx: &Context) -> Checked {
+    match ctx.log {
+        Some(keys) => kinds::log_bundle::check(input, keys, ctx),
+        None => {
+            let mut r = Report::new(kinds::log_bundle::KIND);
+            r.error(
+                kinds::log_bundle::rule::LOG_CHECKPOINT,
+                "",
+                "a log bundle: give the log's verifier key to prove it was logged (chit verify \
+                 --log-key KEY)",
+            );
+            Checked::of(r)
+        }
+    }
 }
 
 /// Checks a Treeship session package (a `*.treeship` folder's files, read

@@ -17,6 +17,9 @@
 //! - [`checkpoint`]: C2SP `tlog-checkpoint` (origin, size, root, extension
 //!   lines) and C2SP `tlog-cosignature` (a witness's timestamped
 //!   cosignature), made and checked.
+//! - [`bundle`]: chit's log bundle (`chit.log.bundle.v1`): one entry, its
+//!   inclusion proof and the signed checkpoint, for a verifier with only
+//!   the log's key; read and proven.
 //! - [`tiles`]: C2SP `tlog-tiles` paths, hash tiles and entry bundles, and
 //!   [`tiles::TileSource`], a tree read from its tiles (a static folder or
 //!   a URL), so proofs and roots can be recomputed from what a log serves.
@@ -72,6 +75,7 @@
 //! store serve proofs through [`tree::HashSource`]. Every format is checked
 //! against public known answers (see the tests).
 
+pub mod bundle;
 pub mod checkpoint;
 pub mod note;
 pub mod tiles;

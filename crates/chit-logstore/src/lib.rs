@@ -1,6 +1,6 @@
 //! chit's receipt log: what it accepts ([`policy`]), how it appends
 //! ([`Log`], the one sequencer), where it keeps entries ([`store`]: SQLite
-//! by default, PostgreSQL to share), what it hands out ([`bundle`]) and
+//! by default, PostgreSQL to share), what it hands out ([`Bundle`]) and
 //! how anyone holds it to its word ([`audit`]).
 //!
 //! The formats (RFC 9162 trees, C2SP checkpoints, notes, cosignatures and
@@ -9,7 +9,6 @@
 //! them, and has no command line.
 
 pub mod audit;
-pub mod bundle;
 pub mod log;
 mod pcache;
 pub mod policy;
@@ -19,7 +18,7 @@ pub mod store;
 pub mod streams;
 mod walbuf;
 
-pub use bundle::Bundle;
+pub use chit_log::bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};
 pub use policy::{Policy, Submitted, Verdict};
 pub use store::{open, Store, StoreError};

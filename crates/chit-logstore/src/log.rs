@@ -598,7 +598,7 @@ impl Log {
 
     /// A log bundle of one entry: its bytes, its inclusion proof and the
     /// latest signed checkpoint.
-    pub fn bundle(&mut self, index: u64) -> Result<crate::bundle::Bundle, LogError> {
+    pub fn bundle(&mut self, index: u64) -> Result<chit_log::bundle::Bundle, LogError> {
         let (size, note) = self.head()?;
         if index >= size {
             return Err(LogError::Proof(ProofError::IndexOutOfRange { index, size }));
@@ -609,7 +609,7 @@ impl Log {
             ))
         })?;
         let proof = self.inclusion_proof(index, size)?;
-        let bundle = crate::bundle::Bundle {
+        let bundle = chit_log::bundle::Bundle {
             origin: self.meta.origin.clone(),
             index,
             entry: entry.data,

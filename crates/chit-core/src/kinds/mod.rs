@@ -3,6 +3,7 @@
 
 pub mod executor_packet;
 pub mod lineage_bound;
+pub mod log_bundle;
 pub mod numeric_lineage;
 pub mod packet;
 pub mod reason;

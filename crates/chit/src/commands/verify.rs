@@ -8,6 +8,7 @@ use crate::output::{Output, Palette};
 use crate::render::{self, Outcome, Status};
 use chit_core::across::{Across, Facts, Origin};
 use chit_core::envelope::Envelope;
+use chit_core::kinds::log_bundle::LogKeys;
 use chit_core::treeship::ArtifactFacts;
 use chit_core::trust::Trust;
 use chit_core::{Context, Doc, Report, Val};
@@ -26,27 +27,6 @@ struct Settings<'a> {
     /// check passes (and --quiet hides it).
     allow_unchecked: bool,
     palette: Palette,
-    /// `--log-key`: every input is a log bundle of this log.
-    log: Option<LogKeys>,
-    /// Lineage bounds and receipts seen in bundles, for the order checked
-    /// across files.
-    lineage: std::sync::Mutex<LineageSeen>,
-}
-
-/// What the lineage order needs of the bundles seen: bounds (digest, log
-/// index) and receipts whose bound was not in their own file (bound digest,
-/// log index, where).
-#[derive(Default)]
-struct LineageSeen {
-    bounds: Vec<(String, u64)>,
-    waiting: Vec<(String, u64, String)>,
-}
-
-/// The keys a log bundle is proven with.
-struct LogKeys {
-    log: chit_log::note::NoteVerifier,
-    witnesses: Vec<chit_log::CosignatureVerifier>,
-    min_witnesses: usize,
 }
 
 #[derive(Default)]
@@ -89,19 +69,6 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         .transpose()?;
     let request = parse_extra(&request_bytes, args.request.as_deref(), "request", &limits)?;
     let call = parse_extra(&call_bytes, args.call.as_deref(), "call", &limits)?;
-    let ctx = Context {
-        kind: args.kind,
-        limits,
-        trust: trust.as_ref(),
-        threshold: args.threshold as usize,
-        expected_art: None,
-        transcript: transcript.as_ref(),
-        request: request.as_ref().map(Doc::root),
-        call: call.as_ref().map(Doc::root),
-        require_authorized: args.require_authorized,
-        accept_unsigned: args.accept_unsigned,
-        allow_unchecked: args.allow_unchecked,
-    };
     let log = match &args.log_key {
         Some(k) => Some(LogKeys {
             log: super::log::log_verifier(k)?,
@@ -115,7 +82,23 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         }
         None => None,
     };
-    run_with(args, ctx, log, out).map_err(Failure::write)
+    let ctx = Context {
+        kind: args.kind,
+        limits,
+        trust: trust.as_ref(),
+        threshold: args.threshold as usize,
+        expected_art: None,
+        transcript: transcript.as_ref(),
+        request: request.as_ref().map(Doc::root),
+        call: call.as_ref().map(Doc::root),
+        require_authorized: args.require_authorized,
+        accept_unsigned: args.accept_unsigned,
+        allow_unchecked: args.allow_unchecked,
+        log: log.as_ref(),
+        // With --log-key, every input is a log bundle.
+        bundles_only: log.is_some(),
+    };
+    run_with(args, ctx, out).map_err(Failure::write)
 }
 
 fn parse_extra<'a>(
@@ -143,12 +126,7 @@ pub fn read_trust(path: &std::path::Path, max: usize) -> Result<Trust, Failure> 
     Trust::parse(&text).map_err(|e| Failure::error(format!("trust file {}: {e}", path.display())))
 }
 
-fn run_with(
-    args: &VerifyArgs,
-    ctx: Context,
-    log: Option<LogKeys>,
-    out: &mut Output,
-) -> std::io::Result<Exit> {
+fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Result<Exit> {
     let format = if args.json {
         Format::Json
     } else {
@@ -161,8 +139,6 @@ fn run_with(
         quiet: args.quiet,
         allow_unchecked: args.allow_unchecked,
         palette: out.palette,
-        log,
-        lineage: std::sync::Mutex::new(LineageSeen::default()),
     };
     let mut notes = Vec::new();
     let sources = inputs::expand(&args.inputs, &mut notes);
@@ -358,9 +334,6 @@ fn check(
         },
         ..settings.ctx
     };
-    if let Some(keys) = &settings.log {
-        return check_bundles(file, line, bytes, keys, &ctx, settings);
-    }
     match chit_core::check(bytes, &ctx) {
         Err(e) => {
             let why = crate::render::unreadable(&e.starting_at_line(line.unwrap_or(1)));
@@ -403,227 +376,6 @@ fn check(
             )
         }
     }
-}
-
-/// Checks a file of log bundles (`--log-key`): each bundle proven logged
-/// (see `chit_logstore::bundle`), then its entry checked as any input is.
-/// Several bundles in one file are one verdict, their entries' findings
-/// under `/N`.
-fn check_bundles(
-    file: &Arc<str>,
-    line: Option<usize>,
-    bytes: &[u8],
-    keys: &LogKeys,
-    ctx: &Context,
-    settings: &Settings,
-) -> Done {
-    if let Err(e) = chit_core::json::parse(bytes, &ctx.limits) {
-        let why = e.starting_at_line(line.unwrap_or(1)).to_string();
-        return no_facts(finish(&unreadable(file, line, why), None, settings));
-    }
-    let mut report = Report::new("log bundle");
-    let mut facts = Vec::new();
-    let mut artifacts = Vec::new();
-    match chit_logstore::bundle::read_bundles(bytes) {
-        Err(e) => report.error(
-            e.step(),
-            "",
-            format!("{e}; with --log-key every input is a log bundle (chit log bundle INDEX)"),
-        ),
-        Ok(bundles) => {
-            let many = bundles.len() > 1;
-            // What the lineage order needs: bounds logged (digest, index),
-            // receipts logged (their bound's digest, index, position).
-            let mut bounds: Vec<(String, u64)> = Vec::new();
-            let mut receipts: Vec<(String, u64, String)> = Vec::new();
-            for (i, b) in bundles.iter().enumerate() {
-                let at = if many { format!("/{i}") } else { String::new() };
-                if let Err(e) = b.verify(&keys.log, &keys.witnesses, keys.min_witnesses) {
-                    report.error(e.step(), at, e.to_string());
-                    continue;
-                }
-                match chit_core::check(&b.entry, ctx) {
-                    Err(e) => report.error(
-                        chit_core::rule::READ,
-                        format!("{at}/entry"),
-                        format!("log entry {}: {}", b.index, crate::render::unreadable(&e)),
-                    ),
-                    Ok(checked) => {
-                        if !many {
-                            report.kind = checked.report.kind;
-                        }
-                        let here = format!("{at}/entry");
-                        match lineage_role(&b.entry, checked.report.kind, &ctx.limits) {
-                            LineageRole::Bound(d) => bounds.push((d, b.index)),
-                            LineageRole::Receipt(Some(d)) => {
-                                receipts.push((d, b.index, here.clone()))
-                            }
-                            LineageRole::Receipt(None) => report.error(
-                                LINEAGE_ORDER,
-                                here.clone(),
-                                "a numeric lineage receipt whose bound_ref.bound_digest_sha256 could not be read: its order cannot be proven",
-                            ),
-                            LineageRole::Neither => {}
-                        }
-                        // Its facts join the checks across inputs, as the
-                        // entry's would bare (streams, recompute, chains).
-                        let origin = if many {
-                            Origin::new(format!("{file}{at}"), line)
-                        } else {
-                            Origin::new(file.clone(), line)
-                        };
-                        if let Some(f) = checked.facts {
-                            facts.push((origin.clone(), f));
-                        }
-                        if let Some(a) = checked.artifact {
-                            artifacts.push((origin, a));
-                        }
-                        report.absorb(checked.report, &here);
-                    }
-                }
-            }
-            let deferred = lineage_order(&bounds, &receipts, &mut report);
-            let mut seen = settings.lineage.lock().unwrap_or_else(|p| p.into_inner());
-            seen.bounds.extend(bounds);
-            seen.waiting.extend(
-                deferred
-                    .into_iter()
-                    .map(|(d, i, _)| (d, i, format!("{file} (log index {i})"))),
-            );
-        }
-    }
-    let o = Outcome {
-        file,
-        line,
-        result: Ok(report),
-        artifact_id: None,
-    };
-    let (status, shown) = finish(&o, None, settings);
-    (status, shown, facts, artifacts)
-}
-
-/// What a log entry is to the lineage order.
-enum LineageRole {
-    /// A committed bound, with its digest.
-    Bound(String),
-    /// A numeric lineage receipt, with its bound's digest where it can be read.
-    Receipt(Option<String>),
-    Neither,
-}
-
-/// A log entry's place in the lineage order: the document itself, or the
-/// payload of its envelope (a receipt logged signed is held to its bound
-/// just the same).
-fn lineage_role(entry: &[u8], kind: &str, limits: &chit_core::Limits) -> LineageRole {
-    let is_receipt = kind == chit_core::kinds::numeric_lineage::KIND;
-    let of = |v: Val| {
-        if let Some(d) = chit_core::kinds::lineage_bound::digest_of(v) {
-            LineageRole::Bound(d)
-        } else if is_receipt {
-            LineageRole::Receipt(
-                v.get("signed_body")
-                    .and_then(|s| s.get("bound_ref"))
-                    .and_then(|r| r.get("bound_digest_sha256"))
-                    .and_then(|d| d.as_str())
-                    .map(str::to_string),
-            )
-        } else {
-            LineageRole::Neither
-        }
-    };
-    let unread = if is_receipt {
-        LineageRole::Receipt(None)
-    } else {
-        LineageRole::Neither
-    };
-    let Ok(doc) = chit_core::json::parse(entry, limits) else {
-        return unread;
-    };
-    if !chit_core::envelope::looks_like_envelope(&doc) {
-        return of(doc.root());
-    }
-    let Some(env) = Envelope::read(&doc, &mut Report::new("envelope")) else {
-        return unread;
-    };
-    let Ok(statement) = chit_core::json::parse(&env.payload, limits) else {
-        return unread;
-    };
-    match statement.root().get("payload") {
-        Some(p) => of(p),
-        None => unread,
-    }
-}
-
-/// A numeric lineage receipt given as a log bundle proves its bound came
-/// first only with the bound's bundle: the bound must be logged (in the
-/// same log, both bundles proven) at a lower index. A bound in the same
-/// file is checked here; the receipts whose bound is not are returned, for
-/// the check across files ([`lineage_across`]).
-fn lineage_order(
-    bounds: &[(String, u64)],
-    receipts: &[(String, u64, String)],
-    r: &mut Report,
-) -> Vec<(String, u64, String)> {
-    let mut deferred = Vec::new();
-    for (digest, index, at) in receipts {
-        match bounds
-            .iter()
-            .filter(|(d, _)| d == digest)
-            .map(|(_, i)| *i)
-            .min()
-        {
-            None => deferred.push((digest.clone(), *index, at.clone())),
-            Some(b) if b >= *index => r.error(
-                LINEAGE_ORDER,
-                at.clone(),
-                format!("the bound was logged at index {b}, after the receipt (index {index})"),
-            ),
-            Some(_) => {}
-        }
-    }
-    deferred
-}
-
-const LINEAGE_ORDER: &str = "lineage-order";
-
-/// The lineage order of receipts whose bound was in another file: one
-/// check across inputs each.
-fn lineage_across(seen: LineageSeen) -> Vec<chit_core::across::CrossReport> {
-    seen.waiting
-        .into_iter()
-        .map(|(digest, index, name)| {
-            let mut r = Report::new(chit_core::kinds::numeric_lineage::KIND);
-            let bound = seen
-                .bounds
-                .iter()
-                .filter(|(d, _)| *d == digest)
-                .map(|(_, i)| *i)
-                .min();
-            let detail = match bound {
-                None => {
-                    r.error(
-                        LINEAGE_ORDER,
-                        "",
-                        format!(
-                            "the receipt was measured against bound {digest}, whose log bundle is not among \
-                             the inputs: give it too (chit log bundle --store STORE BOUND_INDEX {index})"
-                        ),
-                    );
-                    "bound not given".to_string()
-                }
-                Some(b) if b >= index => {
-                    r.error(
-                        LINEAGE_ORDER,
-                        "",
-                        format!("the bound was logged at index {b}, after the receipt (index {index})"),
-                    );
-                    format!("bound at {b}")
-                }
-                Some(b) => format!("bound at {b}, receipt at {index}"),
-            };
-            chit_core::across::CrossReport::new(chit_core::across::Subject::Lineage, name, detail, r)
-        })
-        .collect()
 }
 
 /// Checks and renders a Treeship session package: its files read here,
@@ -702,8 +454,7 @@ fn cross_checks(
     out: &mut Output,
 ) -> std::io::Result<AcrossTally> {
     let mut tally = AcrossTally::default();
-    let seen = std::mem::take(&mut *settings.lineage.lock().unwrap_or_else(|p| p.into_inner()));
-    for c in across.finish().into_iter().chain(lineage_across(seen)) {
+    for c in across.finish() {
         match c.status {
             Status::Valid => tally.valid += 1,
             Status::Invalid => tally.invalid += 1,
@@ -740,63 +491,4 @@ fn progress_bar(len: Option<usize>) -> ProgressBar {
             .with_key("rate", rate),
     );
     bar
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A document signed into a one-line envelope, as `chit sign` makes it.
-    fn signed(kind: &str, payload: serde_json::Value) -> Vec<u8> {
-        let statement = serde_json::json!({
-            "type": "treeship/receipt/v1",
-            "timestamp": "2026-11-30T09:00:00Z",
-            "system": "system://test",
-            "kind": kind,
-            "payload": payload,
-        });
-        chit_core::envelope::Envelope::sign(
-            chit_core::envelope::TREESHIP_RECEIPT,
-            serde_json::to_vec(&statement).unwrap(),
-            &chit_core::keys::SecretKey::from_seed(&[5; 32]),
-        )
-        .to_json()
-        .into_bytes()
-    }
-
-    #[test]
-    fn a_lineage_receipt_or_bound_in_an_envelope_keeps_its_place_in_the_order() {
-        let receipt: serde_json::Value =
-            serde_json::from_str(include_str!("../../../../examples/lineage/receipt.json"))
-                .unwrap();
-        let digest = receipt["signed_body"]["bound_ref"]["bound_digest_sha256"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let limits = chit_core::Limits::default();
-        let lineage = chit_core::kinds::numeric_lineage::KIND;
-        let bare = serde_json::to_vec(&receipt).unwrap();
-        let env = signed(lineage, receipt.clone());
-        for entry in [&bare, &env] {
-            match lineage_role(entry, lineage, &limits) {
-                LineageRole::Receipt(Some(d)) => assert_eq!(d, digest),
-                _ => panic!("not read as a receipt"),
-            }
-        }
-        // Its bound, bare and signed.
-        let mut bound = receipt["signed_body"]["bound_ref"].clone();
-        bound["schema"] = chit_core::kinds::lineage_bound::KIND.into();
-        let env = signed(chit_core::kinds::lineage_bound::KIND, bound.clone());
-        for entry in [serde_json::to_vec(&bound).unwrap(), env] {
-            match lineage_role(&entry, chit_core::kinds::lineage_bound::KIND, &limits) {
-                LineageRole::Bound(d) => assert_eq!(d, digest),
-                _ => panic!("not read as a bound"),
-            }
-        }
-        // A receipt whose bound cannot be read: no order, not a pass.
-        assert!(matches!(
-            lineage_role(b"{\"signed_body\":{}}", lineage, &limits),
-            LineageRole::Receipt(None)
-        ));
-    }
 }

@@ -22,14 +22,15 @@
 //! 4. `inclusion`: the entry's leaf hash is at `index` in the tree the
 //!    checkpoint names (RFC 9162 §2.1.3.2).
 //!
-//! The entry itself is then checked like any input (`chit verify`).
+//! The entry itself is then checked like any input (chit-core's
+//! `kinds::log_bundle`, which reads a file's bundles strictly first).
 
+use crate::checkpoint::{open_checkpoint, SignedCheckpoint};
+use crate::note::NoteVerifier;
+use crate::tree::{leaf_hash, verify_inclusion, Hash};
+use crate::CosignatureVerifier;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use chit_log::checkpoint::{open_checkpoint, SignedCheckpoint};
-use chit_log::note::NoteVerifier;
-use chit_log::tree::{leaf_hash, verify_inclusion, Hash};
-use chit_log::CosignatureVerifier;
 use serde_json::{json, Map, Value};
 
 /// The value of a bundle's `type`.
@@ -62,18 +63,6 @@ pub enum BundleError {
     Witnesses(String),
     #[error("inclusion: {0}")]
     Inclusion(String),
-}
-
-impl BundleError {
-    /// The step's name, as reports name rules.
-    pub fn step(&self) -> &'static str {
-        match self {
-            BundleError::Read(_) => "log-bundle",
-            BundleError::Checkpoint(_) => "log-checkpoint",
-            BundleError::Witnesses(_) => "log-witnesses",
-            BundleError::Inclusion(_) => "log-inclusion",
-        }
-    }
 }
 
 /// Whether a JSON value looks like a log bundle (its `type`).
@@ -161,7 +150,7 @@ impl Bundle {
         witnesses: &[CosignatureVerifier],
         min_witnesses: usize,
     ) -> Result<Verified, BundleError> {
-        let name = chit_log::note::Verifier::name(log);
+        let name = crate::note::Verifier::name(log);
         if self.origin != name {
             return Err(BundleError::Checkpoint(format!(
                 "the bundle is from log {:?}, but the key given is {name:?}'s",
@@ -197,16 +186,13 @@ impl Bundle {
     }
 }
 
-/// Reads a file's bundles: one object, or an array of them.
-pub fn read_bundles(bytes: &[u8]) -> Result<Vec<Bundle>, BundleError> {
-    // The strict reader first: a duplicate key, a lone surrogate or too
-    // deep a nesting is refused, not resolved as serde_json would.
-    chit_core::json::parse(bytes, &chit_core::Limits::default())
-        .map_err(|e| BundleError::Read(e.to_string()))?;
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| BundleError::Read(e.to_string()))?;
-    match &v {
+/// A file's bundles, read already (by a strict reader: a duplicate key, a
+/// lone surrogate or too deep a nesting refused before this): one object,
+/// or an array of them.
+pub fn bundles_of(v: &Value) -> Result<Vec<Bundle>, BundleError> {
+    match v {
         Value::Array(items) if !items.is_empty() => items.iter().map(Bundle::from_json).collect(),
         Value::Array(_) => Err(BundleError::Read("an empty list".into())),
-        _ => Ok(vec![Bundle::from_json(&v)?]),
+        _ => Ok(vec![Bundle::from_json(v)?]),
     }
 }
