@@ -1113,6 +1113,32 @@ fn the_demo_serves_the_shipped_examples() {
     assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 3);
 }
 
+/// `chit serve --demo` on an address already taken fails before it makes
+/// its log: one line saying why, and no write token (a token for a server
+/// that never ran would only mislead).
+#[test]
+fn the_demo_on_a_taken_address_prints_no_token() {
+    let t = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chit"));
+    cmd.args(["serve", "--demo", "--listen", &addr])
+        .env("TMPDIR", t.path());
+    let r = common::run_raw(cmd, t.path(), None);
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.code, 2, "{stdout}{}", r.stderr);
+    assert!(!stdout.contains("write token"), "{stdout}");
+    assert!(!stdout.contains("logged at"), "{stdout}");
+    let why: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(why.len(), 1, "{}", r.stderr);
+    assert!(
+        why[0].starts_with("chit: cannot listen on ") && why[0].contains(&addr),
+        "{}",
+        r.stderr
+    );
+    drop(taken);
+}
+
 /// `GET /v1/rebinds`: a todo's Lattice packets in X6's order, each with
 /// what X6 finds against the one before it, and X6's findings, as `chit
 /// verify` gives them over the same files.
