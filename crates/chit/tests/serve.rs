@@ -1098,8 +1098,9 @@ fn hostile_parameters_are_refused_in_json_never_a_server_error() {
 #[test]
 fn the_demo_serves_the_shipped_examples() {
     let t = tempfile::tempdir().unwrap();
-    let server = serve_demo(t.path());
-    let a = server.addr.as_str();
+    let mut server = serve_demo(t.path());
+    let a = server.addr.clone();
+    let a = a.as_str();
     let (code, body) = http(a, "GET", "/healthz", &[], b"");
     assert_eq!(code, 200);
     assert!(
@@ -1111,6 +1112,12 @@ fn the_demo_serves_the_shipped_examples() {
     assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 2);
     let (_, body) = http(a, "GET", "/v1/search?stream=demo-stream", &[], b"");
     assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 3);
+    // Its own tokens file is private: no warning about it (the log read
+    // once the server has stopped and written it all).
+    assert!(terminate(&mut server).success());
+    let log = std::fs::read_to_string(t.path().join("serve.log")).unwrap();
+    assert!(log.contains("\"stopped\""), "{log}");
+    assert!(!log.contains("can be read by other users"), "{log}");
 }
 
 /// `chit serve --demo` on an address already taken fails before it makes

@@ -217,7 +217,9 @@ fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure
         "[[token]]\nname = \"demo\"\nsha256 = \"{}\"\n",
         chit_core::digest::sha256_hex(token.as_bytes())
     );
-    std::fs::write(dir.path().join("tokens.toml"), tokens)
+    // Private, as a tokens file must be (the server warns of one others
+    // may read).
+    crate::files::write_private(&dir.path().join("tokens.toml"), tokens.as_bytes())
         .map_err(|e| Failure::error(format!("cannot write the demo's tokens: {e}")))?;
     writeln!(
         out,
