@@ -1146,6 +1146,61 @@ fn the_demo_on_a_taken_address_prints_no_token() {
     drop(taken);
 }
 
+/// An entry's answer gives its content address (the SHA-256 of its exact
+/// bytes) in `Chit-Content-Address`, beside the bundle, which keeps only
+/// its own fields; that address finds the same entry.
+#[test]
+fn an_entry_answer_names_its_content_address() {
+    use sha2::Digest;
+    let t = tempfile::tempdir().unwrap();
+    let server = serve_demo(t.path());
+    let a = server.addr.as_str();
+    let get = |path: &str| -> (String, Value) {
+        let mut s = TcpStream::connect(a).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&out[..split]).to_ascii_lowercase();
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        let address = head
+            .lines()
+            .find_map(|l| l.strip_prefix("chit-content-address: "))
+            .unwrap_or_else(|| panic!("no content address in {head}"))
+            .trim()
+            .to_string();
+        (address, json(&out[split + 4..]))
+    };
+    let (address, bundle) = get("/v1/entries/1");
+    let entry = base64::engine::general_purpose::STANDARD
+        .decode(bundle["entry"].as_str().unwrap())
+        .unwrap();
+    let hex: String = sha2::Sha256::digest(&entry)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(address, format!("sha256:{hex}"));
+    let mut keys: Vec<&String> = bundle.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "checkpoint",
+            "entry",
+            "inclusion_proof",
+            "index",
+            "origin",
+            "type"
+        ]
+    );
+    let (again, found) = get(&format!("/v1/entries/{address}"));
+    assert_eq!((again, found["index"].clone()), (address, Value::from(1)));
+}
+
 /// `GET /v1/rebinds`: a todo's Lattice packets in X6's order, each with
 /// what X6 finds against the one before it, and X6's findings, as `chit
 /// verify` gives them over the same files.
