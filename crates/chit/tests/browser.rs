@@ -418,7 +418,40 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelectorAll('.kind-run-receipt .gaps li').length"),
         json!(3)
     );
+    // Its content address is the SHA-256 of its exact bytes; the receipt's
+    // own digest is labelled as something else.
+    let (code, body) = serving::http(&server.addr, "GET", "/v1/entries/1", &[], b"");
+    assert_eq!(code, 200);
+    let bundle = serving::json(&body);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(bundle["entry"].as_str().unwrap())
+        .unwrap();
+    let address = format!("sha256:{}", chit_core::digest::sha256_hex(&bytes));
+    assert_eq!(
+        b.eval("document.querySelector('#entry .address .content-address').textContent"),
+        json!(address)
+    );
+    let own = b.eval("[...document.querySelectorAll('.kind-run-receipt dt')].find(e => e.textContent === 'receipt digest').nextElementSibling.textContent");
+    assert!(
+        own.as_str()
+            .unwrap()
+            .contains("not the log's content address")
+            && !own.as_str().unwrap().contains(&address),
+        "{own}"
+    );
     b.screenshot("03-run-receipt");
+    // The Entry box finds it by that address, from another entry.
+    open(&mut b, 0, "run-receipt");
+    b.eval(&format!(
+        "(() => {{ const f = document.querySelector('#goto'); f.which.value = '{address}'; f.requestSubmit(); }})()"
+    ));
+    b.wait_for(
+        "/^Entry 1 of /.test(document.querySelector('#entry .entry > p.muted').textContent)",
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#entry .address .content-address').textContent"),
+        json!(address)
+    );
 
     open(&mut b, 3, "verification.packet.v1");
     b.wait_for("document.querySelectorAll('.stream a.seq').length === 3");

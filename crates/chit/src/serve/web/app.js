@@ -162,12 +162,21 @@ function kindOf(d, statement) {
   return null;
 }
 
-/** Entry `which` (an index or sha256:HEX), fetched and read. */
+/** The header in which the server gives an entry's content address. */
+const CONTENT_ADDRESS = 'chit-content-address';
+
+/** Entry `which` (an index or sha256:HEX), fetched and read; `address`
+ * is its content address as the server gives it. */
 async function fetchEntry(which) {
-  const bundle = await getJSON(`/v1/entries/${encodeURIComponent(which)}`);
+  const r = await fetch(`/v1/entries/${encodeURIComponent(which)}`, { headers: { accept: 'application/json' } });
+  const text = await r.text();
+  let bundle;
+  try { bundle = JSON.parse(text); } catch (_) { throw new Error(`the server answered ${r.status}, not JSON`); }
+  if (!r.ok) throw new Error(bundle && bundle.error ? bundle.error : `the server answered ${r.status}`);
   const e = readEntry(b64Bytes(bundle.entry));
   e.index = bundle.index;
   e.bundle = bundle;
+  e.address = r.headers.get(CONTENT_ADDRESS);
   return e;
 }
 
@@ -259,7 +268,9 @@ function drawRunReceipt(d) {
     ['producer', d.producer ? `${show(d.producer.name)} ${show(d.producer.version)}` : undefined],
     ['ended', d.endedAt], ['revision', d.revision],
     ['verdict', v.outcome !== undefined ? `${show(v.outcome)}: ${show(v.agreed)} of ${show(v.reviewers)} reviewers agreed` : undefined],
-    ['tokens', d.tokens], ['cost (USD)', d.costUsd], ['digest', d.digest],
+    ['tokens', d.tokens], ['cost (USD)', d.costUsd],
+    ['receipt digest', d.digest === undefined ? undefined : el('span', {}, show(d.digest),
+      el('span', { class: 'muted', text: ' (the receipt\'s own, over its canonical form: not the log\'s content address)' }))],
   ]));
   if (Array.isArray(d.seats)) {
     out.append(el('h3', { text: `Seats (${d.seats.length})` }), table(['seat', 'role', 'model', 'stance', 'turns', 'errors', 'timeouts'],
@@ -507,9 +518,10 @@ function proofNode(byId, id, path, depth) {
 }
 
 /** An entry (or a file) drawn by its kind, with the verdict beside it. */
-async function drawEntry(e, verdict, heading) {
+async function drawEntry(e, verdict, heading, address) {
   const box = el('div', { class: 'entry', 'data-kind': e.kind || 'unknown' });
-  box.append(el('p', { class: 'muted' }, heading));
+  if (heading) box.append(el('p', { class: 'muted' }, heading));
+  if (address) box.append(address);
   if (verdict) box.append(verdictBlock(verdict));
   let drawn;
   try {
@@ -530,16 +542,29 @@ async function drawEntry(e, verdict, heading) {
   return box;
 }
 
+/** Whose the main pane is: each entry opened or file checked takes a
+ * turn, and draws only while the turn is still its own (a slow answer
+ * does not cover a later one). */
+let paneTurn = 0;
+
 async function openEntry(which) {
   const pane = $('#entry');
+  const turn = ++paneTurn;
   pane.replaceChildren(el('p', { class: 'muted', text: `reading entry ${which}…` }));
   try {
     const e = await fetchEntry(which);
     const verdict = await verify(e.bytes);
+    if (turn !== paneTurn) return;
     const heading = el('span', {}, `Entry ${e.index} of ${show(e.bundle.origin)}, `, el('a', { href: `/v1/entries/${e.index}`, text: 'its bundle' }),
       ' (', el('code', { text: `chit verify --log-key KEY` }), ' proves it offline)');
-    pane.replaceChildren(await drawEntry(e, verdict, heading));
+    const address = e.address ? el('p', { class: 'address' }, 'Content address ',
+      el('a', { class: 'content-address mono', href: `#/entry/${e.address}`, text: e.address }),
+      el('span', { class: 'muted', text: ': the SHA-256 of the entry\'s exact bytes, which the Entry box and /v1/entries/sha256:HEX find it by.' })) : null;
+    const drawn = await drawEntry(e, verdict, heading, address);
+    if (turn !== paneTurn) return;
+    pane.replaceChildren(drawn);
   } catch (err) {
+    if (turn !== paneTurn) return;
     pane.replaceChildren(el('p', { class: 'error-box', text: `Entry ${which}: ${err.message}` }));
   }
   pane.dataset.entry = which;
