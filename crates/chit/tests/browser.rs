@@ -555,6 +555,45 @@ fn the_page_draws_every_kind_and_checks_a_file() {
     b.wait_for("!!document.querySelector('#entry .entry[data-kind=\"run-receipt\"]')");
     b.screenshot("09-file-valid");
 
+    // A JSON Lines file, after that file: its lines' verdicts are drawn in
+    // the main pane, where nothing of the file before stays. Line numbers
+    // are the file's (a blank line skipped).
+    let line = |name: &str| {
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(examples.join(name)).unwrap()).unwrap();
+        serde_json::to_string(&v).unwrap()
+    };
+    let lines = format!(
+        "{}\n{}\n\n{}\n{{not json\n",
+        line("packets/p0.env.json"),
+        line("packets/p1.env.json"),
+        line("lattice/unsealed.json"),
+    );
+    let lines_path = dir.path().join("mixed.jsonl");
+    std::fs::write(&lines_path, lines).unwrap();
+    b.pick_file("#file", &lines_path);
+    b.wait_for("document.querySelectorAll('#entry .file-lines li.line').length === 4");
+    assert_eq!(
+        b.eval("document.querySelectorAll('#entry .kind-run-receipt').length"),
+        json!(0)
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('#entry li.line')].map(l => l.dataset.line + ' ' + l.querySelector('.verdict').dataset.status).join()"),
+        json!("1 valid,2 valid,4 invalid,5 unreadable")
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('#entry li.line[data-line=\"4\"] .rule')].map(e => e.textContent).join()"),
+        json!("X4")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#verdict').textContent"),
+        json!("mixed.jsonl: 4 lines, 2 valid, 1 invalid, 1 unreadable")
+    );
+    // A line's receipt is drawn when opened.
+    b.eval("(() => { const d = document.querySelector('#entry li.line[data-line=\"2\"] details'); d.open = true; })()");
+    b.wait_for("!!document.querySelector('#entry li.line[data-line=\"2\"] .entry[data-kind=\"verification.packet.v1\"] .stream a.seq')");
+    b.screenshot("09b-file-lines");
+
     b.pick_file("#file", &examples.join("lattice/unsealed.json"));
     b.wait_for("!!document.querySelector('#verdict .verdict[data-status=invalid]')");
     let rules =
@@ -590,12 +629,15 @@ fn the_page_draws_every_kind_and_checks_a_file() {
     assert_eq!(size, json!("12"));
 
     // The only errors after loading: the browser's own line for each 422
-    // /v1/verify answered (an invalid receipt is a 422 by the API's
-    // contract), and nothing else.
+    // and 400 /v1/verify answered (an invalid receipt is a 422 by the API's
+    // contract, an unreadable one a 400), and nothing else.
     let after: Vec<String> = b.errors().into_iter().skip(before.len()).collect();
     let unexpected: Vec<&String> = after
         .iter()
-        .filter(|e| !(e.contains("status of 422") && e.contains("/v1/verify")))
+        .filter(|e| {
+            !((e.contains("status of 422") || e.contains("status of 400"))
+                && e.contains("/v1/verify"))
+        })
         .collect();
     assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
 }

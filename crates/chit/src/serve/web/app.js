@@ -573,24 +573,65 @@ async function openEntry(which) {
 
 // ---------------------------------------------------------------- a file of one's own
 
+/** Most lines of a JSON Lines file the page checks. */
+const MAX_FILE_LINES = 1000;
+
 async function checkFile(file) {
   const out = $('#verdict');
+  const pane = $('#entry');
+  const turn = ++paneTurn;
   out.replaceChildren(el('p', { class: 'muted', text: `checking ${file.name}…` }));
+  // The main pane is this file's from now on: no earlier verdict stays.
+  pane.replaceChildren(el('p', { class: 'muted', text: `checking ${file.name}…` }));
+  pane.dataset.entry = '';
   const bytes = new Uint8Array(await file.arrayBuffer());
-  const text = utf8.decode(bytes);
-  const lines = /\.(jsonl|ndjson)$/i.test(file.name) ? text.split('\n').filter((l) => l.trim()) : null;
-  if (lines) {
-    const results = [];
-    for (const line of lines.slice(0, 1000)) results.push(await verify(new TextEncoder().encode(line)));
-    const n = (s) => results.filter((r) => r.status === s).length;
-    out.replaceChildren(el('p', { class: 'summary', text: `${file.name}: ${results.length} lines, ${n('valid')} valid, ${n('invalid')} invalid, ${n('unreadable')} unreadable` }),
-      ...results.map((r, i) => el('div', {}, el('span', { class: 'muted', text: `line ${i + 1}` }), verdictBlock(r))));
+  if (/\.(jsonl|ndjson)$/i.test(file.name)) {
+    await checkLines(file.name, utf8.decode(bytes), turn);
     return;
   }
   const verdict = await verify(bytes);
+  const drawn = await drawEntry(readEntry(bytes), verdict, `${file.name}, checked here and not appended`);
+  if (turn !== paneTurn) return;
   out.replaceChildren(el('p', { class: 'summary', text: `${file.name}: ${verdict.status}` }), verdictBlock(verdict));
-  $('#entry').replaceChildren(await drawEntry(readEntry(bytes), verdict, `${file.name}, checked here and not appended`));
-  $('#entry').dataset.entry = '';
+  pane.replaceChildren(drawn);
+}
+
+/** A JSON Lines file: each line checked through /v1/verify, the count in
+ * the side pane, each line's verdict in the main one (its receipt drawn
+ * when opened). Line numbers are the file's, blank lines skipped. */
+async function checkLines(name, text, turn) {
+  const lines = text.split('\n').map((t, i) => ({ n: i + 1, t: t.replace(/\r$/, '') })).filter((l) => l.t.trim());
+  const checked = lines.slice(0, MAX_FILE_LINES);
+  const results = [];
+  for (const l of checked) {
+    const bytes = new TextEncoder().encode(l.t);
+    results.push({ line: l.n, bytes, verdict: await verify(bytes) });
+    if (turn !== paneTurn) return;
+  }
+  const n = (s) => results.filter((r) => (r.verdict.status || 'unreadable') === s).length;
+  const summary = `${name}: ${results.length} line${results.length === 1 ? '' : 's'}, ${n('valid')} valid, ${n('invalid')} invalid, ${n('unreadable')} unreadable`;
+  const cut = lines.length > checked.length ? `Only the first ${MAX_FILE_LINES.toLocaleString('en')} of its ${lines.length.toLocaleString('en')} lines were checked.` : null;
+  $('#verdict').replaceChildren(...[el('p', { class: 'summary', text: summary }), cut ? el('p', { class: 'muted', text: cut }) : null].filter(Boolean));
+  const box = el('div', { class: 'entry file-lines', 'data-kind': 'json-lines' },
+    el('p', { class: 'muted', text: `${name}, checked here line by line and not appended` }),
+    el('div', { class: 'title' }, el('h2', { text: name }),
+      badge(`${n('valid')} valid`, 'ok'), badge(`${n('invalid')} invalid`, n('invalid') ? 'bad' : 'neutral'),
+      badge(`${n('unreadable')} unreadable`, n('unreadable') ? 'warn' : 'neutral')),
+    cut ? el('p', { class: 'muted', text: cut }) : null);
+  const list = el('ol', { class: 'lines' });
+  for (const r of results) {
+    const drawing = el('div', { class: 'line-drawing' });
+    const more = el('details', {}, el('summary', { text: `the receipt on line ${r.line}` }), drawing);
+    more.addEventListener('toggle', async () => {
+      if (!more.open || drawing.dataset.drawn) return;
+      drawing.dataset.drawn = '1';
+      drawing.replaceChildren(await drawEntry(readEntry(r.bytes), null, null));
+    });
+    list.append(el('li', { class: 'line', 'data-line': r.line, 'data-status': r.verdict.status || 'unreadable' },
+      el('h3', { text: `line ${r.line}` }), verdictBlock(r.verdict), more));
+  }
+  box.append(list);
+  $('#entry').replaceChildren(box);
 }
 
 // ---------------------------------------------------------------- wiring
