@@ -379,6 +379,60 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelectorAll('#hits li').length"),
         json!(12)
     );
+
+    // What this is, at the top, with a link to the page explained, which
+    // names the docs; what a checkpoint is and what verifying it means.
+    let intro = b.eval("document.querySelector('#intro').textContent");
+    let intro = intro.as_str().unwrap();
+    assert!(
+        intro.starts_with("This is a chit receipt log: receipts of AI work")
+            && intro.contains("docs/serving.md"),
+        "{intro}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('body > header').nextElementSibling.id"),
+        json!("intro")
+    );
+    b.eval("document.querySelector('#intro a').click()");
+    b.wait_for("location.hash === '#/about' && !!document.querySelector('#entry .about')");
+    let about = b.eval("document.querySelector('#entry .about').textContent");
+    let about = about.as_str().unwrap();
+    for words in [
+        "content address",
+        "chit verify --log-key KEY BUNDLE",
+        &format!("chit log audit http://{} --log-key KEY", server.addr),
+        "docs/serving.md",
+    ] {
+        assert!(about.contains(words), "{words:?} not in {about}");
+    }
+    let explained = b.eval("document.querySelector('#latest .explain').textContent");
+    let explained = explained.as_str().unwrap();
+    for words in [
+        "What the log signs",
+        "root hash",
+        "To verify it is to check that signature against the log's public key",
+        &format!("chit log audit http://{} --log-key KEY", server.addr),
+        "This page shows it and does not verify it.",
+    ] {
+        assert!(explained.contains(words), "{words:?} not in {explained}");
+    }
+
+    // A placeholder reads as a hint: italic and grey where a value is
+    // upright and dark, and it says "any" or "an", never a bare value.
+    let hints = b.eval(
+        "[...document.querySelectorAll('input[placeholder]')].map(i => { \
+           const p = getComputedStyle(i, '::placeholder'), v = getComputedStyle(i); \
+           return [i.name, i.placeholder, p.fontStyle, p.color === v.color, v.fontStyle]; })",
+    );
+    let hints = hints.as_array().unwrap();
+    assert_eq!(hints.len(), 5, "{hints:?}");
+    for h in hints {
+        assert_eq!(h[2], json!("italic"), "{h}");
+        assert_eq!(h[3], json!(false), "{h}");
+        assert_eq!(h[4], json!("normal"), "{h}");
+        let text = h[1].as_str().unwrap();
+        assert!(text.starts_with("any ") || text.starts_with("an "), "{h}");
+    }
     b.screenshot("01-loaded");
 
     // Search: by kind, then by stream.

@@ -189,6 +189,7 @@ async function loadCheckpoint() {
     if (!r.ok) throw new Error(note);
     const [origin, size, root] = note.split('\n');
     $('#checkpoint').textContent = note;
+    $('#checkpoint').removeAttribute('aria-busy');
     $('#origin').textContent = origin;
     $('#size').textContent = `${Number(size).toLocaleString('en')} entries`;
     $('#size').dataset.size = size;
@@ -636,9 +637,19 @@ async function checkLines(name, text, turn) {
 
 // ---------------------------------------------------------------- wiring
 
+/** The page explained, in the main pane. */
+function showAbout() {
+  paneTurn++;
+  const pane = $('#entry');
+  pane.replaceChildren($('#about').content.cloneNode(true));
+  pane.dataset.entry = '';
+  markCurrent();
+}
+
 function route() {
   const m = location.hash.match(/^#\/entry\/(.+)$/);
   if (m) openEntry(decodeURIComponent(m[1]));
+  else showAbout();
 }
 
 document.addEventListener('DOMContentLoaded', async () => {
@@ -655,6 +666,9 @@ document.addEventListener('DOMContentLoaded', async () => {
     if (f) checkFile(f).catch((err) => $('#verdict').replaceChildren(el('p', { class: 'error-box', text: `cannot check ${f.name}: ${err.message}` })));
   });
   window.addEventListener('hashchange', route);
+  for (const root of [document, $('#about').content]) {
+    for (const u of root.querySelectorAll('.here-url')) u.textContent = location.origin;
+  }
   await Promise.all([loadCheckpoint(), runSearch({}, false)]);
   route();
   setInterval(loadCheckpoint, 10000);
