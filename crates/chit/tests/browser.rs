@@ -542,13 +542,43 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelector('.kind-lineage .title .badge').textContent"),
         json!("occupancy_coupled")
     );
+    // What was measured, each against its bound (a dashed line): the
+    // pair of levels 0 and 2 as reported (9 positions differ, the first
+    // at 5), level 1's the same (its sequence digest is level 2's), and
+    // one distinct sequence at each level.
+    let series = |b: &mut Browser, plot: &str| {
+        b.eval(&format!(
+            "[...document.querySelectorAll('svg.plot.{plot} circle.point')].map(c => [c.dataset.level, c.dataset.value, c.getAttribute('class')].join(' ')).join()"
+        ))
+    };
     assert_eq!(
-        b.eval("document.querySelectorAll('svg.plot circle.level').length"),
-        json!(3)
+        series(&mut b, "differing"),
+        json!("1 9 point measured derived,2 9 point measured reported")
     );
     assert_eq!(
-        b.eval("document.querySelectorAll('svg.plot circle.pair').length"),
-        json!(2)
+        series(&mut b, "first"),
+        json!("1 5 point measured derived,2 5 point measured reported")
+    );
+    assert_eq!(
+        series(&mut b, "distinct"),
+        json!("0 1 point level,1 1 point level,2 1 point level")
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('.plot-figure .bound-label')].map(t => t.textContent).join()"),
+        json!("dashed: the bound, at most 0 differing,\
+               dashed: the bound, no divergence before position 0,\
+               dashed: the bound, at most 1 distinct")
+    );
+    // The effect in words; the class too.
+    assert_eq!(
+        b.eval("document.querySelector('.kind-lineage .effect').textContent"),
+        json!("The endpoint was removed from the serving set. Settlement was refused for 3 requests. Its requests go instead to another endpoint (commitment c764d649e62e…), which declares that its output does not depend on the batch. In effect from 2026-11-30T10:05:00Z.")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('.kind-lineage .class-words').textContent"),
+        json!(
+            "occupancy_coupled: The output changed with the induced concurrency beyond the bound."
+        )
     );
     assert_eq!(
         b.eval("document.querySelectorAll('.positions span').length"),
