@@ -2,13 +2,18 @@
 //! protocol on a pipe (`--remote-debugging-pipe`: JSON messages ended by a
 //! NUL, on the browser's descriptors 3 and 4), against `chit serve --demo`.
 //!
-//! It checks that the page loads with no console error, that search finds
-//! entries, that each kind is drawn (a run receipt's grade, seats and
-//! checks; a packet stream with its gap in red; a lineage
-//! receipt's plot and compared pair; a Lattice rebind; a Reason proof
-//! tree), that a large integer is shown as written, and that the file
-//! picker shows verdicts through `/v1/verify` without appending. Each step
-//! leaves a screenshot under the target folder (`browser-screenshots/`).
+//! It checks that the page loads with no console error; that it says what
+//! it is and what a checkpoint is, and its placeholders read as hints, not
+//! values; that search finds entries; that an entry shows its content
+//! address and the Entry box finds it by that; that each kind is drawn (a
+//! run receipt's grade, seats and checks; a packet stream with its gap in
+//! red; a lineage receipt's measures against its bound per level pair, its
+//! compared pair and its effect in words; a Lattice rebind; a Reason proof
+//! tree, and why `authorized` stands beside issues), that a large integer
+//! is shown as written, and that the file picker shows verdicts through
+//! `/v1/verify` without appending, a JSON Lines file's in the main pane
+//! too. Each step leaves a screenshot under the target folder
+//! (`browser-screenshots/`).
 //!
 //! Chromium is Debian's `chromium` (`.ci/run` installs it when missing), or
 //! `CHIT_CHROMIUM`. Without it the test says so and passes, except under
@@ -616,6 +621,18 @@ fn the_page_draws_every_kind_and_checks_a_file() {
     assert_eq!(
         b.eval("document.querySelector('.tree .atom').textContent"),
         json!("action_authorized(action_deploy_7)")
+    );
+    // Why authorized stands beside three issues.
+    assert_eq!(
+        b.eval("document.querySelectorAll('.kind-reason .findings li').length"),
+        json!(3)
+    );
+    let note = b.eval("document.querySelector('.kind-reason .issues-note').textContent");
+    assert!(
+        note.as_str().unwrap().starts_with(
+            "Authorized, and yet issues: an issue names a fact the reasoning set aside"
+        ),
+        "{note}"
     );
     // The ticket is 2^53 + 1: shown as written, not as a double rounds it.
     let facts = b.eval("document.querySelector('.kind-reason dl').textContent");

@@ -592,7 +592,8 @@ function drawReason(d) {
     ['request digest', cert.request_digest], ['the request', d.request ? 'in this bundle' : 'not given'],
   ]));
   if (Array.isArray(cert.issues) && cert.issues.length) {
-    out.append(el('h3', { text: 'Issues' }), el('ul', { class: 'findings' }, cert.issues.map((i) => el('li', { class: 'warning' }, el('span', { class: 'rule', text: show(i.code) }), show(i.message)))));
+    out.append(el('h3', { text: 'Issues' }), el('p', { class: 'issues-note', text: issuesNote(cert.status) }),
+      el('ul', { class: 'findings' }, cert.issues.map((i) => el('li', { class: 'warning' }, el('span', { class: 'rule', text: show(i.code) }), show(i.message)))));
   }
   const proof = r.proof;
   if (proof && Array.isArray(proof.nodes)) {
@@ -601,6 +602,15 @@ function drawReason(d) {
     out.append(el('ul', { class: 'tree' }, proofNode(byId, proof.root, new Set(), 0)));
   }
   return out;
+}
+
+/** What a certificate's issues mean beside its status. */
+function issuesNote(status) {
+  const setAside = 'an issue names a fact the reasoning set aside (an authority the policy does not admit for that predicate, a time window closed at the evaluation time, a fact superseded by a later one)';
+  if (status === 'authorized') {
+    return `Authorized, and yet issues: ${setAside}. The certificate authorizes the action by the proof below, built from the facts that were counted; the issues say what was not counted. With the request at hand chit re-runs the reasoning and replays the proof (A8, A9): the verdict above says whether they hold.`;
+  }
+  return `The first issue says why the status is ${show(status)}; any after it: ${setAside}.`;
 }
 
 function atom(a) {
