@@ -2,13 +2,18 @@
 //! protocol on a pipe (`--remote-debugging-pipe`: JSON messages ended by a
 //! NUL, on the browser's descriptors 3 and 4), against `chit serve --demo`.
 //!
-//! It checks that the page loads with no console error, that search finds
-//! entries, that each kind is drawn (a run receipt's grade, seats and
-//! checks; a packet stream with its gap in red; a lineage
-//! receipt's plot and compared pair; a Lattice rebind; a Reason proof
-//! tree), that a large integer is shown as written, and that the file
-//! picker shows verdicts through `/v1/verify` without appending. Each step
-//! leaves a screenshot under the target folder (`browser-screenshots/`).
+//! It checks that the page loads with no console error; that it says what
+//! it is and what a checkpoint is, and its placeholders read as hints, not
+//! values; that search finds entries; that an entry shows its content
+//! address and the Entry box finds it by that; that each kind is drawn (a
+//! run receipt's grade, seats and checks; a packet stream with its gap in
+//! red; a lineage receipt's measures against its bound per level pair, its
+//! compared pair and its effect in words; a Lattice rebind; a Reason proof
+//! tree, and why `authorized` stands beside issues), that a large integer
+//! is shown as written, and that the file picker shows verdicts through
+//! `/v1/verify` without appending, a JSON Lines file's in the main pane
+//! too. Each step leaves a screenshot under the target folder
+//! (`browser-screenshots/`).
 //!
 //! Chromium is Debian's `chromium` (`.ci/run` installs it when missing), or
 //! `CHIT_CHROMIUM`. Without it the test says so and passes, except under
@@ -379,6 +384,60 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelectorAll('#hits li').length"),
         json!(12)
     );
+
+    // What this is, at the top, with a link to the page explained, which
+    // names the docs; what a checkpoint is and what verifying it means.
+    let intro = b.eval("document.querySelector('#intro').textContent");
+    let intro = intro.as_str().unwrap();
+    assert!(
+        intro.starts_with("This is a chit receipt log: receipts of AI work")
+            && intro.contains("docs/serving.md"),
+        "{intro}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('body > header').nextElementSibling.id"),
+        json!("intro")
+    );
+    b.eval("document.querySelector('#intro a').click()");
+    b.wait_for("location.hash === '#/about' && !!document.querySelector('#entry .about')");
+    let about = b.eval("document.querySelector('#entry .about').textContent");
+    let about = about.as_str().unwrap();
+    for words in [
+        "content address",
+        "chit verify --log-key KEY BUNDLE",
+        &format!("chit log audit http://{} --log-key KEY", server.addr),
+        "docs/serving.md",
+    ] {
+        assert!(about.contains(words), "{words:?} not in {about}");
+    }
+    let explained = b.eval("document.querySelector('#latest .explain').textContent");
+    let explained = explained.as_str().unwrap();
+    for words in [
+        "What the log signs",
+        "root hash",
+        "To verify it is to check that signature against the log's public key",
+        &format!("chit log audit http://{} --log-key KEY", server.addr),
+        "This page shows it and does not verify it.",
+    ] {
+        assert!(explained.contains(words), "{words:?} not in {explained}");
+    }
+
+    // A placeholder reads as a hint: italic and grey where a value is
+    // upright and dark, and it says "any" or "an", never a bare value.
+    let hints = b.eval(
+        "[...document.querySelectorAll('input[placeholder]')].map(i => { \
+           const p = getComputedStyle(i, '::placeholder'), v = getComputedStyle(i); \
+           return [i.name, i.placeholder, p.fontStyle, p.color === v.color, v.fontStyle]; })",
+    );
+    let hints = hints.as_array().unwrap();
+    assert_eq!(hints.len(), 5, "{hints:?}");
+    for h in hints {
+        assert_eq!(h[2], json!("italic"), "{h}");
+        assert_eq!(h[3], json!(false), "{h}");
+        assert_eq!(h[4], json!("normal"), "{h}");
+        let text = h[1].as_str().unwrap();
+        assert!(text.starts_with("any ") || text.starts_with("an "), "{h}");
+    }
     b.screenshot("01-loaded");
 
     // Search: by kind, then by stream.
@@ -418,7 +477,40 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelectorAll('.kind-run-receipt .gaps li').length"),
         json!(3)
     );
+    // Its content address is the SHA-256 of its exact bytes; the receipt's
+    // own digest is labelled as something else.
+    let (code, body) = serving::http(&server.addr, "GET", "/v1/entries/1", &[], b"");
+    assert_eq!(code, 200);
+    let bundle = serving::json(&body);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(bundle["entry"].as_str().unwrap())
+        .unwrap();
+    let address = format!("sha256:{}", chit_core::digest::sha256_hex(&bytes));
+    assert_eq!(
+        b.eval("document.querySelector('#entry .address .content-address').textContent"),
+        json!(address)
+    );
+    let own = b.eval("[...document.querySelectorAll('.kind-run-receipt dt')].find(e => e.textContent === 'receipt digest').nextElementSibling.textContent");
+    assert!(
+        own.as_str()
+            .unwrap()
+            .contains("not the log's content address")
+            && !own.as_str().unwrap().contains(&address),
+        "{own}"
+    );
     b.screenshot("03-run-receipt");
+    // The Entry box finds it by that address, from another entry.
+    open(&mut b, 0, "run-receipt");
+    b.eval(&format!(
+        "(() => {{ const f = document.querySelector('#goto'); f.which.value = '{address}'; f.requestSubmit(); }})()"
+    ));
+    b.wait_for(
+        "/^Entry 1 of /.test(document.querySelector('#entry .entry > p.muted').textContent)",
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#entry .address .content-address').textContent"),
+        json!(address)
+    );
 
     open(&mut b, 3, "verification.packet.v1");
     b.wait_for("document.querySelectorAll('.stream a.seq').length === 3");
@@ -455,13 +547,43 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelector('.kind-lineage .title .badge').textContent"),
         json!("occupancy_coupled")
     );
+    // What was measured, each against its bound (a dashed line): the
+    // pair of levels 0 and 2 as reported (9 positions differ, the first
+    // at 5), level 1's the same (its sequence digest is level 2's), and
+    // one distinct sequence at each level.
+    let series = |b: &mut Browser, plot: &str| {
+        b.eval(&format!(
+            "[...document.querySelectorAll('svg.plot.{plot} circle.point')].map(c => [c.dataset.level, c.dataset.value, c.getAttribute('class')].join(' ')).join()"
+        ))
+    };
     assert_eq!(
-        b.eval("document.querySelectorAll('svg.plot circle.level').length"),
-        json!(3)
+        series(&mut b, "differing"),
+        json!("1 9 point measured derived,2 9 point measured reported")
     );
     assert_eq!(
-        b.eval("document.querySelectorAll('svg.plot circle.pair').length"),
-        json!(2)
+        series(&mut b, "first"),
+        json!("1 5 point measured derived,2 5 point measured reported")
+    );
+    assert_eq!(
+        series(&mut b, "distinct"),
+        json!("0 1 point level,1 1 point level,2 1 point level")
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('.plot-figure .bound-label')].map(t => t.textContent).join()"),
+        json!("dashed: the bound, at most 0 differing,\
+               dashed: the bound, no divergence before position 0,\
+               dashed: the bound, at most 1 distinct")
+    );
+    // The effect in words; the class too.
+    assert_eq!(
+        b.eval("document.querySelector('.kind-lineage .effect').textContent"),
+        json!("The endpoint was removed from the serving set. Settlement was refused for 3 requests. Its requests go instead to another endpoint (commitment c764d649e62e…), which declares that its output does not depend on the batch. In effect from 2026-11-30T10:05:00Z.")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('.kind-lineage .class-words').textContent"),
+        json!(
+            "occupancy_coupled: The output changed with the induced concurrency beyond the bound."
+        )
     );
     assert_eq!(
         b.eval("document.querySelectorAll('.positions span').length"),
@@ -500,6 +622,18 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         b.eval("document.querySelector('.tree .atom').textContent"),
         json!("action_authorized(action_deploy_7)")
     );
+    // Why authorized stands beside three issues.
+    assert_eq!(
+        b.eval("document.querySelectorAll('.kind-reason .findings li').length"),
+        json!(3)
+    );
+    let note = b.eval("document.querySelector('.kind-reason .issues-note').textContent");
+    assert!(
+        note.as_str().unwrap().starts_with(
+            "Authorized, and yet issues: an issue names a fact the reasoning set aside"
+        ),
+        "{note}"
+    );
     // The ticket is 2^53 + 1: shown as written, not as a double rounds it.
     let facts = b.eval("document.querySelector('.kind-reason dl').textContent");
     assert!(
@@ -521,6 +655,45 @@ fn the_page_draws_every_kind_and_checks_a_file() {
     b.wait_for("!!document.querySelector('#verdict .verdict[data-status=valid]')");
     b.wait_for("!!document.querySelector('#entry .entry[data-kind=\"run-receipt\"]')");
     b.screenshot("09-file-valid");
+
+    // A JSON Lines file, after that file: its lines' verdicts are drawn in
+    // the main pane, where nothing of the file before stays. Line numbers
+    // are the file's (a blank line skipped).
+    let line = |name: &str| {
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(examples.join(name)).unwrap()).unwrap();
+        serde_json::to_string(&v).unwrap()
+    };
+    let lines = format!(
+        "{}\n{}\n\n{}\n{{not json\n",
+        line("packets/p0.env.json"),
+        line("packets/p1.env.json"),
+        line("lattice/unsealed.json"),
+    );
+    let lines_path = dir.path().join("mixed.jsonl");
+    std::fs::write(&lines_path, lines).unwrap();
+    b.pick_file("#file", &lines_path);
+    b.wait_for("document.querySelectorAll('#entry .file-lines li.line').length === 4");
+    assert_eq!(
+        b.eval("document.querySelectorAll('#entry .kind-run-receipt').length"),
+        json!(0)
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('#entry li.line')].map(l => l.dataset.line + ' ' + l.querySelector('.verdict').dataset.status).join()"),
+        json!("1 valid,2 valid,4 invalid,5 unreadable")
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('#entry li.line[data-line=\"4\"] .rule')].map(e => e.textContent).join()"),
+        json!("X4")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#verdict').textContent"),
+        json!("mixed.jsonl: 4 lines, 2 valid, 1 invalid, 1 unreadable")
+    );
+    // A line's receipt is drawn when opened.
+    b.eval("(() => { const d = document.querySelector('#entry li.line[data-line=\"2\"] details'); d.open = true; })()");
+    b.wait_for("!!document.querySelector('#entry li.line[data-line=\"2\"] .entry[data-kind=\"verification.packet.v1\"] .stream a.seq')");
+    b.screenshot("09b-file-lines");
 
     b.pick_file("#file", &examples.join("lattice/unsealed.json"));
     b.wait_for("!!document.querySelector('#verdict .verdict[data-status=invalid]')");
@@ -557,12 +730,15 @@ fn the_page_draws_every_kind_and_checks_a_file() {
     assert_eq!(size, json!("12"));
 
     // The only errors after loading: the browser's own line for each 422
-    // /v1/verify answered (an invalid receipt is a 422 by the API's
-    // contract), and nothing else.
+    // and 400 /v1/verify answered (an invalid receipt is a 422 by the API's
+    // contract, an unreadable one a 400), and nothing else.
     let after: Vec<String> = b.errors().into_iter().skip(before.len()).collect();
     let unexpected: Vec<&String> = after
         .iter()
-        .filter(|e| !(e.contains("status of 422") && e.contains("/v1/verify")))
+        .filter(|e| {
+            !((e.contains("status of 422") || e.contains("status of 400"))
+                && e.contains("/v1/verify"))
+        })
         .collect();
     assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
 }

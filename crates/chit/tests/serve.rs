@@ -1098,8 +1098,9 @@ fn hostile_parameters_are_refused_in_json_never_a_server_error() {
 #[test]
 fn the_demo_serves_the_shipped_examples() {
     let t = tempfile::tempdir().unwrap();
-    let server = serve_demo(t.path());
-    let a = server.addr.as_str();
+    let mut server = serve_demo(t.path());
+    let a = server.addr.clone();
+    let a = a.as_str();
     let (code, body) = http(a, "GET", "/healthz", &[], b"");
     assert_eq!(code, 200);
     assert!(
@@ -1111,6 +1112,93 @@ fn the_demo_serves_the_shipped_examples() {
     assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 2);
     let (_, body) = http(a, "GET", "/v1/search?stream=demo-stream", &[], b"");
     assert_eq!(json(&body)["hits"].as_array().unwrap().len(), 3);
+    // Its own tokens file is private: no warning about it (the log read
+    // once the server has stopped and written it all).
+    assert!(terminate(&mut server).success());
+    let log = std::fs::read_to_string(t.path().join("serve.log")).unwrap();
+    assert!(log.contains("\"stopped\""), "{log}");
+    assert!(!log.contains("can be read by other users"), "{log}");
+}
+
+/// `chit serve --demo` on an address already taken fails before it makes
+/// its log: one line saying why, and no write token (a token for a server
+/// that never ran would only mislead).
+#[test]
+fn the_demo_on_a_taken_address_prints_no_token() {
+    let t = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chit"));
+    cmd.args(["serve", "--demo", "--listen", &addr])
+        .env("TMPDIR", t.path());
+    let r = common::run_raw(cmd, t.path(), None);
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.code, 2, "{stdout}{}", r.stderr);
+    assert!(!stdout.contains("write token"), "{stdout}");
+    assert!(!stdout.contains("logged at"), "{stdout}");
+    let why: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(why.len(), 1, "{}", r.stderr);
+    assert!(
+        why[0].starts_with("chit: cannot listen on ") && why[0].contains(&addr),
+        "{}",
+        r.stderr
+    );
+    drop(taken);
+}
+
+/// An entry's answer gives its content address (the SHA-256 of its exact
+/// bytes) in `Chit-Content-Address`, beside the bundle, which keeps only
+/// its own fields; that address finds the same entry.
+#[test]
+fn an_entry_answer_names_its_content_address() {
+    use sha2::Digest;
+    let t = tempfile::tempdir().unwrap();
+    let server = serve_demo(t.path());
+    let a = server.addr.as_str();
+    let get = |path: &str| -> (String, Value) {
+        let mut s = TcpStream::connect(a).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&out[..split]).to_ascii_lowercase();
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        let address = head
+            .lines()
+            .find_map(|l| l.strip_prefix("chit-content-address: "))
+            .unwrap_or_else(|| panic!("no content address in {head}"))
+            .trim()
+            .to_string();
+        (address, json(&out[split + 4..]))
+    };
+    let (address, bundle) = get("/v1/entries/1");
+    let entry = base64::engine::general_purpose::STANDARD
+        .decode(bundle["entry"].as_str().unwrap())
+        .unwrap();
+    let hex: String = sha2::Sha256::digest(&entry)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(address, format!("sha256:{hex}"));
+    let mut keys: Vec<&String> = bundle.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "checkpoint",
+            "entry",
+            "inclusion_proof",
+            "index",
+            "origin",
+            "type"
+        ]
+    );
+    let (again, found) = get(&format!("/v1/entries/{address}"));
+    assert_eq!((again, found["index"].clone()), (address, Value::from(1)));
 }
 
 /// `GET /v1/rebinds`: a todo's Lattice packets in X6's order, each with

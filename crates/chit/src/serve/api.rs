@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `POST /v1/entries` | 201 appended, 200 already logged, 422 invalid (the findings `chit verify --json` gives), 400 unreadable, 401/403 token, 413 too large; JSON Lines in (`Content-Type: application/jsonl`), one answer a line out |
 //! | `POST /v1/verify` | the verdict line `chit verify --json` gives; 200 valid, 422 not |
-//! | `GET /v1/entries/{index}`, `GET /v1/entries/sha256:{hex}` | the entry's log bundle (`chit verify --log-key` proves it) |
+//! | `GET /v1/entries/{index}`, `GET /v1/entries/sha256:{hex}` | the entry's log bundle (`chit verify --log-key` proves it); its content address in the header `Chit-Content-Address: sha256:{hex}` |
 //! | `GET /v1/consistency?from=&to=` | a consistency proof (as `chit log consistency`) |
 //! | `GET /checkpoint`, `GET /tile/…` | C2SP tlog-tiles |
 //! | `GET /healthz`, `GET /metrics` | liveness; Prometheus text |
@@ -775,7 +775,7 @@ fn server_unreadable(e: &chit_core::check::Unreadable) -> String {
 /// `GET /v1/entries/{index}` and `GET /v1/entries/sha256:{hex}`: the log
 /// bundle.
 pub async fn get_entry(State(state): State<Shared>, PathText(which): PathText) -> Response {
-    let r = blocking(move || -> Result<Value, Response> {
+    let r = blocking(move || -> Result<(String, Value), Response> {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
         let index = if let Some(h) = which.strip_prefix("sha256:") {
             let d = chit_core::digest::unhex32(h)
@@ -793,7 +793,7 @@ pub async fn get_entry(State(state): State<Shared>, PathText(which): PathText) -
                 .map_err(|_| error(StatusCode::BAD_REQUEST, "give an index or sha256:HEX"))?
         };
         match log.bundle(index) {
-            Ok(b) => Ok(b.to_json()),
+            Ok(b) => Ok((chit_core::digest::sha256_hex(&b.entry), b.to_json())),
             Err(chit_logstore::LogError::Proof(chit_log::ProofError::IndexOutOfRange {
                 ..
             })) => Err(error(StatusCode::NOT_FOUND, format!("no entry {index}"))),
@@ -802,10 +802,20 @@ pub async fn get_entry(State(state): State<Shared>, PathText(which): PathText) -
     })
     .await;
     match r {
-        Ok(Ok(v)) => axum::Json(v).into_response(),
+        // The bundle holds only its own fields (`chit verify` reads it
+        // strictly): the entry's content address, what the page shows and
+        // searches by, goes beside it.
+        Ok(Ok((sha256, v))) => (
+            [(CONTENT_ADDRESS, format!("sha256:{sha256}"))],
+            axum::Json(v),
+        )
+            .into_response(),
         Ok(Err(r)) | Err(r) => r,
     }
 }
+
+/// The header of an entry's answer that gives its content address.
+pub const CONTENT_ADDRESS: &str = "chit-content-address";
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -217,7 +217,9 @@ fn demo(out: &mut Output) -> Result<(tempfile::TempDir, String, String), Failure
         "[[token]]\nname = \"demo\"\nsha256 = \"{}\"\n",
         chit_core::digest::sha256_hex(token.as_bytes())
     );
-    std::fs::write(dir.path().join("tokens.toml"), tokens)
+    // Private, as a tokens file must be (the server warns of one others
+    // may read).
+    crate::files::write_private(&dir.path().join("tokens.toml"), tokens.as_bytes())
         .map_err(|e| Failure::error(format!("cannot write the demo's tokens: {e}")))?;
     writeln!(
         out,
@@ -244,6 +246,16 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         max_lines: a.max_lines,
         max_in_flight: a.max_in_flight,
     };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(http_threads())
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
+    // Bound before a log is made (a new one, or the demo's): a server that
+    // cannot listen makes nothing, and prints no write token.
+    let listener = runtime
+        .block_on(listen(&a.listen))
+        .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
     let demo_dir = if a.demo {
         let (dir, store, _token) = demo(out)?;
         a.store = Some(store);
@@ -266,16 +278,6 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
             tokens
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(http_threads())
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
-    // Bound before a new log is made: a server that cannot listen makes
-    // nothing.
-    let listener = runtime
-        .block_on(listen(&a.listen))
-        .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
     let made = demo_dir.is_none() && new_log_if_fresh(a, &store, out)?;
     let mut writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
     if demo_dir.is_none() && !made {

@@ -162,12 +162,21 @@ function kindOf(d, statement) {
   return null;
 }
 
-/** Entry `which` (an index or sha256:HEX), fetched and read. */
+/** The header in which the server gives an entry's content address. */
+const CONTENT_ADDRESS = 'chit-content-address';
+
+/** Entry `which` (an index or sha256:HEX), fetched and read; `address`
+ * is its content address as the server gives it. */
 async function fetchEntry(which) {
-  const bundle = await getJSON(`/v1/entries/${encodeURIComponent(which)}`);
+  const r = await fetch(`/v1/entries/${encodeURIComponent(which)}`, { headers: { accept: 'application/json' } });
+  const text = await r.text();
+  let bundle;
+  try { bundle = JSON.parse(text); } catch (_) { throw new Error(`the server answered ${r.status}, not JSON`); }
+  if (!r.ok) throw new Error(bundle && bundle.error ? bundle.error : `the server answered ${r.status}`);
   const e = readEntry(b64Bytes(bundle.entry));
   e.index = bundle.index;
   e.bundle = bundle;
+  e.address = r.headers.get(CONTENT_ADDRESS);
   return e;
 }
 
@@ -180,6 +189,7 @@ async function loadCheckpoint() {
     if (!r.ok) throw new Error(note);
     const [origin, size, root] = note.split('\n');
     $('#checkpoint').textContent = note;
+    $('#checkpoint').removeAttribute('aria-busy');
     $('#origin').textContent = origin;
     $('#size').textContent = `${Number(size).toLocaleString('en')} entries`;
     $('#size').dataset.size = size;
@@ -259,7 +269,9 @@ function drawRunReceipt(d) {
     ['producer', d.producer ? `${show(d.producer.name)} ${show(d.producer.version)}` : undefined],
     ['ended', d.endedAt], ['revision', d.revision],
     ['verdict', v.outcome !== undefined ? `${show(v.outcome)}: ${show(v.agreed)} of ${show(v.reviewers)} reviewers agreed` : undefined],
-    ['tokens', d.tokens], ['cost (USD)', d.costUsd], ['digest', d.digest],
+    ['tokens', d.tokens], ['cost (USD)', d.costUsd],
+    ['receipt digest', d.digest === undefined ? undefined : el('span', {}, show(d.digest),
+      el('span', { class: 'muted', text: ' (the receipt\'s own, over its canonical form: not the log\'s content address)' }))],
   ]));
   if (Array.isArray(d.seats)) {
     out.append(el('h3', { text: `Seats (${d.seats.length})` }), table(['seat', 'role', 'model', 'stance', 'turns', 'errors', 'timeouts'],
@@ -341,58 +353,163 @@ function streamRow(packets, here) {
 }
 
 const CLASS_TONE = { occupancy_invariant: 'ok', occupancy_coupled: 'bad', indeterminate: 'warn' };
+const CLASS_WORDS = {
+  occupancy_invariant: 'The output did not change with the induced concurrency beyond the bound.',
+  occupancy_coupled: 'The output changed with the induced concurrency beyond the bound.',
+  indeterminate: 'The concurrency was not induced as asked, or a level has too few repetitions: the measurement cannot tell.',
+};
 
 function drawLineage(d) {
   const b = d.signed_body || {};
   const dv = b.divergence || {};
+  const bound = b.bound_ref || {};
   const out = el('div', { class: 'kind-lineage' });
   out.append(el('div', { class: 'title' }, el('h2', { text: show(b.lineage_id) }),
     badge(show(dv.class), CLASS_TONE[dv.class] || 'neutral')));
+  if (CLASS_WORDS[dv.class]) out.append(el('p', { class: 'class-words', text: `${dv.class}: ${CLASS_WORDS[dv.class]}` }));
   out.append(facts([
     ['model (declared)', b.endpoint_ref && b.endpoint_ref.declared_model_name], ['measured', b.measured_at],
     ['requests', b.request_set && b.request_set.request_count], ['signed by', d.key_id], ['receipt id', d.receipt_id],
   ]));
-  const levels = Array.isArray(b.levels) ? b.levels : [];
-  out.append(el('h3', { text: 'Distinct sequences against induced concurrency' }), lineagePlot(levels, dv));
-  out.append(table(['level', 'concurrency', 'in flight (accept / complete)', 'repetitions', 'distinct sequences', 'tokens'],
-    levels.map((l) => [l.level_index, l.induced_concurrency, `${show(l.observed_in_flight_at_accept)} / ${show(l.observed_in_flight_at_complete)}`,
-      l.repetitions, l.distinct_sequence_count, l.emitted_token_count])));
+  const levels = Array.isArray(b.levels) ? b.levels.filter((l) => l && typeof l === 'object') : [];
+  const pairs = levelPairs(levels, dv);
+  out.append(el('h3', { text: 'What was measured, against the bound' }));
+  out.append(el('p', { class: 'muted', text: `Each level sent the same requests at a higher induced concurrency; level ${levels.length ? show(levels[0].level_index) : 0} is the baseline the others are compared with. Dashed red: the bound, fixed before the first request was sent (committed ${show(bound.committed_at)}).` }));
+  const top = Math.max(1, ...pairs.map((p) => p.compared || 0), num(dv.compared_position_count) || 0);
+  const pairPoints = (value, none) => pairs.map((p) => {
+    const v = value(p);
+    const tip = `level ${show(p.level.level_index)} against the baseline: ${p.source}`;
+    if (p.differing === null) return { i: p.i, y: null, cls: 'unknown', label: '?', title: `${tip}; the receipt gives no figures for it` };
+    if (v === null) return { i: p.i, y: null, cls: 'none', label: none, title: tip };
+    return { i: p.i, y: v, cls: p.reported ? 'measured reported' : 'measured derived', label: String(v), title: `${tip}: ${v}` };
+  });
+  out.append(el('div', { class: 'plots' },
+    levelPlot({
+      name: 'differing', title: 'Differing positions, each level against the baseline', yLabel: 'positions', levels, yMax: top,
+      points: pairPoints((p) => p.differing, '0'),
+      bound: Number.isFinite(num(bound.max_differing_positions)) ? { y: num(bound.max_differing_positions), text: `at most ${show(bound.max_differing_positions)} differing` } : null,
+    }),
+    levelPlot({
+      name: 'first', title: 'First divergent position, each level against the baseline', yLabel: 'position', levels, yMax: top,
+      points: pairPoints((p) => p.first, 'none'),
+      bound: Number.isFinite(num(bound.min_first_divergent_index)) ? { y: num(bound.min_first_divergent_index), text: `no divergence before position ${show(bound.min_first_divergent_index)}` } : null,
+    }),
+    levelPlot({
+      name: 'distinct', title: 'Distinct sequences among the repetitions at each level', yLabel: 'sequences', levels,
+      yMax: Math.max(1, ...levels.map((l) => Math.max(Number(num(l.distinct_sequence_count)) || 0, Number(num(l.repetitions)) || 0))),
+      points: levels.map((l, i) => ({ i, y: Number(num(l.distinct_sequence_count)) || 0, cls: 'level', label: show(l.distinct_sequence_count),
+        title: `level ${show(l.level_index)}: concurrency ${show(l.induced_concurrency)}, ${show(l.distinct_sequence_count)} distinct over ${show(l.repetitions)} repetitions` })),
+      bound: Number.isFinite(num(bound.max_distinct_sequences_per_level)) ? { y: num(bound.max_distinct_sequences_per_level), text: `at most ${show(bound.max_distinct_sequences_per_level)} distinct` } : null,
+    })));
+  out.append(el('div', { class: 'legend' },
+    el('span', {}, el('span', { class: 'dot reported' }), ' as the receipt reports it (the pair with the most differing positions)'),
+    el('span', {}, el('span', { class: 'dot derived' }), ' a level whose sequence digest is the baseline\'s or the reported level\'s: the same sequences, so the same comparison'),
+    el('span', {}, el('b', { text: '?' }), ' not reported')));
+  out.append(table(['level', 'concurrency', 'in flight (accept / complete)', 'repetitions', 'distinct sequences', 'same sequences as', 'tokens'],
+    levels.map((l, i) => {
+      const same = levels.findIndex((k) => typeof k.sequence_digest_sha256 === 'string' && k.sequence_digest_sha256 === l.sequence_digest_sha256);
+      return [l.level_index, l.induced_concurrency, `${show(l.observed_in_flight_at_accept)} / ${show(l.observed_in_flight_at_complete)}`,
+        l.repetitions, l.distinct_sequence_count, same >= 0 && same < i ? `level ${show(levels[same].level_index)}` : '—', l.emitted_token_count];
+    })));
   if (Number.isInteger(num(dv.compared_position_count))) {
     out.append(el('h3', { text: `Compared pair: level ${show(dv.pair_low_level_index)} against level ${show(dv.pair_high_level_index)}` }));
     out.append(el('p', {}, `${show(dv.differing_position_count)} of ${show(dv.compared_position_count)} positions differ`,
       Number.isInteger(num(dv.first_divergent_index)) && num(dv.differing_position_count) > 0 ? `, the first at position ${dv.first_divergent_index}.` : '.'));
     out.append(positionsStrip(dv));
   }
-  if (b.effect) out.append(el('h3', { text: 'Effect' }), facts(Object.entries(b.effect)));
+  if (b.effect && typeof b.effect === 'object') {
+    out.append(el('h3', { text: 'Effect' }), el('p', { class: 'effect', text: effectWords(b.effect) }),
+      el('p', { class: 'muted', text: 'The effect follows from the class alone (the lineage specification, section 5); chit recomputes it rather than take it from the receipt (L10).' }),
+      el('details', {}, el('summary', { text: 'the effect\'s fields' }), facts(Object.entries(b.effect))));
+  }
   return out;
 }
 
-/** Levels as points: x the induced concurrency (log scale), y the distinct sequences; the compared pair ringed. */
-function lineagePlot(levels, dv) {
-  const W = 420, H = 220, L = 44, R = 16, T = 24, B = 36;
-  const xs = levels.map((l) => Math.log2(Math.max(1, Number(num(l.induced_concurrency)) || 1)));
-  const ys = levels.map((l) => Number(num(l.distinct_sequence_count)) || 0);
-  const xMax = Math.max(1, ...xs), yMax = Math.max(1, ...ys);
-  const X = (x) => L + (x / xMax) * (W - L - R);
-  const Y = (y) => H - B - (y / yMax) * (H - T - B);
-  const plot = svg('svg', { class: 'plot', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'distinct sequences against induced concurrency' });
-  plot.append(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#8c959f' }), svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#8c959f' }));
-  for (let y = 0; y <= yMax; y += Math.max(1, Math.ceil(yMax / 5))) {
-    plot.append(svg('text', { x: L - 8, y: Y(y) + 4, 'text-anchor': 'end' }, String(y)));
-  }
-  levels.forEach((l, i) => plot.append(svg('text', { x: X(xs[i]), y: H - B + 16, 'text-anchor': 'middle' }, show(l.induced_concurrency))));
-  plot.append(svg('text', { x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle' }, 'induced concurrency'));
-  plot.append(svg('text', { x: 12, y: (T + H - B) / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${(T + H - B) / 2})` }, 'distinct sequences'));
-  if (levels.length > 1) {
-    plot.append(svg('polyline', { points: levels.map((_, i) => `${X(xs[i])},${Y(ys[i])}`).join(' '), fill: 'none', stroke: '#0969da', 'stroke-width': 2 }));
-  }
-  levels.forEach((l, i) => {
-    const paired = l.level_index === dv.pair_low_level_index || l.level_index === dv.pair_high_level_index;
-    if (paired) plot.append(svg('circle', { class: 'pair', cx: X(xs[i]), cy: Y(ys[i]), r: 9, fill: 'none', stroke: '#cf222e', 'stroke-width': 2 }));
-    plot.append(svg('circle', { class: 'level', cx: X(xs[i]), cy: Y(ys[i]), r: 4, fill: '#0969da' },
-      svg('title', {}, `level ${show(l.level_index)}: concurrency ${show(l.induced_concurrency)}, ${show(l.distinct_sequence_count)} distinct`)));
+/** Each pair (baseline, level) from the second level on, with its figures
+ * where the receipt gives them: the reported pair's as it reports them; a
+ * level whose sequence digest is the baseline's has the same sequences
+ * (nothing differs), one whose digest is the reported level's has that
+ * level's sequences (the same comparison); any other, none. */
+function levelPairs(levels, dv) {
+  if (!levels.length) return [];
+  const base = levels[0];
+  const high = levels.find((l) => l.level_index === dv.pair_high_level_index);
+  const reported = !!high && dv.pair_low_level_index === base.level_index && Number.isInteger(num(dv.differing_position_count));
+  const first = Number.isInteger(num(dv.first_divergent_index)) ? num(dv.first_divergent_index) : null;
+  const asReported = { differing: num(dv.differing_position_count), first, compared: num(dv.compared_position_count) };
+  const digest = (l) => (typeof l.sequence_digest_sha256 === 'string' ? l.sequence_digest_sha256 : null);
+  return levels.slice(1).map((l, k) => {
+    const p = { i: k + 1, level: l };
+    if (reported && l === high) return { ...p, ...asReported, reported: true, source: 'as the receipt reports it' };
+    if (digest(l) !== null && digest(l) === digest(base)) return { ...p, differing: 0, first: null, compared: null, source: `the same sequences as level ${show(base.level_index)}` };
+    if (reported && digest(l) !== null && digest(l) === digest(high)) return { ...p, ...asReported, source: `the same sequences as level ${show(high.level_index)}` };
+    return { ...p, differing: null, first: null, compared: null, source: 'not reported' };
   });
-  return plot;
+}
+
+/** One plot over the levels, under its title: x the induced concurrency
+ * (log scale), y 0..yMax; `points` [{i (a level's place), y (null:
+ * `label` alone), cls, label, title}]; `bound` {y, text} a dashed red
+ * line, its text under the title. */
+function levelPlot({ name, title, yLabel, levels, yMax, points, bound }) {
+  const W = 340, H = 190, L = 46, R = 14, T = 18, B = 38;
+  const xs = levels.map((l) => Math.log2(Math.max(1, Number(num(l.induced_concurrency)) || 1)));
+  const xMax = Math.max(1, ...xs);
+  const top = Math.max(1, yMax, bound ? bound.y : 0);
+  const X = (x) => L + (x / xMax) * (W - L - R);
+  const Y = (y) => H - B - (Math.min(y, top) / top) * (H - T - B);
+  const plot = svg('svg', { class: `plot ${name}`, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': bound ? `${title}; ${bound.text}` : title });
+  plot.append(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#8c959f' }), svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#8c959f' }));
+  for (const y of [...new Set([0, Math.round(top / 2), top])]) {
+    plot.append(svg('text', { x: L - 6, y: Y(y) + 4, 'text-anchor': 'end' }, String(y)));
+  }
+  levels.forEach((l, i) => plot.append(svg('text', { x: X(xs[i]), y: H - B + 15, 'text-anchor': 'middle' }, show(l.induced_concurrency))));
+  plot.append(svg('text', { x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle' }, 'induced concurrency'));
+  plot.append(svg('text', { x: 12, y: (T + H - B) / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${(T + H - B) / 2})` }, yLabel));
+  const known = points.filter((p) => p.y !== null);
+  if (known.length > 1) {
+    plot.append(svg('polyline', { points: known.map((p) => `${X(xs[p.i])},${Y(p.y)}`).join(' '), fill: 'none', stroke: '#0969da', 'stroke-width': 2 }));
+  }
+  // Over the line joining the points, so that it shows where they lie on it.
+  if (bound && Number.isFinite(bound.y)) {
+    plot.append(svg('line', { class: 'bound', x1: L, y1: Y(bound.y), x2: W - R, y2: Y(bound.y), stroke: '#cf222e', 'stroke-width': 1.5, 'stroke-dasharray': '5 4' }));
+  }
+  for (const p of points) {
+    const x = X(xs[p.i]);
+    const y = p.y === null ? H - B - 10 : Y(p.y);
+    const derived = /derived/.test(p.cls);
+    if (p.y !== null) {
+      plot.append(svg('circle', { class: `point ${p.cls}`, cx: x, cy: y, r: 5, fill: derived ? '#fff' : '#0969da', stroke: '#0969da', 'stroke-width': 2,
+        'data-level': show(levels[p.i].level_index), 'data-value': p.y }, svg('title', {}, p.title)));
+    }
+    plot.append(svg('text', { class: `value ${p.cls}`, x, y: y - 9, 'text-anchor': 'middle', 'data-level': show(levels[p.i].level_index) }, p.label,
+      svg('title', {}, p.title)));
+  }
+  return el('figure', { class: `plot-figure ${name}` },
+    el('figcaption', {}, el('span', { class: 'plot-title', text: title }),
+      bound ? el('span', { class: 'bound-label', text: `dashed: the bound, ${bound.text}` }) : null),
+    plot);
+}
+
+/** A lineage effect as a sentence from its fields (the receipt's words,
+ * not recomputed here). */
+function effectWords(e) {
+  const says = [];
+  const n = num(e.refused_request_count);
+  const requests = `${show(e.refused_request_count)} request${n === 1 ? '' : 's'}`;
+  if (e.serving_set_action === 'removed') says.push('The endpoint was removed from the serving set.');
+  else if (e.serving_set_action === 'retained') says.push('The endpoint stays in the serving set.');
+  else says.push(`What happened to the endpoint in the serving set: ${show(e.serving_set_action)}.`);
+  if (e.settlement_action === 'refused') says.push(`Settlement was refused for ${requests}.`);
+  else if (e.settlement_action === 'authorized') says.push(n > 0 ? `Settlement was authorized, with ${requests} refused.` : 'Settlement was authorized.');
+  else says.push(`Settlement: ${show(e.settlement_action)}.`);
+  if (typeof e.reroute_target_commitment === 'string') {
+    says.push(`Its requests go instead to another endpoint (commitment ${e.reroute_target_commitment.slice(0, 12)}…), which ${e.reroute_target_batch_invariant_declared === true ? 'declares' : 'does not declare'} that its output does not depend on the batch.`);
+  } else if (e.serving_set_action === 'removed') {
+    says.push('No other endpoint was named to take its requests.');
+  }
+  if (e.effected_at !== undefined) says.push(`In effect from ${show(e.effected_at)}.`);
+  return says.join(' ');
 }
 
 /** The compared positions as a strip: the first divergent one red, those after it (where the rest differ) amber. */
@@ -475,7 +592,8 @@ function drawReason(d) {
     ['request digest', cert.request_digest], ['the request', d.request ? 'in this bundle' : 'not given'],
   ]));
   if (Array.isArray(cert.issues) && cert.issues.length) {
-    out.append(el('h3', { text: 'Issues' }), el('ul', { class: 'findings' }, cert.issues.map((i) => el('li', { class: 'warning' }, el('span', { class: 'rule', text: show(i.code) }), show(i.message)))));
+    out.append(el('h3', { text: 'Issues' }), el('p', { class: 'issues-note', text: issuesNote(cert.status) }),
+      el('ul', { class: 'findings' }, cert.issues.map((i) => el('li', { class: 'warning' }, el('span', { class: 'rule', text: show(i.code) }), show(i.message)))));
   }
   const proof = r.proof;
   if (proof && Array.isArray(proof.nodes)) {
@@ -484,6 +602,15 @@ function drawReason(d) {
     out.append(el('ul', { class: 'tree' }, proofNode(byId, proof.root, new Set(), 0)));
   }
   return out;
+}
+
+/** What a certificate's issues mean beside its status. */
+function issuesNote(status) {
+  const setAside = 'an issue names a fact the reasoning set aside (an authority the policy does not admit for that predicate, a time window closed at the evaluation time, a fact superseded by a later one)';
+  if (status === 'authorized') {
+    return `Authorized, and yet issues: ${setAside}. The certificate authorizes the action by the proof below, built from the facts that were counted; the issues say what was not counted. With the request at hand chit re-runs the reasoning and replays the proof (A8, A9): the verdict above says whether they hold.`;
+  }
+  return `The first issue says why the status is ${show(status)}; any after it: ${setAside}.`;
 }
 
 function atom(a) {
@@ -507,9 +634,10 @@ function proofNode(byId, id, path, depth) {
 }
 
 /** An entry (or a file) drawn by its kind, with the verdict beside it. */
-async function drawEntry(e, verdict, heading) {
+async function drawEntry(e, verdict, heading, address) {
   const box = el('div', { class: 'entry', 'data-kind': e.kind || 'unknown' });
-  box.append(el('p', { class: 'muted' }, heading));
+  if (heading) box.append(el('p', { class: 'muted' }, heading));
+  if (address) box.append(address);
   if (verdict) box.append(verdictBlock(verdict));
   let drawn;
   try {
@@ -530,16 +658,29 @@ async function drawEntry(e, verdict, heading) {
   return box;
 }
 
+/** Whose the main pane is: each entry opened or file checked takes a
+ * turn, and draws only while the turn is still its own (a slow answer
+ * does not cover a later one). */
+let paneTurn = 0;
+
 async function openEntry(which) {
   const pane = $('#entry');
+  const turn = ++paneTurn;
   pane.replaceChildren(el('p', { class: 'muted', text: `reading entry ${which}…` }));
   try {
     const e = await fetchEntry(which);
     const verdict = await verify(e.bytes);
+    if (turn !== paneTurn) return;
     const heading = el('span', {}, `Entry ${e.index} of ${show(e.bundle.origin)}, `, el('a', { href: `/v1/entries/${e.index}`, text: 'its bundle' }),
       ' (', el('code', { text: `chit verify --log-key KEY` }), ' proves it offline)');
-    pane.replaceChildren(await drawEntry(e, verdict, heading));
+    const address = e.address ? el('p', { class: 'address' }, 'Content address ',
+      el('a', { class: 'content-address mono', href: `#/entry/${e.address}`, text: e.address }),
+      el('span', { class: 'muted', text: ': the SHA-256 of the entry\'s exact bytes, which the Entry box and /v1/entries/sha256:HEX find it by.' })) : null;
+    const drawn = await drawEntry(e, verdict, heading, address);
+    if (turn !== paneTurn) return;
+    pane.replaceChildren(drawn);
   } catch (err) {
+    if (turn !== paneTurn) return;
     pane.replaceChildren(el('p', { class: 'error-box', text: `Entry ${which}: ${err.message}` }));
   }
   pane.dataset.entry = which;
@@ -548,31 +689,82 @@ async function openEntry(which) {
 
 // ---------------------------------------------------------------- a file of one's own
 
+/** Most lines of a JSON Lines file the page checks. */
+const MAX_FILE_LINES = 1000;
+
 async function checkFile(file) {
   const out = $('#verdict');
+  const pane = $('#entry');
+  const turn = ++paneTurn;
   out.replaceChildren(el('p', { class: 'muted', text: `checking ${file.name}…` }));
+  // The main pane is this file's from now on: no earlier verdict stays.
+  pane.replaceChildren(el('p', { class: 'muted', text: `checking ${file.name}…` }));
+  pane.dataset.entry = '';
   const bytes = new Uint8Array(await file.arrayBuffer());
-  const text = utf8.decode(bytes);
-  const lines = /\.(jsonl|ndjson)$/i.test(file.name) ? text.split('\n').filter((l) => l.trim()) : null;
-  if (lines) {
-    const results = [];
-    for (const line of lines.slice(0, 1000)) results.push(await verify(new TextEncoder().encode(line)));
-    const n = (s) => results.filter((r) => r.status === s).length;
-    out.replaceChildren(el('p', { class: 'summary', text: `${file.name}: ${results.length} lines, ${n('valid')} valid, ${n('invalid')} invalid, ${n('unreadable')} unreadable` }),
-      ...results.map((r, i) => el('div', {}, el('span', { class: 'muted', text: `line ${i + 1}` }), verdictBlock(r))));
+  if (/\.(jsonl|ndjson)$/i.test(file.name)) {
+    await checkLines(file.name, utf8.decode(bytes), turn);
     return;
   }
   const verdict = await verify(bytes);
+  const drawn = await drawEntry(readEntry(bytes), verdict, `${file.name}, checked here and not appended`);
+  if (turn !== paneTurn) return;
   out.replaceChildren(el('p', { class: 'summary', text: `${file.name}: ${verdict.status}` }), verdictBlock(verdict));
-  $('#entry').replaceChildren(await drawEntry(readEntry(bytes), verdict, `${file.name}, checked here and not appended`));
-  $('#entry').dataset.entry = '';
+  pane.replaceChildren(drawn);
+}
+
+/** A JSON Lines file: each line checked through /v1/verify, the count in
+ * the side pane, each line's verdict in the main one (its receipt drawn
+ * when opened). Line numbers are the file's, blank lines skipped. */
+async function checkLines(name, text, turn) {
+  const lines = text.split('\n').map((t, i) => ({ n: i + 1, t: t.replace(/\r$/, '') })).filter((l) => l.t.trim());
+  const checked = lines.slice(0, MAX_FILE_LINES);
+  const results = [];
+  for (const l of checked) {
+    const bytes = new TextEncoder().encode(l.t);
+    results.push({ line: l.n, bytes, verdict: await verify(bytes) });
+    if (turn !== paneTurn) return;
+  }
+  const n = (s) => results.filter((r) => (r.verdict.status || 'unreadable') === s).length;
+  const summary = `${name}: ${results.length} line${results.length === 1 ? '' : 's'}, ${n('valid')} valid, ${n('invalid')} invalid, ${n('unreadable')} unreadable`;
+  const cut = lines.length > checked.length ? `Only the first ${MAX_FILE_LINES.toLocaleString('en')} of its ${lines.length.toLocaleString('en')} lines were checked.` : null;
+  $('#verdict').replaceChildren(...[el('p', { class: 'summary', text: summary }), cut ? el('p', { class: 'muted', text: cut }) : null].filter(Boolean));
+  const box = el('div', { class: 'entry file-lines', 'data-kind': 'json-lines' },
+    el('p', { class: 'muted', text: `${name}, checked here line by line and not appended` }),
+    el('div', { class: 'title' }, el('h2', { text: name }),
+      badge(`${n('valid')} valid`, 'ok'), badge(`${n('invalid')} invalid`, n('invalid') ? 'bad' : 'neutral'),
+      badge(`${n('unreadable')} unreadable`, n('unreadable') ? 'warn' : 'neutral')),
+    cut ? el('p', { class: 'muted', text: cut }) : null);
+  const list = el('ol', { class: 'lines' });
+  for (const r of results) {
+    const drawing = el('div', { class: 'line-drawing' });
+    const more = el('details', {}, el('summary', { text: `the receipt on line ${r.line}` }), drawing);
+    more.addEventListener('toggle', async () => {
+      if (!more.open || drawing.dataset.drawn) return;
+      drawing.dataset.drawn = '1';
+      drawing.replaceChildren(await drawEntry(readEntry(r.bytes), null, null));
+    });
+    list.append(el('li', { class: 'line', 'data-line': r.line, 'data-status': r.verdict.status || 'unreadable' },
+      el('h3', { text: `line ${r.line}` }), verdictBlock(r.verdict), more));
+  }
+  box.append(list);
+  $('#entry').replaceChildren(box);
 }
 
 // ---------------------------------------------------------------- wiring
 
+/** The page explained, in the main pane. */
+function showAbout() {
+  paneTurn++;
+  const pane = $('#entry');
+  pane.replaceChildren($('#about').content.cloneNode(true));
+  pane.dataset.entry = '';
+  markCurrent();
+}
+
 function route() {
   const m = location.hash.match(/^#\/entry\/(.+)$/);
   if (m) openEntry(decodeURIComponent(m[1]));
+  else showAbout();
 }
 
 document.addEventListener('DOMContentLoaded', async () => {
@@ -589,6 +781,9 @@ document.addEventListener('DOMContentLoaded', async () => {
     if (f) checkFile(f).catch((err) => $('#verdict').replaceChildren(el('p', { class: 'error-box', text: `cannot check ${f.name}: ${err.message}` })));
   });
   window.addEventListener('hashchange', route);
+  for (const root of [document, $('#about').content]) {
+    for (const u of root.querySelectorAll('.here-url')) u.textContent = location.origin;
+  }
   await Promise.all([loadCheckpoint(), runSearch({}, false)]);
   route();
   setInterval(loadCheckpoint, 10000);
