@@ -10,6 +10,7 @@ mod common;
 use chit_core::across::{Across, Origin};
 use chit_core::report::json::{cross_line, verdict_line};
 use chit_core::{check, Context};
+use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
@@ -193,4 +194,174 @@ fn the_binary_gives_the_cores_verdicts_on_a_signed_stream() {
     }
     assert!(text.contains("{\"stream\":\"s1\""));
     assert_eq!(code, 1);
+}
+
+/// `POST /v1/verify` answers with the verdict line `chit verify --json`
+/// gives for the same input under the log's policy (here: none), its
+/// `file` "request": over the whole run-receipt and Lattice corpora, the
+/// shipped examples, and log bundles of the server's own log, which it
+/// proves as `chit verify --log-key` does (a forged one, and one of
+/// another log, included).
+#[test]
+fn the_server_gives_chit_verifys_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let log_key = common::log_init(d, "s.db", "log.pem", "one.example/log");
+    // Entries to bundle: the examples' run receipts and Lattice packet.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let logged = ["run-receipts/agreed-verified.json", "lattice/packet.json"];
+    for (i, name) in logged.iter().enumerate() {
+        std::fs::copy(examples.join(name), d.join(format!("e{i}.json"))).unwrap();
+    }
+    let append = common::chit_in(
+        d,
+        &["log", "append", "--store", "s.db", "e0.json", "e1.json"],
+        None,
+    );
+    assert_eq!(append.code, 0, "{}", append.stdout);
+    let server = common::serving::start(
+        d,
+        &[
+            "serve",
+            "--store",
+            "s.db",
+            "--listen",
+            "127.0.0.1:0",
+            "--quiet",
+        ],
+        &[],
+        std::process::Stdio::null(),
+    );
+    // The inputs, each in a file of its own.
+    let inputs = d.join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    let mut texts: Vec<Vec<u8>> = chit_corpus::cases(2026, 8000)
+        .into_iter()
+        .map(|c| c.text.into_bytes())
+        .collect();
+    texts.extend(
+        chit_corpus::lattice_cases(2026, 6000)
+            .into_iter()
+            .map(|c| c.text.into_bytes()),
+    );
+    for e in walk(&examples) {
+        texts.push(std::fs::read(e).unwrap());
+    }
+    let files = write_cases(&inputs, texts.iter().map(Vec::as_slice));
+    let (_, binary) = binary_lines(&inputs, &[]);
+    assert_server_says(&server.addr, &files, &binary);
+    // Log bundles: proven with the log's key, as chit verify --log-key.
+    let bundles = d.join("bundles");
+    std::fs::create_dir(&bundles).unwrap();
+    let mut files = Vec::new();
+    for index in ["0", "1"] {
+        let b = common::chit_in(d, &["log", "bundle", "--store", "s.db", index], None);
+        assert_eq!(b.code, 0, "{}", b.stderr);
+        let path = bundles.join(format!("b{index}.json"));
+        std::fs::write(&path, &b.stdout).unwrap();
+        files.push((path.display().to_string(), b.stdout.into_bytes()));
+    }
+    // The entry swapped for another receipt's: its inclusion fails.
+    let mut v: Value = serde_json::from_slice(&files[0].1).unwrap();
+    v["entry"] = serde_json::from_slice::<Value>(&files[1].1).unwrap()["entry"].clone();
+    let forged = serde_json::to_vec(&v).unwrap();
+    // Both in one file: one verdict over the two.
+    let both = format!(
+        "[{},{}]",
+        String::from_utf8_lossy(&files[0].1).trim(),
+        String::from_utf8_lossy(&files[1].1).trim()
+    );
+    for (name, bytes) in [("forged.json", forged), ("both.json", both.into_bytes())] {
+        let path = bundles.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        files.push((path.display().to_string(), bytes));
+    }
+    files.sort();
+    let (_, binary) = binary_lines(&bundles, &["--log-key", &log_key]);
+    assert_server_says(&server.addr, &files, &binary);
+    let text = String::from_utf8_lossy(&binary);
+    assert!(text.contains("\"rule\":\"log-inclusion\""), "{text}");
+    assert!(text.contains("\"valid\":true"), "{text}");
+    // A bundle of another log: its checkpoint is not this log's.
+    let other = tempfile::tempdir().unwrap();
+    let other_key = common::log_init(other.path(), "o.db", "o.pem", "other.example/log");
+    std::fs::copy(examples.join(logged[0]), other.path().join("r.json")).unwrap();
+    assert_eq!(
+        common::chit_in(
+            other.path(),
+            &["log", "append", "--store", "o.db", "r.json"],
+            None
+        )
+        .code,
+        0
+    );
+    let b = common::chit_in(
+        other.path(),
+        &["log", "bundle", "--store", "o.db", "0"],
+        None,
+    );
+    let path = other.path().join("b.json");
+    std::fs::write(&path, &b.stdout).unwrap();
+    let (_, binary) = binary_lines(&path, &["--log-key", &log_key]);
+    let file = vec![(path.display().to_string(), b.stdout.into_bytes())];
+    assert_server_says(&server.addr, &file, &binary);
+    assert!(String::from_utf8_lossy(&binary).contains("\"rule\":\"log-checkpoint\""));
+    let (code, _) = binary_lines(&path, &["--log-key", &other_key]);
+    assert_eq!(code, 0, "its own log's key proves it");
+}
+
+/// Every file below `dir`, sorted.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Each file's verdict line in `binary` (chit verify --json's output for
+/// `files`) is, byte for byte, what `POST /v1/verify` answers for its
+/// bytes, but for `file`, which the server calls "request"; and the
+/// answer's status says the same (200 valid, 400 unreadable, else 422).
+fn assert_server_says(addr: &str, files: &[(String, Vec<u8>)], binary: &[u8]) {
+    let lines: std::collections::HashMap<String, (String, String)> = binary
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| {
+            let v: Value = serde_json::from_slice(l).unwrap();
+            let file = v.get("file")?.as_str()?.to_string();
+            let status = v["status"].as_str().unwrap().to_string();
+            let prefix = format!("{{\"file\":{}", serde_json::to_string(&file).unwrap());
+            let text = String::from_utf8(l.to_vec()).unwrap();
+            let rest = text.strip_prefix(&prefix).expect("file first").to_string();
+            Some((file, (format!("{{\"file\":\"request\"{rest}"), status)))
+        })
+        .collect();
+    assert_eq!(lines.len(), files.len(), "a verdict line a file");
+    let chunks: Vec<&[(String, Vec<u8>)]> = files.chunks(files.len().div_ceil(4)).collect();
+    std::thread::scope(|s| {
+        for chunk in chunks {
+            let lines = &lines;
+            s.spawn(move || {
+                for (name, bytes) in chunk {
+                    let (code, answer) =
+                        common::serving::http(addr, "POST", "/v1/verify", &[], bytes);
+                    let (want, status) = &lines[name];
+                    assert_eq!(String::from_utf8_lossy(&answer).trim_end(), want, "{name}");
+                    let expected = match status.as_str() {
+                        "valid" => 200,
+                        "unreadable" => 400,
+                        _ => 422,
+                    };
+                    assert_eq!(code, expected, "{name}: {status}");
+                }
+            });
+        }
+    });
 }

@@ -52,6 +52,9 @@ pub struct AppState {
     pub health: super::health::Writes,
     /// What `/v1/verify` reads a document under.
     pub verify_limits: chit_core::Limits,
+    /// This log's key: a log bundle given to `/v1/verify` is proven with
+    /// it, as `chit verify --log-key` would.
+    pub log_keys: chit_core::kinds::log_bundle::LogKeys,
     /// The largest body `/v1/verify` takes: what the budget can hold with
     /// its check ([`verify_cost`]), at most [`super::MAX_BODY`].
     pub verify_max: usize,
@@ -731,12 +734,22 @@ pub async fn post_verify(State(state): State<Shared>, req: axum::extract::Reques
     if !held.take(verify_cost(len) - len) {
         return busy(&state.budget);
     }
-    let checker = state.checker.clone();
-    let limits = state.verify_limits;
     let body = body.whole();
+    let shared = state.clone();
     // The body comes back to be let go here, on the thread that read it
     // (an allocator keeps what another thread frees for a while).
-    let (checked, body) = match on_cores(move || (checker.verified(&body, &limits), body)).await {
+    let (checked, body) = match on_cores(move || {
+        // What chit verify under the log's policy says: a log bundle of
+        // this log proven with its key (--log-key), its entry checked.
+        let ctx = chit_core::Context {
+            limits: shared.verify_limits,
+            log: Some(&shared.log_keys),
+            ..shared.checker.context()
+        };
+        (chit_core::check(&body, &ctx), body)
+    })
+    .await
+    {
         Ok(c) => c,
         Err(r) => return r,
     };

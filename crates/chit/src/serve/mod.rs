@@ -292,6 +292,12 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let prover = crate::commands::log::open_store_log(&store)?;
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
+    let log_keys = chit_core::kinds::log_bundle::LogKeys {
+        log: chit_log::NoteVerifier::from_verifier_key(&writer.meta().verifier_key)
+            .map_err(|e| Failure::error(format!("the log's verifier key: {e}")))?,
+        witnesses: Vec::new(),
+        min_witnesses: 0,
+    };
     let logging = logging::init(a.quiet);
     for w in &warnings {
         tracing::warn!(target: "chit::serve", "{w}");
@@ -315,6 +321,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
             max_values: MAX_VALUES,
             ..chit_core::Limits::default()
         },
+        log_keys,
         verify_max: api::largest_verified(a.max_in_flight),
         request_timeout: std::time::Duration::from_secs(a.request_timeout),
     });
