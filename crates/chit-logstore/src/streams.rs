@@ -1,16 +1,15 @@
 //! Packet streams across the log: a packet is refused when, with every
 //! packet already logged (and those before it in its batch), its stream
-//! would break P1 (a packet id twice), P2 (a sequence twice) or P4 (the
-//! chain: `prev_packet_id` null exactly at sequence 0, and otherwise the
-//! id of the packet at sequence − 1, where that packet is logged). A gap
-//! (P3) is allowed: packets arrive out of order, and `chit log audit`
-//! reports the gaps that remain.
+//! would break P1, P2 or P4, as the core's [`stream::admit`] says (the
+//! rules a stream checked across inputs is held to, the same words). A
+//! gap (P3) is allowed: packets arrive out of order, and `chit log audit`
+//! reports the gaps that remain. This module only finds a packet's logged
+//! neighbours.
 
 use crate::store::PacketRow;
 #[cfg(doc)]
 use crate::store::Store;
-use chit_core::kinds::packet::rule;
-use chit_core::kinds::packet::stream::PacketFacts;
+use chit_core::kinds::packet::stream::{self, Known, Neighbour, PacketFacts, Place};
 use chit_core::Report;
 use std::collections::HashMap;
 
@@ -77,91 +76,19 @@ impl StreamCheck {
         seqs.insert(row.sequence, row);
     }
 
-    /// The row at `(stream, sequence)`, if logged or admitted.
-    fn at(&self, stream: &str, sequence: i64) -> Option<&PacketRow> {
-        self.by_seq.get(stream)?.get(&sequence)
-    }
-
-    /// The row of `(stream, packet id)`, if logged or admitted.
-    fn named(&self, stream: &str, id: &str) -> Option<&PacketRow> {
-        self.by_id.get(stream)?.get(id)
-    }
-
-    /// Checks one packet at log index `index`; when it passes, it counts for
-    /// the packets after it. The findings name the logged packet it
-    /// conflicts with.
+    /// Checks one packet at log index `index` ([`stream::admit`], against
+    /// the packets logged and admitted before it); when it passes, it
+    /// counts for the packets after it.
     pub fn admit(&mut self, p: &PacketFacts, index: u64) -> Result<PacketRow, Report> {
-        let mut r = Report::new(chit_core::kinds::packet::KIND);
-        let s = &*p.stream_id;
-        if let Some(other) = self.named(s, &p.packet_id) {
-            r.error(
-                rule::P1,
-                "/packet_id",
-                format!(
-                    "packet id {} is already logged in stream {s} (log index {}, sequence {})",
-                    p.packet_id, other.index, other.sequence
-                ),
-            );
-        }
-        if let Some(other) = self.at(s, p.sequence) {
-            r.error(
-                rule::P2,
-                "/sequence",
-                format!(
-                    "sequence {} of stream {s} is already logged (log index {}, packet {})",
-                    p.sequence, other.index, other.packet_id
-                ),
-            );
-        }
-        match (p.sequence, p.prev_packet_id.as_deref()) {
-            (0, Some(prev)) => r.error(
-                rule::P4,
-                "/prev_packet_id",
-                format!("sequence 0 names a previous packet {prev}"),
-            ),
-            (0, None) => {}
-            (n, None) => r.error(
-                rule::P4,
-                "/prev_packet_id",
-                format!("sequence {n} names no previous packet"),
-            ),
-            (n, Some(prev)) => {
-                if let Some(before) = self.at(s, n - 1) {
-                    if before.packet_id != prev {
-                        r.error(
-                            rule::P4,
-                            "/prev_packet_id",
-                            format!(
-                                "names {prev} before it, but sequence {} of stream {s} is {} (log index {})",
-                                n - 1,
-                                before.packet_id,
-                                before.index
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-        if let Some(after) = self.at(s, p.sequence.saturating_add(1)) {
-            if after.prev_packet_id.as_deref() != Some(&*p.packet_id) {
-                r.error(
-                    rule::P4,
-                    "/packet_id",
-                    format!(
-                        "sequence {} of stream {s} (log index {}) names {} before it, not {}",
-                        after.sequence,
-                        after.index,
-                        after.prev_packet_id.as_deref().unwrap_or("none"),
-                        p.packet_id
-                    ),
-                );
-            }
-        }
-        if !r.errors.is_empty() {
-            return Err(r);
+        let findings = stream::admit(p, self);
+        if !findings.is_empty() {
+            return Err(Report {
+                errors: findings,
+                ..Report::new(chit_core::kinds::packet::KIND)
+            });
         }
         let row = PacketRow {
-            stream_id: s.to_string(),
+            stream_id: p.stream_id.to_string(),
             sequence: p.sequence,
             packet_id: p.packet_id.to_string(),
             prev_packet_id: p.prev_packet_id.as_deref().map(str::to_string),
@@ -169,5 +96,25 @@ impl StreamCheck {
         };
         self.remember(row.clone());
         Ok(row)
+    }
+}
+
+impl Known for StreamCheck {
+    fn named(&self, stream: &str, packet_id: &str) -> Option<Neighbour<'_>> {
+        self.by_id.get(stream)?.get(packet_id).map(neighbour)
+    }
+
+    fn at(&self, stream: &str, sequence: i64) -> Option<Neighbour<'_>> {
+        self.by_seq.get(stream)?.get(&sequence).map(neighbour)
+    }
+}
+
+/// A logged (or admitted) packet's row, as the stream rules read it.
+fn neighbour(row: &PacketRow) -> Neighbour<'_> {
+    Neighbour {
+        packet_id: &row.packet_id,
+        prev_packet_id: row.prev_packet_id.as_deref(),
+        sequence: row.sequence,
+        place: Place::Logged(row.index),
     }
 }

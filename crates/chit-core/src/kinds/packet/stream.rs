@@ -1,12 +1,13 @@
 //! A packet stream (`verification.packet.v1`), checked across its packets:
-//! P1-P4, P6's order, P7, P8 and one signer per stream.
+//! P1-P4, P6's order, P7, P8 and one signer per stream. P1, P2 and P4 are
+//! [`admit`], which a log holds each packet to against what it logged.
 //!
 //! A stream's bookkeeping is a few fields per packet ([`PacketFacts`]), so
 //! a million packets are checked in one pass after sorting by sequence.
 
 use crate::across::Origin;
 use crate::doc::Val;
-use crate::report::Report;
+use crate::report::{Finding, Report};
 use crate::time::rfc3339_nanos;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -108,9 +109,8 @@ pub(crate) fn check_stream(
             .then_with(|| a.source.cmp(&b.source))
     });
     let mut r = Report::new(crate::kinds::packet::KIND);
-    p1_ids_unique(&ps, &mut r);
-    p2_p3_sequences(&ps, &mut r);
-    p4_chain(&ps, &mut r);
+    admitted_in_order(&ps, &mut r);
+    p3_sequences(&ps, &mut r);
     p6_time_order(&ps, &mut r);
     p7_same_model_and_runtime(&ps, &mut r);
     p8_expected_count(&ps, expect_count, &mut r);
@@ -132,40 +132,195 @@ fn some<T: std::fmt::Display>(items: &[T]) -> String {
     s.join(", ")
 }
 
-fn p1_ids_unique(ps: &[PacketFacts], r: &mut Report) {
-    let mut seen: HashMap<&str, &PacketFacts> = HashMap::with_capacity(ps.len());
-    let mut dups = Vec::new();
-    for p in ps {
-        if let Some(first) = seen.insert(&p.packet_id, p) {
-            dups.push(format!(
-                "{} ({} and {})",
-                p.packet_id, first.source, p.source
-            ));
+/// A packet already in a stream, as P1, P2 and P4 need it.
+#[derive(Clone, Copy, Debug)]
+pub struct Neighbour<'a> {
+    pub packet_id: &'a str,
+    pub prev_packet_id: Option<&'a str>,
+    pub sequence: i64,
+    pub place: Place<'a>,
+}
+
+/// Where a packet already in a stream is: an input given beside it, or an
+/// entry of a log.
+#[derive(Clone, Copy, Debug)]
+pub enum Place<'a> {
+    Given(&'a Origin),
+    Logged(u64),
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Given(o) => write!(f, "{o}"),
+            Place::Logged(i) => write!(f, "log index {i}"),
         }
-    }
-    if !dups.is_empty() {
-        r.error(
-            crate::kinds::packet::rule::P1,
-            "/packet_id",
-            format!("packet ids used twice: {}", some(&dups)),
-        );
     }
 }
 
-fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
-    // Sorted by sequence: duplicates are neighbours, gaps are jumps.
-    let dups: Vec<String> = ps
-        .windows(2)
-        .filter(|w| w[0].sequence == w[1].sequence)
-        .map(|w| format!("{} ({} and {})", w[1].sequence, w[0].source, w[1].source))
-        .collect();
-    if !dups.is_empty() {
-        r.error(
+/// What is known of the streams so far: the packets given before this
+/// one (a stream checked across inputs), or logged before it (a log).
+pub trait Known {
+    /// The packet of `stream` with this id.
+    fn named(&self, stream: &str, packet_id: &str) -> Option<Neighbour<'_>>;
+    /// The packet of `stream` at this sequence.
+    fn at(&self, stream: &str, sequence: i64) -> Option<Neighbour<'_>>;
+}
+
+/// P1, P2 and P4 for one packet against its stream as known so far: the
+/// one place these rules are written, for a stream checked across inputs
+/// and for a log, which admits a packet only where they hold (a gap, P3,
+/// is a log's to allow: packets arrive out of order). Each finding names
+/// the packet it conflicts with.
+pub fn admit(p: &PacketFacts, known: &impl Known) -> Vec<Finding> {
+    let mut out = Vec::new();
+    p1_id_new(p, known, &mut out);
+    p2_sequence_new(p, known, &mut out);
+    p4_chain(p, known, &mut out);
+    out
+}
+
+/// P1: no other packet of the stream has its id.
+fn p1_id_new(p: &PacketFacts, known: &impl Known, out: &mut Vec<Finding>) {
+    let s = &*p.stream_id;
+    if let Some(other) = known.named(s, &p.packet_id) {
+        out.push(Finding::new(
+            crate::kinds::packet::rule::P1,
+            "/packet_id",
+            format!(
+                "packet id {} is already in stream {s} ({}, sequence {})",
+                p.packet_id, other.place, other.sequence
+            ),
+        ));
+    }
+}
+
+/// P2: no other packet of the stream has its sequence.
+fn p2_sequence_new(p: &PacketFacts, known: &impl Known, out: &mut Vec<Finding>) {
+    let s = &*p.stream_id;
+    if let Some(other) = known.at(s, p.sequence) {
+        out.push(Finding::new(
             crate::kinds::packet::rule::P2,
             "/sequence",
-            format!("sequence numbers used twice: {}", some(&dups)),
-        );
+            format!(
+                "sequence {} of stream {s} is already taken ({}, packet {})",
+                p.sequence, other.place, other.packet_id
+            ),
+        ));
     }
+}
+
+/// P4: its `prev_packet_id` is null exactly at sequence 0 and otherwise
+/// names the packet at sequence - 1 (where that is known), and the packet
+/// at sequence + 1 (where known) names it.
+fn p4_chain(p: &PacketFacts, known: &impl Known, out: &mut Vec<Finding>) {
+    let s = &*p.stream_id;
+    let broken = |path: &str, why: String| {
+        Finding::new(
+            crate::kinds::packet::rule::P4,
+            path,
+            format!(
+                "the chain is broken at {} (sequence {}): {why}",
+                p.packet_id, p.sequence
+            ),
+        )
+    };
+    match (p.sequence, p.prev_packet_id.as_deref()) {
+        (0, Some(prev)) => out.push(broken(
+            "/prev_packet_id",
+            format!("sequence 0 names a previous packet {prev}"),
+        )),
+        (0, None) => {}
+        (_, None) => out.push(broken(
+            "/prev_packet_id",
+            "it names no previous packet".into(),
+        )),
+        (n, Some(prev)) => {
+            if let Some(before) = known.at(s, n - 1).filter(|b| b.packet_id != prev) {
+                out.push(broken(
+                    "/prev_packet_id",
+                    format!(
+                        "it names {prev} before it, but sequence {} is {} ({})",
+                        n - 1,
+                        before.packet_id,
+                        before.place
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(after) = known.at(s, p.sequence.saturating_add(1)) {
+        if after.prev_packet_id != Some(&*p.packet_id) {
+            out.push(broken(
+                "/packet_id",
+                format!(
+                    "sequence {} ({}) names {} before it",
+                    after.sequence,
+                    after.place,
+                    after.prev_packet_id.unwrap_or("none")
+                ),
+            ));
+        }
+    }
+}
+
+/// The packets of one stream (sorted by sequence), each admitted against
+/// those before it ([`admit`]); each rule's findings as one, naming the
+/// first and how many more.
+fn admitted_in_order(ps: &[PacketFacts], r: &mut Report) {
+    struct Before<'a> {
+        ps: &'a [PacketFacts],
+        ids: HashMap<&'a str, usize>,
+        upto: usize,
+    }
+    impl Before<'_> {
+        fn neighbour(&self, i: usize) -> Neighbour<'_> {
+            let p = &self.ps[i];
+            Neighbour {
+                packet_id: &p.packet_id,
+                prev_packet_id: p.prev_packet_id.as_deref(),
+                sequence: p.sequence,
+                place: Place::Given(&p.source),
+            }
+        }
+    }
+    impl Known for Before<'_> {
+        fn named(&self, _: &str, id: &str) -> Option<Neighbour<'_>> {
+            self.ids.get(id).map(|&i| self.neighbour(i))
+        }
+        fn at(&self, _: &str, sequence: i64) -> Option<Neighbour<'_>> {
+            // In sequence order: found by binary search.
+            let before = &self.ps[..self.upto];
+            let i = before.partition_point(|q| q.sequence < sequence);
+            (i < before.len() && before[i].sequence == sequence).then(|| self.neighbour(i))
+        }
+    }
+    let mut known = Before {
+        ps,
+        ids: HashMap::with_capacity(ps.len()),
+        upto: 0,
+    };
+    let mut by_rule: Vec<(&'static str, Finding, usize)> = Vec::new();
+    for (i, p) in ps.iter().enumerate() {
+        known.upto = i;
+        for f in admit(p, &known) {
+            match by_rule.iter_mut().find(|(rule, _, _)| *rule == f.rule) {
+                Some((_, _, more)) => *more += 1,
+                None => by_rule.push((f.rule, f, 0)),
+            }
+        }
+        known.ids.entry(&p.packet_id).or_insert(i);
+    }
+    for (_, mut f, more) in by_rule {
+        if more > 0 {
+            f.message = format!("{}; and {more} more like it", f.message);
+        }
+        r.errors.push(f);
+    }
+}
+
+/// P3: the sequences run from 0 with none missing.
+fn p3_sequences(ps: &[PacketFacts], r: &mut Report) {
     let Some(first) = ps.first() else { return };
     if first.sequence != 0 {
         if first.sequence < 0 {
@@ -208,48 +363,6 @@ fn p2_p3_sequences(ps: &[PacketFacts], r: &mut Report) {
             format!(
                 "{count} packet(s) dropped: sequence {} missing",
                 some(&missing)
-            ),
-        );
-    }
-}
-
-fn p4_chain(ps: &[PacketFacts], r: &mut Report) {
-    let mut bad = Vec::new();
-    for p in ps {
-        match (p.sequence, &p.prev_packet_id) {
-            (0, Some(prev)) => bad.push(format!(
-                "{} (sequence 0) names a previous packet {prev}",
-                p.packet_id
-            )),
-            (0, None) => {}
-            (_, None) => bad.push(format!(
-                "{} (sequence {}) names no previous packet",
-                p.packet_id, p.sequence
-            )),
-            (s, Some(prev)) => {
-                // The packet before, if present (a gap is P3's to report):
-                // found by binary search, as the packets are in sequence order.
-                let at = ps.partition_point(|q| q.sequence < s - 1);
-                if let Some(q) = ps.get(at).filter(|q| q.sequence == s - 1) {
-                    if q.packet_id != *prev {
-                        bad.push(format!(
-                            "{} (sequence {s}) names {prev} before it, but sequence {} is {}",
-                            p.packet_id,
-                            s - 1,
-                            q.packet_id
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    if !bad.is_empty() {
-        r.error(
-            crate::kinds::packet::rule::P4,
-            "/prev_packet_id",
-            format!(
-                "the chain is broken (a packet replaced or reordered): {}",
-                some(&bad)
             ),
         );
     }
@@ -510,6 +623,88 @@ mod tests {
             w[0].message
                 .starts_with("unsigned packets in a signed stream: p2"),
             "{w:?}"
+        );
+    }
+
+    /// A log's view: packets logged at indexes, looked up by id and
+    /// sequence.
+    struct Logged(Vec<(u64, PacketFacts)>);
+
+    impl Known for Logged {
+        fn named(&self, _: &str, id: &str) -> Option<Neighbour<'_>> {
+            self.0.iter().find(|(_, p)| &*p.packet_id == id).map(view)
+        }
+        fn at(&self, _: &str, sequence: i64) -> Option<Neighbour<'_>> {
+            self.0
+                .iter()
+                .find(|(_, p)| p.sequence == sequence)
+                .map(view)
+        }
+    }
+
+    fn view((i, p): &(u64, PacketFacts)) -> Neighbour<'_> {
+        Neighbour {
+            packet_id: &p.packet_id,
+            prev_packet_id: p.prev_packet_id.as_deref(),
+            sequence: p.sequence,
+            place: Place::Logged(*i),
+        }
+    }
+
+    /// P1, P2 and P4 against what a log holds: each names the logged
+    /// packet it conflicts with; a gap is no finding of admit's.
+    #[test]
+    fn admit_holds_a_packet_to_the_packets_known() {
+        let log = Logged(
+            chain(3)
+                .into_iter()
+                .zip(10..)
+                .map(|(p, i)| (i, p))
+                .collect(),
+        );
+        let found = |p: PacketFacts| -> Vec<(&'static str, String)> {
+            admit(&p, &log)
+                .into_iter()
+                .map(|f| (f.rule, f.message))
+                .collect()
+        };
+        assert!(found(packet(3, "p3", Some("p2"))).is_empty());
+        assert!(found(packet(7, "p7", Some("p6"))).is_empty(), "a gap");
+        assert_eq!(
+            found(packet(5, "p1", Some("p4"))),
+            [(
+                "P1",
+                "packet id p1 is already in stream s (log index 11, sequence 1)".into()
+            )]
+        );
+        assert_eq!(
+            found(packet(2, "x", Some("p1"))),
+            [(
+                "P2",
+                "sequence 2 of stream s is already taken (log index 12, packet p2)".into()
+            )]
+        );
+        let f = found(packet(3, "p3", Some("p0")));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].0, "P4");
+        assert!(f[0].1.contains("sequence 2 is p2 (log index 12)"), "{f:?}");
+        // The packet after it, logged first, names another.
+        let log = Logged(vec![(4, packet(5, "p5", Some("p4")))]);
+        let f: Vec<_> = admit(&packet(4, "q4", Some("p3")), &log);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message
+                .contains("sequence 5 (log index 4) names p4 before it"),
+            "{f:?}"
+        );
+        assert!(admit(&packet(0, "p0", None), &Logged(Vec::new())).is_empty());
+        assert_eq!(
+            admit(&packet(0, "p0", Some("z")), &Logged(Vec::new()))[0].rule,
+            "P4"
+        );
+        assert_eq!(
+            admit(&packet(1, "p1", None), &Logged(Vec::new()))[0].rule,
+            "P4"
         );
     }
 
