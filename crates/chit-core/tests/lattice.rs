@@ -392,3 +392,34 @@ fn plan_epoch_past_the_safe_integers_is_refused() {
         );
     }
 }
+
+/// A todo's chain as a log's reader sees it: in X6's order, each packet
+/// with the fields X6 names against the one before it, and X6's findings
+/// over them all, the same rule as across inputs.
+#[test]
+fn a_rebind_chain_flags_each_packet_against_the_one_before() {
+    let mut rng = Rng(13);
+    let v1 = packet(&mut rng, "todo-1", "plan-a", 1);
+    let rebind = |v: &Value, plan: &str, epoch: f64| {
+        with(
+            &with(v, "plan_ref", s(plan)),
+            "plan_epoch",
+            Value::Num(epoch),
+        )
+    };
+    let a = sealed(&v1);
+    let b = sealed(&rebind(&v1, "plan-b", 2.0));
+    // Same plan as b, same epoch too: two fields flagged.
+    let c = sealed(&rebind(&v1, "plan-b", 2.0));
+    let chain = xp::rebind_chain(vec![facts(&c, "c"), facts(&a, "a"), facts(&b, "b")]);
+    let order: Vec<&str> = chain.packets.iter().map(|(f, _)| &*f.source.file).collect();
+    assert_eq!(order, ["a", "b", "c"]);
+    let flagged: Vec<&Vec<String>> = chain.packets.iter().map(|(_, f)| f).collect();
+    assert!(flagged[0].is_empty() && flagged[1].is_empty());
+    assert_eq!(*flagged[2], ["/plan_ref", "/plan_epoch"]);
+    let across = xp::rebinds(vec![facts(&a, "a"), facts(&b, "b"), facts(&c, "c")]);
+    assert_eq!(chain.report, across[0].2);
+    // One packet: nothing to compare, no finding.
+    let one = xp::rebind_chain(vec![facts(&a, "a")]);
+    assert!(one.report.valid() && one.packets[0].1.is_empty());
+}

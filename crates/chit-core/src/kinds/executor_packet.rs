@@ -322,64 +322,114 @@ pub fn seal(v: &Value) -> Result<Vec<u8>, lattice::Error> {
     Ok(out)
 }
 
+/// X6's order: by todo, by epoch, then by where each came from.
+fn x6_order(a: &RebindFacts, b: &RebindFacts) -> std::cmp::Ordering {
+    a.todo_id
+        .cmp(&b.todo_id)
+        .then(a.plan_epoch.cmp(&b.plan_epoch))
+        .then_with(|| a.source.cmp(&b.source))
+}
+
 /// X6 over every packet given: for each `todo_id` with more than one
 /// packet, each later epoch against the one before it. Returns the todo id,
 /// how many packets it has, and the findings.
 pub fn rebinds(mut facts: Vec<RebindFacts>) -> Vec<(String, usize, Report)> {
-    facts.sort_by(|a, b| {
-        a.todo_id
-            .cmp(&b.todo_id)
-            .then(a.plan_epoch.cmp(&b.plan_epoch))
-            .then_with(|| a.source.cmp(&b.source))
-    });
+    facts.sort_by(x6_order);
     let mut out = Vec::new();
     for group in facts.chunk_by(|a, b| a.todo_id == b.todo_id) {
         if group.len() < 2 {
             continue;
         }
-        let mut r = Report::new(KIND);
-        for p in group.iter().filter(|p| !p.valid) {
-            r.error(
-                rule::X6,
-                "",
-                format!("{} ({}) is not valid on its own", p.packet_id, p.source),
-            );
-        }
-        for w in group.windows(2) {
-            let (a, b) = (&w[0], &w[1]);
-            let names = format!(
-                "{} ({}) then {} ({})",
-                a.packet_id, a.source, b.packet_id, b.source
-            );
-            if a.context_content_digest != b.context_content_digest {
-                r.error(
-                    rule::X6,
-                    "/context_content_digest",
-                    format!("{names}: the content changed (context_content_digest differs), so this is not a rebind"),
-                );
-            }
-            if a.plan_ref == b.plan_ref {
-                r.error(
-                    rule::X6,
-                    "/plan_ref",
-                    format!(
-                        "{names}: the same plan_ref {}; a rebind names a new plan",
-                        a.plan_ref
-                    ),
-                );
-            }
-            if a.plan_epoch.is_none() || a.plan_epoch == b.plan_epoch {
-                r.error(
-                    rule::X6,
-                    "/plan_epoch",
-                    format!(
-                        "{names}: plan_epoch {} twice; the later packet's epoch must be greater",
-                        a.plan_epoch.map_or("?".into(), |e| e.to_string())
-                    ),
-                );
-            }
-        }
-        out.push((group[0].todo_id.clone(), group.len(), r));
+        out.push((group[0].todo_id.clone(), group.len(), x6_group(group)));
     }
     out
+}
+
+/// X6 over one todo's packets, in X6's order: each valid on its own, and
+/// each a rebind of the one before it.
+fn x6_group(group: &[RebindFacts]) -> Report {
+    let mut r = Report::new(KIND);
+    for p in group.iter().filter(|p| !p.valid) {
+        r.error(
+            rule::X6,
+            "",
+            format!("{} ({}) is not valid on its own", p.packet_id, p.source),
+        );
+    }
+    for w in group.windows(2) {
+        r.errors.extend(x6_pair(&w[0], &w[1]));
+    }
+    r
+}
+
+/// X6 for one packet `b` after `a` of the same todo: the same content
+/// (`context_content_digest`) under a new plan (`plan_ref`) and a later
+/// epoch (`plan_epoch`). Each finding's path names the field.
+fn x6_pair(a: &RebindFacts, b: &RebindFacts) -> Vec<crate::report::Finding> {
+    use crate::report::Finding;
+    let names = format!(
+        "{} ({}) then {} ({})",
+        a.packet_id, a.source, b.packet_id, b.source
+    );
+    let mut out = Vec::new();
+    if a.context_content_digest != b.context_content_digest {
+        out.push(Finding::new(
+            rule::X6,
+            "/context_content_digest",
+            format!("{names}: the content changed (context_content_digest differs), so this is not a rebind"),
+        ));
+    }
+    if a.plan_ref == b.plan_ref {
+        out.push(Finding::new(
+            rule::X6,
+            "/plan_ref",
+            format!(
+                "{names}: the same plan_ref {}; a rebind names a new plan",
+                a.plan_ref
+            ),
+        ));
+    }
+    if a.plan_epoch.is_none() || a.plan_epoch == b.plan_epoch {
+        out.push(Finding::new(
+            rule::X6,
+            "/plan_epoch",
+            format!(
+                "{names}: plan_epoch {} twice; the later packet's epoch must be greater",
+                a.plan_epoch.map_or("?".into(), |e| e.to_string())
+            ),
+        ));
+    }
+    out
+}
+
+/// One todo's packets as X6 reads them: in X6's order, each with the
+/// fields X6 names against the one before it (its `flagged` paths, the
+/// first packet's none), and X6's findings over them all.
+pub struct RebindChain {
+    pub packets: Vec<(RebindFacts, Vec<String>)>,
+    pub report: Report,
+}
+
+/// [`RebindChain`] of packets of one todo (a log's, say): sorted into
+/// X6's order, each paired with the one before it by X6's own rule.
+pub fn rebind_chain(mut facts: Vec<RebindFacts>) -> RebindChain {
+    facts.sort_by(x6_order);
+    let report = if facts.len() > 1 {
+        x6_group(&facts)
+    } else {
+        Report::new(KIND)
+    };
+    let flagged: Vec<Vec<String>> = (0..facts.len())
+        .map(|i| match i.checked_sub(1) {
+            Some(j) => x6_pair(&facts[j], &facts[i])
+                .into_iter()
+                .map(|f| f.path)
+                .collect(),
+            None => Vec::new(),
+        })
+        .collect();
+    RebindChain {
+        packets: facts.into_iter().zip(flagged).collect(),
+        report,
+    }
 }

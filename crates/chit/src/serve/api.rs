@@ -933,7 +933,7 @@ const REBIND_SCAN: u32 = 5_000;
 /// packets of the log are read (`complete` says whether that was all).
 pub async fn get_rebinds(State(state): State<Shared>, Params(p): Params<RebindParams>) -> Response {
     use chit_core::across::Origin;
-    use chit_core::kinds::executor_packet::{rebinds, RebindFacts};
+    use chit_core::kinds::executor_packet::{rebind_chain, RebindFacts};
     let Some(todo_id) = p.todo_id else {
         return error(
             StatusCode::BAD_REQUEST,
@@ -1009,35 +1009,23 @@ pub async fn get_rebinds(State(state): State<Shared>, Params(p): Params<RebindPa
                 break page(after, 1)?.0 == 0;
             }
         };
-        // In X6's order; each against the one before it, by X6 itself.
-        found.sort_by(|(a, ..), (b, ..)| {
-            a.plan_epoch
-                .cmp(&b.plan_epoch)
-                .then_with(|| a.source.cmp(&b.source))
-        });
-        let packets: Vec<Value> = found
+        // In X6's order, each paired with the one before it: chit-core's.
+        // Each packet's source is its entry index.
+        let mut digests: BTreeMap<u64, Option<String>> = BTreeMap::new();
+        let facts = found
+            .into_iter()
+            .map(|(f, digest, index)| {
+                digests.insert(index, digest);
+                f
+            })
+            .collect();
+        let chain = rebind_chain(facts);
+        let packets: Vec<Value> = chain
+            .packets
             .iter()
-            .enumerate()
-            .map(|(i, (f, digest, index))| {
-                let flagged: Vec<String> = match i.checked_sub(1) {
-                    Some(j) => {
-                        let pair = vec![
-                            RebindFacts {
-                                valid: true,
-                                ..found[j].0.clone()
-                            },
-                            RebindFacts {
-                                valid: true,
-                                ..f.clone()
-                            },
-                        ];
-                        rebinds(pair)
-                            .into_iter()
-                            .flat_map(|(_, _, r)| r.errors.into_iter().map(|e| e.path))
-                            .collect()
-                    }
-                    None => Vec::new(),
-                };
+            .map(|(f, flagged)| {
+                let index = f.source.line.unwrap_or(0) as u64;
+                let digest = digests.get(&index).cloned().flatten();
                 json!({
                     "index": index,
                     "packet_id": f.packet_id,
@@ -1050,9 +1038,10 @@ pub async fn get_rebinds(State(state): State<Shared>, Params(p): Params<RebindPa
                 })
             })
             .collect();
-        let findings: Vec<Value> = rebinds(found.into_iter().map(|(f, ..)| f).collect())
+        let findings: Vec<Value> = chain
+            .report
+            .errors
             .into_iter()
-            .flat_map(|(_, _, r)| r.errors)
             .map(|e| json!({"rule": e.rule, "path": e.path, "message": e.message}))
             .collect();
         Ok(json!({
