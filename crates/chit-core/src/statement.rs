@@ -511,3 +511,27 @@ pub fn sign(
         key,
     ))
 }
+
+/// The document an input carries, read: the input itself, or a signed
+/// statement's `payload` where the input is an envelope; given to `f`
+/// (`None` where it cannot be read), for a front end that shows a
+/// receipt's own fields beside its verdict.
+pub fn with_document<R>(
+    input: &[u8],
+    limits: &crate::json::Limits,
+    f: impl FnOnce(Option<crate::doc::Val>) -> R,
+) -> R {
+    let Ok(doc) = crate::json::parse(input, limits) else {
+        return f(None);
+    };
+    if !crate::envelope::looks_like_envelope(&doc) {
+        return f(Some(doc.root()));
+    }
+    let Some(env) = Envelope::read(&doc, &mut Report::new(crate::kinds::ENVELOPE)) else {
+        return f(None);
+    };
+    match crate::json::parse(&env.payload, limits) {
+        Ok(st) => f(st.root().get("payload")),
+        Err(_) => f(None),
+    }
+}

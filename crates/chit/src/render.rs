@@ -313,13 +313,12 @@ fn markdown(o: &Outcome, receipt: Option<Val>) -> String {
         Status::Unchecked => "⚠️ not recomputed (give the request)",
         Status::Invalid | Status::Unreadable => "❌ invalid",
     };
-    let rc = receipt
-        .filter(|_| report.kind == run_receipt::KIND && !report.breaks(chit_core::rule::SCHEMA));
+    let rc = receipt.and_then(|v| run_receipt::Receipt::view_checked(report, v));
     let signed = match &o.artifact_id {
         Some(art) => format!(" (signed, {})", cell(art)),
         None => String::new(),
     };
-    match rc.and_then(run_receipt::Receipt::view) {
+    match rc {
         Some(rc) => {
             let _ = writeln!(
                 s,

@@ -252,6 +252,15 @@ fn text<'a>(o: Val<'a>, k: &str) -> Option<&'a str> {
 impl<'a> Receipt<'a> {
     /// Reads the fields the rules use. `None` if the receipt lacks the
     /// schema's shape (which the schema check has already ruled out).
+    /// The view of a document checked as a run receipt (`report` its
+    /// check's) that passed its schema: what a front end may show of it.
+    pub fn view_checked(report: &Report, o: Val<'a>) -> Option<Receipt<'a>> {
+        if report.kind != KIND || report.breaks(crate::rule::SCHEMA) {
+            return None;
+        }
+        Receipt::view(o)
+    }
+
     pub fn view(o: Val<'a>) -> Option<Receipt<'a>> {
         if !o.is_object() {
             return None;

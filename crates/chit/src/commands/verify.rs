@@ -7,11 +7,10 @@ use crate::inputs::{self, Source};
 use crate::output::{Output, Palette};
 use crate::render::{self, Outcome, Status};
 use chit_core::across::{Across, Facts, Origin};
-use chit_core::envelope::Envelope;
 use chit_core::kinds::log_bundle::LogKeys;
 use chit_core::treeship::ArtifactFacts;
 use chit_core::trust::Trust;
-use chit_core::{Context, Doc, Report, Val};
+use chit_core::{Context, Doc, Val};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
@@ -340,31 +339,21 @@ fn check(
             no_facts(finish(&unreadable(file, line, why), None, settings))
         }
         Ok(checked) => {
-            // A run receipt's Markdown shows its grade, checks and gaps; a
-            // signed one's are in its statement's payload.
-            let doc = (settings.format == Format::Markdown
-                && checked.report.kind == chit_core::kinds::run_receipt::KIND)
-                .then(|| chit_core::json::parse(bytes, &ctx.limits).ok())
-                .flatten();
-            let payload = doc
-                .as_ref()
-                .filter(|d| chit_core::envelope::looks_like_envelope(d))
-                .and_then(|d| Envelope::read(d, &mut Report::new("envelope")))
-                .map(|e| e.payload);
-            let statement = payload
-                .as_deref()
-                .and_then(|p| chit_core::json::parse(p, &ctx.limits).ok());
-            let receipt = match &statement {
-                Some(st) => st.root().get("payload"),
-                None => doc.as_ref().map(Doc::root),
-            };
             let o = Outcome {
                 file,
                 line,
                 result: Ok(checked.report),
                 artifact_id: checked.artifact_id,
             };
-            let (status, shown) = finish(&o, receipt, settings);
+            // A run receipt's Markdown shows its grade, checks and gaps; a
+            // signed one's are in its statement's payload.
+            let (status, shown) = if settings.format == Format::Markdown {
+                chit_core::statement::with_document(bytes, &ctx.limits, |receipt| {
+                    finish(&o, receipt, settings)
+                })
+            } else {
+                finish(&o, None, settings)
+            };
             let origin = Origin::new(file.clone(), line);
             let artifact = checked.artifact.map(|a| (origin.clone(), a));
             let facts = checked.facts.map(|f| (origin, f));
