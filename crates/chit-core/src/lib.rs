@@ -26,6 +26,8 @@
 //! 4. [`canon`] and [`digest`]: canonical JSON (RFC 8785) and `sha256:`
 //!    digests; [`keys`], [`envelope`] and [`trust`] for signatures.
 
+#![forbid(unsafe_code)]
+
 pub mod across;
 pub mod canon;
 pub mod check;

@@ -22,6 +22,8 @@
 //! - `overhead`: gateway overhead from a transcript and the fixture's
 //!   timings ([`overhead`], [`Overhead`], [`quantile`]).
 
+#![forbid(unsafe_code)]
+
 mod lattice;
 mod lineage;
 mod mutate;

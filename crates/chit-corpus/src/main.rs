@@ -23,6 +23,8 @@
 //!                                 `LEVEL IN_FLIGHT N MEDIAN P90 P99 MAX SERVER_MEDIAN`
 //!                                 (microseconds)
 
+#![forbid(unsafe_code)]
+
 use rayon::prelude::*;
 use std::io::Write;
 

@@ -107,6 +107,8 @@
 //! Failure injection: see [`Fail`]. Requests are counted from 0 in arrival
 //! order over both completion routes; ids are `cmpl-<count>`.
 
+#![forbid(unsafe_code)]
+
 mod model;
 mod scheduler;
 mod server;

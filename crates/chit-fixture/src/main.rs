@@ -11,6 +11,8 @@
 //! Prints `listening on http://ADDR` as its first stdout line, then serves
 //! until killed.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -21,6 +21,8 @@
 //! complete, so an interrupted run keeps what it measured; the transcript
 //! is then marked incomplete and no receipt is signed.
 
+#![forbid(unsafe_code)]
+
 mod api;
 mod transcript;
 

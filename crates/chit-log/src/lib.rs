@@ -41,6 +41,8 @@
 //!   clock, and promises it checked consistency with what it cosigned
 //!   before.
 
+#![forbid(unsafe_code)]
+
 //! # Example
 //!
 //! ```
