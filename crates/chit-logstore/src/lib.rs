@@ -6,7 +6,8 @@
 //! The formats (RFC 9162 trees, C2SP checkpoints, notes, cosignatures and
 //! tiles) are [`chit_log`]'s; verdicts on receipts are
 //! [`chit_core::check`]'s. This crate only stores and sequences around
-//! them, and has no command line.
+//! them, and has no command line. [`open`] and [`create`] are the one
+//! place that picks a store's driver from where it is.
 
 pub mod audit;
 pub mod log;
@@ -21,7 +22,7 @@ mod walbuf;
 pub use chit_log::bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};
 pub use policy::{Policy, Submitted, Verdict};
-pub use store::{open, Store, StoreError};
+pub use store::{Store, StoreError};
 
 /// The store layout's version, recorded at `chit log init`.
 pub const FORMAT: &str = "chit-log/1";
@@ -51,4 +52,36 @@ pub(crate) fn meta_from_rows(
         policy: take("policy")?,
         key_file: map.remove("key_file"),
     })
+}
+
+/// Whether a location names a PostgreSQL store (`postgres://…`,
+/// `postgresql://…`); anything else is a SQLite file.
+pub fn is_postgres(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// Opens the store a location names: `postgres://…` or `postgresql://…`
+/// (PostgreSQL; `?schema=NAME` keeps the log in its own schema), anything
+/// else a SQLite file.
+pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
+    if is_postgres(location) {
+        Ok(Box::new(crate::postgres::PgStore::connect(location)?))
+    } else {
+        Ok(Box::new(crate::sqlite::SqliteStore::open(
+            std::path::Path::new(location),
+        )?))
+    }
+}
+
+/// A store for a new log where a location names one: a new SQLite file
+/// (never over an existing file), or a PostgreSQL schema (`create` then
+/// refuses one that holds a log).
+pub fn create(location: &str) -> Result<Box<dyn Store>, StoreError> {
+    if is_postgres(location) {
+        Ok(Box::new(crate::postgres::PgStore::connect(location)?))
+    } else {
+        Ok(Box::new(crate::sqlite::SqliteStore::create_file(
+            std::path::Path::new(location),
+        )?))
+    }
 }

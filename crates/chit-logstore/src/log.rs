@@ -188,7 +188,7 @@ impl Log {
     }
 
     /// Creates a log where a location names a new store
-    /// ([`crate::store::create`]: a new SQLite file, never over one, or a
+    /// ([`crate::create`]: a new SQLite file, never over one, or a
     /// PostgreSQL schema holding none). A SQLite file made here that
     /// could not be made a log is removed with its companions.
     pub fn create(
@@ -197,9 +197,9 @@ impl Log {
         policy: &Policy,
         key_file: Option<String>,
     ) -> Result<Log, LogError> {
-        let store = crate::store::create(location)?;
+        let store = crate::create(location)?;
         Log::init(store, signer, policy, key_file).map_err(|e| {
-            if crate::store::is_postgres(location) {
+            if crate::is_postgres(location) {
                 return LogError::Io(format!("cannot make a log in {location}: {e}"));
             }
             crate::sqlite::SqliteStore::remove_created(std::path::Path::new(location));

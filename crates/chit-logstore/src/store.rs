@@ -285,38 +285,6 @@ pub trait Store: Send {
     }
 }
 
-/// Whether a location names a PostgreSQL store (`postgres://…`,
-/// `postgresql://…`); anything else is a SQLite file.
-pub fn is_postgres(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
-}
-
-/// Opens the store a location names: `postgres://…` or `postgresql://…`
-/// (PostgreSQL; `?schema=NAME` keeps the log in its own schema), anything
-/// else a SQLite file.
-pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
-    if is_postgres(location) {
-        Ok(Box::new(crate::postgres::PgStore::connect(location)?))
-    } else {
-        Ok(Box::new(crate::sqlite::SqliteStore::open(
-            std::path::Path::new(location),
-        )?))
-    }
-}
-
-/// A store for a new log where a location names one: a new SQLite file
-/// (never over an existing file), or a PostgreSQL schema (`create` then
-/// refuses one that holds a log).
-pub fn create(location: &str) -> Result<Box<dyn Store>, StoreError> {
-    if is_postgres(location) {
-        Ok(Box::new(crate::postgres::PgStore::connect(location)?))
-    } else {
-        Ok(Box::new(crate::sqlite::SqliteStore::create_file(
-            std::path::Path::new(location),
-        )?))
-    }
-}
-
 /// Milliseconds since the Unix epoch, now.
 pub fn now_millis() -> i64 {
     std::time::SystemTime::now()

@@ -1205,7 +1205,7 @@ fn another_programs_database_is_refused_unchanged() {
         n
     };
     let listed = names(t.path());
-    match chit_logstore::store::open(&path.display().to_string()) {
+    match chit_logstore::open(&path.display().to_string()) {
         Err(chit_logstore::store::StoreError::NotALog(_)) => {}
         Err(e) => panic!("not refused as a non-log: {e}"),
         Ok(_) => panic!("opened as a log"),

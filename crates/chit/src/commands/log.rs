@@ -812,7 +812,7 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     // A folder of tiles or a URL: only what the log serves (no policy, no
     // key named), as any tiles client sees it.
     let is_dir =
-        is_url || (!chit_logstore::store::is_postgres(&a.source) && Path::new(&a.source).is_dir());
+        is_url || (!chit_logstore::is_postgres(&a.source) && Path::new(&a.source).is_dir());
     let mut source: Box<dyn audit::Source> = if is_url {
         Box::new(crate::serve::remote::Remote::new(&a.source).map_err(Failure::error)?)
     } else if is_dir {

@@ -361,7 +361,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
 /// works), and says whether it did. An existing file is opened as it is,
 /// never replaced (nor a link written through).
 fn new_log_if_fresh(a: &ServeArgs, store: &str, out: &mut Output) -> Result<bool, Failure> {
-    let fresh = !chit_logstore::store::is_postgres(store)
+    let fresh = !chit_logstore::is_postgres(store)
         && matches!(std::fs::symlink_metadata(store), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
     if !fresh {
         return Ok(false);
