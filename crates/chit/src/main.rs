@@ -13,6 +13,7 @@ mod inputs;
 mod output;
 mod render;
 mod serve;
+mod shared;
 
 use clap::Parser;
 use cli::{Cli, ColorWhen, Command, KeyCommand, LineageCommand, PacketsCommand};

@@ -3,14 +3,11 @@
 use crate::cli::KeygenArgs;
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::files;
-use crate::inputs::{self, Source};
+use crate::inputs;
 use crate::output::Output;
 use chit_core::keys::SecretKey;
 use std::io::Write;
 use std::path::Path;
-
-/// The most a key file may be: a PEM key is a few hundred bytes.
-const KEY_FILE_MAX: usize = 16 * 1024;
 
 pub fn keygen(a: &KeygenArgs, out: &mut Output) -> CmdResult {
     let mut seed = [0u8; 32];
@@ -37,41 +34,8 @@ pub fn keygen(a: &KeygenArgs, out: &mut Output) -> CmdResult {
     show_public(&key, out)
 }
 
-/// Reads an Ed25519 private key (PKCS#8 PEM), warning on standard error,
-/// as ssh does, when others may read or write the file.
-pub fn read_key(path: &Path) -> Result<SecretKey, Failure> {
-    // --max-size is for documents; a key file has its own fixed limit, and
-    // the message names it.
-    let bytes = inputs::read(&Source::File(path.to_path_buf()), KEY_FILE_MAX).map_err(|why| {
-        let why = why.replace(
-            "(raise it with --max-size)",
-            "for a key file (a PEM key is a few hundred bytes: is this the key?)",
-        );
-        Failure::error(format!("cannot read key {}: {why}", path.display()))
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Failure::error(format!("{} is not a PEM key file", path.display())))?;
-    let key = SecretKey::from_pem(&text)
-        .map_err(|e| Failure::error(format!("{}: {e}", path.display())))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(m) = std::fs::metadata(path) {
-            let mode = m.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                anstream::eprintln!(
-                    "chit: warning: the private key {p} is open to others (mode {mode:04o}); \
-                     anyone who can read it can sign as you: run 'chmod 600 {p}'",
-                    p = path.display()
-                );
-            }
-        }
-    }
-    Ok(key)
-}
-
 pub fn show(path: &Path, out: &mut Output) -> CmdResult {
-    let key = read_key(path)?;
+    let key = crate::shared::keys::read_key(path)?;
     show_public(&key, out)
 }
 

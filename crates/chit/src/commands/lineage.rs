@@ -5,9 +5,9 @@ use crate::exit::{CmdResult, Exit, Failure};
 use crate::files::write_new;
 use crate::inputs;
 use crate::output::Output;
+use crate::shared::transcripts::read_transcript;
 use anstream::eprintln;
 use chit_core::kinds::numeric_lineage::arithmetic::{self as math, Bound, BoundError, Class};
-use chit_core::kinds::numeric_lineage::transcript::{Transcript, TranscriptReader};
 use chit_gateway::{Api, Endpoint, Input, LevelSummary, NumericsFile, Observer, Plan, Request};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -52,8 +52,9 @@ pub fn bound(a: &BoundArgs, out: &mut Output) -> CmdResult {
                     a.out.display()
                 )));
             }
-            let mut log = super::log::open_for_append(store, a.log_signing_key.as_deref())?;
-            let index = super::log::append_one(&mut log, text.as_bytes(), "the bound")?;
+            let mut log =
+                crate::shared::logs::open_for_append(store, a.log_signing_key.as_deref())?;
+            let index = crate::shared::logs::append_one(&mut log, text.as_bytes(), "the bound")?;
             Some((index, log.meta().origin.clone()))
         }
     };
@@ -344,7 +345,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         .committed_before(now)
         .map_err(|e| Failure::error(format!("the bound in {}: {e}", a.bound.display())))?;
     let requests = read_requests(&a.requests, a.max_tokens)?;
-    let key = super::key::read_key(&a.key)?;
+    let key = crate::shared::keys::read_key(&a.key)?;
     // With --log, the bound must be in the log before anything is sent.
     let mut logged = match &a.log {
         None => None,
@@ -517,7 +518,11 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     let text = serde_json::to_string_pretty(&measured.receipt).unwrap_or_default() + "\n";
     write_new(&a.out, text.as_bytes())?;
     let receipt_index = match logged.as_mut() {
-        Some((log, _)) => Some(super::log::append_one(log, text.as_bytes(), "the receipt")?),
+        Some((log, _)) => Some(crate::shared::logs::append_one(
+            log,
+            text.as_bytes(),
+            "the receipt",
+        )?),
         None => None,
     };
     table(out, &measured.levels)?;
@@ -570,7 +575,7 @@ fn bound_in_log(
     store: &str,
     a: &MeasureArgs,
 ) -> Result<(chit_logstore::Log, chit_logstore::Bundle), Failure> {
-    let mut log = super::log::open_for_append(store, a.log_signing_key.as_deref())?;
+    let mut log = crate::shared::logs::open_for_append(store, a.log_signing_key.as_deref())?;
     let bytes = inputs::read(&inputs::Source::File(a.bound.clone()), 1 << 20).map_err(|why| {
         Failure::error(format!(
             "cannot read the bound {}: {why}",
@@ -620,28 +625,6 @@ fn table(out: &mut Output, levels: &[LevelSummary]) -> Result<(), Failure> {
         .map_err(io)?;
     }
     Ok(())
-}
-
-/// Reads a transcript for verify and open: streamed a line at a time, at
-/// most `limits.max_size` bytes in all and in any one line, so memory stays
-/// bounded whatever the file is (a FIFO with no writer is refused).
-pub fn read_transcript(path: &Path, limits: &chit_core::Limits) -> Result<Transcript, Failure> {
-    let cannot = |why: String| {
-        Failure::error(format!(
-            "cannot read the transcript {}: {why}",
-            path.display()
-        ))
-    };
-    let source = inputs::Source::File(path.to_path_buf());
-    let reader = inputs::open_capped(&source, limits.max_size).map_err(cannot)?;
-    let mut transcript = TranscriptReader::new(limits);
-    for (n, line) in inputs::Lines::new(reader, limits.max_size) {
-        let line = line.map_err(|why| cannot(format!("line {n}: {why}")))?;
-        transcript
-            .line(n, &line)
-            .map_err(|e| cannot(e.to_string()))?;
-    }
-    transcript.finish().map_err(|e| cannot(e.to_string()))
 }
 
 pub fn open(a: &OpenArgs, out: &mut Output) -> CmdResult {

@@ -43,7 +43,7 @@ fn read_packet(a: &RecomputeArgs) -> Result<PacketToRerun, Failure> {
     let doc = json::parse(&bytes, &limits)
         .map_err(|e| Failure::error(format!("cannot read {label}: {e}")))?;
     let trust = match &a.trust {
-        Some(p) => Some(super::verify::read_trust(p, limits.max_size)?),
+        Some(p) => Some(crate::shared::trust::read_trust(p, limits.max_size)?),
         None => None,
     };
     let packet = recompute::packet_to_rerun(&doc, trust.as_ref()).map_err(|e| match e {
@@ -65,7 +65,7 @@ pub fn run(a: &RecomputeArgs, out: &mut Output) -> CmdResult {
     if let Some(path) = &a.out {
         crate::files::check(path, crate::files::Replace::IfForced(a.force))?;
     }
-    let key = super::key::read_key(&a.key)?;
+    let key = crate::shared::keys::read_key(&a.key)?;
     let packet = read_packet(a)?;
     let (input_digest, output_digest, claim) = (
         packet.input_digest.clone(),
@@ -169,16 +169,16 @@ pub fn run(a: &RecomputeArgs, out: &mut Output) -> CmdResult {
     let (verdict, result) = recompute::result(
         &packet,
         &rerun,
-        chit_core::time::format_unix_utc(super::sign::now_secs()),
+        chit_core::time::format_unix_utc(crate::shared::envelopes::now_secs()),
     );
     let claim = Claim {
         kind: recompute::KIND,
         system: "chit://recompute",
         subject: Some(&packet.art_id),
-        at_unix_secs: super::sign::now_secs(),
+        at_unix_secs: crate::shared::envelopes::now_secs(),
     };
     let env = statement::sign(&key, claim, result).map_err(|e| Failure::error(e.to_string()))?;
-    super::sign::write_envelope(&env, a.out.as_deref(), a.force, out, |path, art| {
+    crate::shared::envelopes::write_envelope(&env, a.out.as_deref(), a.force, out, |path, art| {
         format!(
             "{verdict}: wrote {} {art} (checks {})",
             path.display(),

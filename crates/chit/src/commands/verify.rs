@@ -6,10 +6,10 @@ use crate::exit::{CmdResult, Exit, Failure};
 use crate::inputs::{self, Source};
 use crate::output::{Output, Palette};
 use crate::render::{self, Outcome, Status};
+use crate::shared::trust::read_trust;
 use chit_core::across::{Across, Facts, Origin};
 use chit_core::kinds::log_bundle::LogKeys;
 use chit_core::treeship::ArtifactFacts;
-use chit_core::trust::Trust;
 use chit_core::{Context, Doc, Val};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
@@ -49,7 +49,7 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
     };
     let transcript = match &args.transcript {
         None => None,
-        Some(path) => Some(super::lineage::read_transcript(path, &limits)?),
+        Some(path) => Some(crate::shared::transcripts::read_transcript(path, &limits)?),
     };
     let read_doc = |path: &std::path::Path, what: &str| -> Result<Vec<u8>, Failure> {
         inputs::read(&Source::File(path.to_path_buf()), limits.max_size).map_err(|why| {
@@ -70,8 +70,8 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
     let call = parse_extra(&call_bytes, args.call.as_deref(), "call", &limits)?;
     let log = match &args.log_key {
         Some(k) => Some(LogKeys {
-            log: super::log::log_verifier(k)?,
-            witnesses: super::log::witness_verifiers(&args.witness)?,
+            log: crate::shared::logs::log_verifier(k)?,
+            witnesses: crate::shared::logs::witness_verifiers(&args.witness)?,
             min_witnesses: args.witness.min_witnesses,
         }),
         None if !args.witness.witnesses.is_empty() || args.witness.min_witnesses > 0 => {
@@ -112,17 +112,6 @@ fn parse_extra<'a>(
             .map_err(|e| Failure::error(format!("cannot read the {what} {}: {e}", p.display()))),
         _ => Ok(None),
     }
-}
-
-/// Reads a trust file of at most `max` bytes (--max-size, which applies to
-/// every file a command reads), or fails with exit 2 naming what is wrong.
-pub fn read_trust(path: &std::path::Path, max: usize) -> Result<Trust, Failure> {
-    let bytes = inputs::read(&Source::File(path.to_path_buf()), max).map_err(|why| {
-        Failure::error(format!("cannot read trust file {}: {why}", path.display()))
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Failure::error(format!("trust file {} is not UTF-8", path.display())))?;
-    Trust::parse(&text).map_err(|e| Failure::error(format!("trust file {}: {e}", path.display())))
 }
 
 fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Result<Exit> {

@@ -1182,7 +1182,7 @@ pub async fn get_tile(State(state): State<Shared>, PathText(rest): PathText) -> 
         if !t.in_tree(size) {
             return Err(error(StatusCode::NOT_FOUND, "no such tile in the log yet"));
         }
-        super::super::commands::log::tile_bytes(&mut log, &t)
+        crate::shared::logs::tile_bytes(&mut log, &t)
             .map_err(|f| error(StatusCode::INTERNAL_SERVER_ERROR, f.message))
     })
     .await;

@@ -8,7 +8,6 @@ pub mod budget;
 pub mod health;
 pub mod lines;
 pub mod logging;
-pub mod remote;
 pub mod sequencer;
 pub mod tokens;
 pub mod web;
@@ -279,7 +278,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         }
     };
     let made = demo_dir.is_none() && new_log_if_fresh(a, &store, out)?;
-    let mut writer = crate::commands::log::open_with_key(&store, a.key.as_deref())?;
+    let mut writer = crate::shared::logs::open_with_key(&store, a.key.as_deref())?;
     if demo_dir.is_none() && !made {
         the_log_asked_for(a, &store, &writer)?;
     }
@@ -288,8 +287,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         .housekeep_in_background()
         .map_err(|e| Failure::error(e.to_string()))?;
     check_threads();
-    let reader = crate::commands::log::open_store_log(&store)?;
-    let prover = crate::commands::log::open_store_log(&store)?;
+    let reader = crate::shared::logs::open_store_log(&store)?;
+    let prover = crate::shared::logs::open_store_log(&store)?;
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
     let log_keys = chit_core::kinds::log_bundle::LogKeys {
@@ -376,7 +375,7 @@ fn new_log_if_fresh(a: &ServeArgs, store: &str, out: &mut Output) -> Result<bool
         Some(o) => o.clone(),
         None => default_origin(store),
     };
-    crate::commands::log::create_log(store, key, &origin, &a.policy, out)?;
+    crate::shared::logs::create_log(store, key, &origin, &a.policy, out)?;
     Ok(true)
 }
 
@@ -396,7 +395,7 @@ fn the_log_asked_for(a: &ServeArgs, store: &str, log: &chit_logstore::Log) -> Re
         }
     }
     if a.policy.given() {
-        let asked = crate::commands::log::policy_from(&a.policy)?;
+        let asked = crate::shared::logs::policy_from(&a.policy)?;
         let differs = log.policy().differences(&asked);
         if !differs.is_empty() {
             return Err(Failure::error(format!(
