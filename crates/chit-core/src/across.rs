@@ -20,63 +20,14 @@
 //! ```
 
 use crate::doc::Val;
+pub use crate::facts::{Facts, Origin};
+use crate::kind::Kind;
 use crate::kinds::executor_packet::{self, RebindFacts};
 use crate::kinds::packet::stream::{self, PacketFacts};
 use crate::kinds::recompute::{recompute_against_packet, RecomputeFacts};
-use crate::kinds::Kind;
 use crate::report::{Finding, Report, Status};
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::sync::Arc;
-
-/// Where a document came from: a file, and its line in JSON Lines. The file
-/// name is shared by every line of the file.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Origin {
-    pub file: Arc<str>,
-    pub line: Option<usize>,
-}
-
-impl Origin {
-    pub fn new(file: impl Into<Arc<str>>, line: Option<usize>) -> Origin {
-        Origin {
-            file: file.into(),
-            line,
-        }
-    }
-
-    /// The origin of facts not yet fed to an [`Across`], which names it.
-    pub(crate) fn unknown() -> Origin {
-        Origin::new("", None)
-    }
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(n) => write!(f, "{}:{n}", self.file),
-            None => f.write_str(&self.file),
-        }
-    }
-}
-
-/// What the checks across inputs need of one input: a packet, a recompute
-/// result or a Lattice executor packet.
-#[derive(Clone, Debug)]
-pub enum Facts {
-    Packet(PacketFacts),
-    Recompute(RecomputeFacts),
-    /// A Lattice executor packet, for epoch rebinds (X6).
-    Rebind(RebindFacts),
-    /// A Treeship store's `index.json`, against the records beside it.
-    Index(crate::treeship::IndexFacts),
-    /// A Treeship session package, against its signed session record and
-    /// artifacts.
-    Session(Box<crate::kinds::session::SessionFacts>),
-    /// A file of log bundles: its entries' own, and the lineage order
-    /// still to prove across files.
-    Bundle(Box<crate::kinds::log_bundle::BundleFacts>),
-}
 
 impl Facts {
     /// The facts of `v`, checked as `kind` and found `report`: only for a
@@ -262,7 +213,7 @@ pub struct Across {
     streams: BTreeMap<Arc<str>, Vec<PacketFacts>>,
     results: Vec<RecomputeFacts>,
     rebinds: Vec<RebindFacts>,
-    artifacts: Vec<crate::treeship::ArtifactFacts>,
+    artifacts: Vec<crate::facts::ArtifactFacts>,
     indexes: Vec<crate::treeship::IndexFacts>,
     sessions: Vec<crate::kinds::session::SessionFacts>,
     /// Bounds logged (their digest, log index, where) and receipts whose
@@ -335,7 +286,7 @@ impl Across {
         &mut self,
         source: Origin,
         status: Status,
-        mut facts: crate::treeship::ArtifactFacts,
+        mut facts: crate::facts::ArtifactFacts,
     ) {
         self.note(&source, status, Some(&facts.art_id));
         facts.source = source;
@@ -361,7 +312,7 @@ impl Across {
 
     /// Takes in what one checked input leaves for the checks across
     /// inputs (its facts, its artifact), with its status.
-    pub fn add_checked(&mut self, source: Origin, checked: crate::check::Checked) {
+    pub fn add_checked(&mut self, source: Origin, checked: crate::checked::Checked) {
         let status = checked.status();
         if let Some(a) = checked.artifact {
             self.add_artifact(source.clone(), status, a);

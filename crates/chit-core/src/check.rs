@@ -20,143 +20,49 @@
 //! input: each [`Checked`] carries its [`Facts`] for an
 //! [`crate::across::Across`].
 
-use crate::across::{Facts, Origin};
-use crate::doc::{Doc, Val};
-use crate::json::{self, Limits, ReadError};
-use crate::keys::PublicKey;
-use crate::kinds::{self, executor_packet, numeric_lineage, reason, Kind};
+pub use crate::checked::{Checked, Unreadable};
+pub use crate::context::Context;
+use crate::doc::Doc;
+use crate::facts::{Facts, Origin};
+use crate::json::{self};
+use crate::kinds::{self, executor_packet, reason, Kind};
 use crate::lattice;
-use crate::report::{Report, Status};
-use crate::trust::Trust;
+use crate::report::Report;
 
-/// What the caller knows beyond the input. `Context::default()` checks an
-/// input alone, as its kind declares it, under the default limits.
+/// What [`check`] takes: one input's bytes, or a Treeship session package
+/// (a `*.treeship` folder's files, read by the caller).
 #[derive(Clone, Copy)]
-pub struct Context<'a> {
-    /// The kind to check the input as (`--kind`), instead of the one it declares.
-    pub kind: Option<Kind>,
-    pub limits: Limits,
-    /// The keys trusted to sign (`--trust`).
-    pub trust: Option<&'a Trust>,
-    /// How many distinct trusted keys must sign an envelope (at least 1).
-    pub threshold: usize,
-    /// The art id an envelope was filed under (its file name's), if any.
-    pub expected_art: Option<&'a str>,
-    /// A numeric lineage receipt's transcript (`--transcript`): L13-L15.
-    pub transcript: Option<&'a numeric_lineage::transcript::Transcript>,
-    /// A Reason request, `zerker.reason.action.v1` (`--request`): A5.
-    pub request: Option<Val<'a>>,
-    /// The concrete call `{tool, arguments}` about to run (`--call`): A6.
-    pub call: Option<Val<'a>>,
-    /// A Reason certificate is valid only when its status is `authorized`.
-    pub require_authorized: bool,
-    /// Under a trust file, a document that no key signed at all (no
-    /// envelope, no signature of its own) is held to its own rules
-    /// instead of failing the threshold (`--accept-unsigned`). A document
-    /// that carries a signature is held to the trust file whatever this
-    /// says.
-    pub accept_unsigned: bool,
-    /// Inputs chit could check only in part (signed with a payload not
-    /// checked, or unchecked) pass (`--allow-unchecked`): for the checks
-    /// across inputs, whose members must pass ([`Status::passes`]).
-    pub allow_unchecked: bool,
-    /// The keys a log bundle is proven with (`--log-key`, `--witness`): a
-    /// bundle is proven logged, then its entry checked
-    /// ([`kinds::log_bundle`]). Without them a bundle cannot be proven.
-    pub log: Option<&'a kinds::log_bundle::LogKeys>,
-    /// Every input must be a log bundle (`chit verify --log-key`).
-    pub bundles_only: bool,
+pub enum Input<'a> {
+    Bytes(&'a [u8]),
+    Package(&'a kinds::session::Package<'a>),
 }
 
-impl Default for Context<'_> {
-    fn default() -> Self {
-        Context {
-            kind: None,
-            limits: Limits::default(),
-            trust: None,
-            threshold: 1,
-            expected_art: None,
-            transcript: None,
-            request: None,
-            call: None,
-            require_authorized: false,
-            accept_unsigned: false,
-            allow_unchecked: false,
-            log: None,
-            bundles_only: false,
-        }
+impl<'a> From<&'a [u8]> for Input<'a> {
+    fn from(b: &'a [u8]) -> Input<'a> {
+        Input::Bytes(b)
     }
 }
 
-/// What checking one readable input found.
-#[derive(Clone, Debug)]
-pub struct Checked {
-    /// The verdict: its kind, errors and warnings.
-    pub report: Report,
-    /// A signed input's art id.
-    pub artifact_id: Option<String>,
-    /// The kind a signed statement names, as written.
-    pub statement_kind: Option<String>,
-    /// What the checks across inputs need of it.
-    pub facts: Option<Facts>,
-    /// A signed artifact's art id, parent and claims, for the checks across
-    /// inputs (parent chains, a store's index, a session package).
-    pub artifact: Option<crate::treeship::ArtifactFacts>,
-}
-
-impl Checked {
-    /// Its status: its report's.
-    pub fn status(&self) -> Status {
-        self.report.status()
-    }
-
-    /// A verdict with nothing more to tell.
-    pub fn of(report: Report) -> Checked {
-        Checked {
-            report,
-            artifact_id: None,
-            statement_kind: None,
-            facts: None,
-            artifact: None,
-        }
+impl<'a> From<&'a Vec<u8>> for Input<'a> {
+    fn from(b: &'a Vec<u8>) -> Input<'a> {
+        Input::Bytes(b)
     }
 }
 
-/// Why an input could not be read (chit's exit status 2): not a verdict on
-/// a receipt, but no verdict at all.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Unreadable {
-    /// The strict reader refused it.
-    #[error("{0}")]
-    Json(ReadError),
-    /// Lattice's reader refused a Lattice packet.
-    #[error("{0}")]
-    Lattice(lattice::Error),
-}
-
-impl Unreadable {
-    /// The reader's limit this input passed, if that is why it could not
-    /// be read (a front end then says how its limits are raised).
-    pub fn limit(&self) -> Option<crate::json::Limit> {
-        match self {
-            Unreadable::Json(e) => e.kind.limit(),
-            Unreadable::Lattice(lattice::Error::Read {
-                past_limit: true, ..
-            }) => Some(crate::json::Limit::Values),
-            Unreadable::Lattice(_) => None,
-        }
-    }
-
-    /// The same error, with lines counted from `first` (JSON Lines).
-    pub fn starting_at_line(self, first: usize) -> Unreadable {
-        match self {
-            Unreadable::Json(e) => Unreadable::Json(e.starting_at_line(first)),
-            Unreadable::Lattice(e) => Unreadable::Lattice(e.starting_at_line(first)),
-        }
+impl<'a, const N: usize> From<&'a [u8; N]> for Input<'a> {
+    fn from(b: &'a [u8; N]) -> Input<'a> {
+        Input::Bytes(b)
     }
 }
 
-/// Checks one input's bytes: every check that applies to it alone.
+impl<'a> From<&'a kinds::session::Package<'a>> for Input<'a> {
+    fn from(p: &'a kinds::session::Package<'a>) -> Input<'a> {
+        Input::Package(p)
+    }
+}
+
+/// Checks one input (its bytes, or a session package): every check that
+/// applies to it alone. The one way to a verdict.
 ///
 /// ```
 /// use chit_core::check::{check, Context};
@@ -165,7 +71,16 @@ impl Unreadable {
 /// let checked = check(receipt, &Context::default()).expect("readable");
 /// assert!(checked.report.valid(), "{:?}", checked.report.errors);
 /// ```
-pub fn check(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
+pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, Unreadable> {
+    let input = match input.into() {
+        Input::Bytes(b) => b,
+        Input::Package(p) => {
+            // Unsigned itself, it passes no threshold here: under `--trust`
+            // the checks across inputs require its signed session record.
+            let checked = kinds::session::check_package(p, ctx)?;
+            return Ok(gates(checked, None, ctx));
+        }
+    };
     if ctx.bundles_only {
         return Ok(bundles(input, ctx));
     }
@@ -213,7 +128,7 @@ fn check_once(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
 /// it cannot be.
 fn bundles(input: &[u8], ctx: &Context) -> Checked {
     match ctx.log {
-        Some(keys) => kinds::log_bundle::check(input, keys, ctx),
+        Some(keys) => kinds::log_bundle::check(input, keys, ctx, |entry, ctx| check(entry, ctx)),
         None => {
             let mut r = Report::new(kinds::log_bundle::KIND);
             r.error(
@@ -225,17 +140,6 @@ fn bundles(input: &[u8], ctx: &Context) -> Checked {
             Checked::of(r)
         }
     }
-}
-
-/// Checks a Treeship session package (a `*.treeship` folder's files, read
-/// by the caller). Unsigned itself, it passes no threshold here: under
-/// `--trust` the checks across inputs require its signed session record.
-pub fn check_package(
-    package: &kinds::session::Package,
-    ctx: &Context,
-) -> Result<Checked, Unreadable> {
-    let checked = kinds::session::check_package(package, ctx)?;
-    Ok(gates(checked, None, ctx))
 }
 
 /// The gates every input passes, bare or in an envelope, whatever its kind:
@@ -305,7 +209,7 @@ pub(crate) fn reason_gate(report: &mut Report, ctx: &Context) {
     if report.kind != reason::KIND {
         let what = match report.kind {
             "" => "a document of no kind chit knows".to_owned(),
-            crate::kinds::ENVELOPE => "an envelope carrying no certificate".to_owned(),
+            crate::kind::ENVELOPE => "an envelope carrying no certificate".to_owned(),
             kind => format!("{} {kind}", crate::report::a_or_an(kind)),
         };
         report.error(
@@ -340,7 +244,7 @@ fn lattice_packet(input: &[u8], ctx: &Context) -> Result<Option<Checked>, Unread
 }
 
 /// Steps 3 and 4 on a document already read.
-pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
+fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
     if crate::envelope::looks_like_envelope(doc) {
         let (checked, signers) = crate::statement::check(doc, ctx);
         return gates(checked, signers, ctx);
@@ -376,7 +280,7 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
         return Checked::of(kinds::unknown_kind());
     };
     // A bare document's only possible signer is a lineage receipt's own.
-    let (report, own_signer) = check_as(kind, doc.root(), ctx);
+    let (report, own_signer) = kind.check_in(doc.root(), ctx);
     let facts = Facts::of(kind, doc.root(), &report, None, None);
     let signers = Some(usize::from(own_signer.is_some()));
     gates(
@@ -387,54 +291,4 @@ pub fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
         signers,
         ctx,
     )
-}
-
-/// Step 4: a document, or a statement's payload, as `kind`, with everything
-/// the context adds. A payload in an envelope gets exactly the checks the
-/// same document gets bare.
-/// Returns the findings, and the document's own trusted signer where its
-/// kind carries a signature of its own (a numeric lineage receipt).
-pub(crate) fn check_as(kind: Kind, v: Val, ctx: &Context) -> (Report, Option<PublicKey>) {
-    match kind {
-        // Its key may resolve through the trust file; its transcript adds L13-L15.
-        Kind::Lineage => numeric_lineage::check_signed(v, *ctx),
-        Kind::ReasonAuthorization => (reason_report(v, ctx), None),
-        k => (k.check_val(v), None),
-    }
-}
-
-/// A Reason certificate (or bundle) against the request and call given,
-/// and under `require_authorized`, its status, which counts only once the
-/// certificate was held to its request (A7-A9): a status alone proves
-/// nothing. Without the request, the certificate's portable rules still
-/// run, a warning says what could not be checked, and the report is
-/// partial ([`crate::report::Status::Unchecked`]): not valid unless the
-/// user lets unchecked inputs pass.
-fn reason_report(v: Val, ctx: &Context) -> Report {
-    let mut r = reason::check_with(v, *ctx);
-    let recomputable = reason::recomputable(v, ctx);
-    if ctx.require_authorized {
-        if !recomputable {
-            r.error(crate::rule::AUTHORIZED, "", reason::NEEDS_REQUEST);
-        }
-        match reason::status(v) {
-            Some("authorized") => {}
-            status => r.error(
-                crate::rule::AUTHORIZED,
-                "/status",
-                format!(
-                    "the certificate's status is {}; --require-authorized accepts only authorized",
-                    status.unwrap_or("missing")
-                ),
-            ),
-        }
-    } else if !recomputable {
-        r.partial = true;
-        r.warning(
-            reason::rule::A7,
-            "",
-            "not recomputed (A7-A9): the certificate's digests, reasoning and proofs were not checked; give the request (--request) or a bundle",
-        );
-    }
-    r
 }

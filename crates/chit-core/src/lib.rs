@@ -31,12 +31,16 @@
 pub mod across;
 pub mod canon;
 pub mod check;
+pub mod checked;
+pub mod context;
 pub mod digest;
 pub mod doc;
 pub mod edit;
 pub mod envelope;
+pub mod facts;
 pub mod json;
 pub mod keys;
+pub mod kind;
 pub mod kinds;
 pub mod lattice;
 pub mod report;
@@ -48,7 +52,7 @@ pub mod time;
 pub mod treeship;
 pub mod trust;
 
-pub use check::{check, Checked, Context, Unreadable};
+pub use check::{check, Checked, Context, Input, Unreadable};
 pub use doc::{Doc, Val};
 pub use json::{Limits, ReadError};
 pub use kinds::Kind;

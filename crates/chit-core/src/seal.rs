@@ -4,7 +4,7 @@
 //! breaks any other rule is refused, naming the rules.
 
 use crate::canon;
-use crate::check::Unreadable;
+use crate::checked::Unreadable;
 use crate::json::{self, Limits};
 use crate::kinds::{executor_packet as xp, run_receipt, Kind};
 use crate::lattice;
@@ -131,10 +131,10 @@ pub fn seal(input: &[u8], kind: Option<Kind>, limits: &Limits) -> Result<Sealed,
 
 /// A Lattice packet: both digests set, written as its canonical bytes.
 fn seal_lattice(v: &lattice::Value) -> Result<Sealed, SealError> {
-    let before = xp::check_value(v, None, crate::across::Origin::unknown()).report;
+    let before = xp::check_value(v, None, crate::facts::Origin::unknown()).report;
     refuse_broken(&before, Kind::LatticePacket)?;
     let sealed = xp::seal(v).map_err(SealError::Refused)?;
-    let again = xp::check_bytes(&sealed, crate::across::Origin::unknown());
+    let again = xp::check_bytes(&sealed, crate::facts::Origin::unknown());
     if !again.as_ref().is_ok_and(|c| c.report.valid()) {
         return Err(SealError::NotValidAfterSealing);
     }

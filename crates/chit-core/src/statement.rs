@@ -10,11 +10,12 @@
 //! 6. the payload, under its kind's own schema and rules (paths under
 //!    `/payload`); a kind chit does not know is a warning, never a pass.
 
-use crate::across::Facts;
-use crate::check::{check_as, Checked, Context};
+use crate::checked::Checked;
+use crate::context::Context;
 use crate::envelope::{Envelope, Ids, TREESHIP_RECEIPT};
+use crate::facts::Facts;
 use crate::json;
-use crate::kinds::Kind;
+use crate::kind::Kind;
 use crate::report::Report;
 use crate::time::is_rfc3339;
 
@@ -34,7 +35,7 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
 /// [`check`] of an envelope that is a value inside a document (a Treeship
 /// store record's `envelope`).
 pub(crate) fn check_val(v: crate::Val, ctx: &Context) -> (Checked, Option<usize>) {
-    let mut report = Report::new(crate::kinds::ENVELOPE);
+    let mut report = Report::new(crate::kind::ENVELOPE);
     let Some(env) = Envelope::read_val(v, &mut report) else {
         return (Checked::of(report), None);
     };
@@ -183,7 +184,7 @@ pub(crate) fn check_envelope(
                 match named.or(declared) {
                     Some(k) => {
                         report.kind = k.name();
-                        let (inner, own_signer) = check_as(k, payload, ctx);
+                        let (inner, own_signer) = k.check_in(payload, ctx);
                         if named.is_some() {
                             facts = Facts::of(
                                 k,
@@ -228,7 +229,7 @@ pub(crate) fn check_envelope(
             _ => {}
         }
     }
-    let artifact = Some(crate::treeship::ArtifactFacts::of(
+    let artifact = Some(crate::facts::ArtifactFacts::of(
         &env,
         &ids,
         statement
@@ -527,7 +528,7 @@ pub fn with_document<R>(
     if !crate::envelope::looks_like_envelope(&doc) {
         return f(Some(doc.root()));
     }
-    let Some(env) = Envelope::read(&doc, &mut Report::new(crate::kinds::ENVELOPE)) else {
+    let Some(env) = Envelope::read(&doc, &mut Report::new(crate::kind::ENVELOPE)) else {
         return f(None);
     };
     match crate::json::parse(&env.payload, limits) {

@@ -16,79 +16,15 @@
 //!   as the envelope it stands for, under the trust file (rule `export`);
 //! - session packages are in [`crate::kinds::session`].
 
-use crate::across::Origin;
-use crate::check::{Checked, Context};
+use crate::checked::Checked;
+use crate::context::Context;
 use crate::doc::{Doc, Val};
 use crate::envelope::{Envelope, Ids, Sig};
+use crate::facts::Origin;
+pub use crate::facts::{ArtifactFacts, IndexEntry, IndexFacts, RecordFacts, SessionClaim};
 use crate::report::Report;
-use std::sync::Arc;
-
-/// chit's rule ids for what Treeship writes around envelopes.
-pub mod rule {
-    /// A store record's fields agree with its envelope.
-    pub const RECORD: &str = "record";
-    /// A store's `index.json` lists exactly the records beside it.
-    pub const INDEX: &str = "index";
-    /// Every parent an artifact names is among the inputs, verified.
-    pub const CHAIN: &str = "chain";
-    /// A `treeship receipt export`'s triple is what it claims.
-    pub const EXPORT: &str = "export";
-}
-
-/// What the checks across inputs need of one signed artifact (an envelope,
-/// a store record, an export).
-#[derive(Clone, Debug)]
-pub struct ArtifactFacts {
-    pub art_id: Box<str>,
-    /// SHA-256 of its PAE (the art id is its first 16 bytes, in hex).
-    pub sha256: [u8; 32],
-    /// Its payload type, shared by all artifacts of the type once an
-    /// [`crate::across::Across`] holds it.
-    pub payload_type: Arc<str>,
-    /// The parent its signed statement names explicitly (`parentId`, or
-    /// `parent_id`): the chain's edge for a bare envelope.
-    pub parent: Option<Box<str>>,
-    /// Where it came from as a store record: the record's own `parent_id`
-    /// (the edge `treeship verify` walks; checked against the signed one)
-    /// and `signed_at`.
-    pub record: Option<Box<RecordFacts>>,
-    /// What a `session.v1` statement (a closed session's signed record)
-    /// says of its session package.
-    pub session: Option<Box<SessionClaim>>,
-    pub source: Origin,
-}
-
-#[derive(Clone, Debug)]
-pub struct RecordFacts {
-    pub parent_id: Option<String>,
-    pub signed_at: Option<String>,
-}
-
-/// A `session.v1` statement's claims about its package.
-#[derive(Clone, Debug)]
-pub struct SessionClaim {
-    pub session_id: String,
-    /// `sha256:` of the package's `receipt.json` bytes.
-    pub receipt_digest: Option<String>,
-    /// The package's Merkle root (`mroot_<hex>`).
-    pub merkle_root: Option<String>,
-}
 
 impl ArtifactFacts {
-    /// Its digest, `sha256:` and 64 hex digits.
-    pub fn digest(&self) -> String {
-        format!("sha256:{}", crate::digest::hex(&self.sha256))
-    }
-
-    /// The parent the chain follows: a record's `parent_id`, else the
-    /// statement's explicit one.
-    pub fn edge(&self) -> Option<&str> {
-        match &self.record {
-            Some(r) => r.parent_id.as_deref(),
-            None => self.parent.as_deref(),
-        }
-    }
-
     /// The facts of an envelope, from its decoded statement (any payload
     /// type whose payload is a JSON object; others name no parent).
     pub(crate) fn of(env: &Envelope, ids: &Ids, statement: Option<Val>) -> ArtifactFacts {
@@ -122,6 +58,18 @@ impl ArtifactFacts {
     }
 }
 
+/// chit's rule ids for what Treeship writes around envelopes.
+pub mod rule {
+    /// A store record's fields agree with its envelope.
+    pub const RECORD: &str = "record";
+    /// A store's `index.json` lists exactly the records beside it.
+    pub const INDEX: &str = "index";
+    /// Every parent an artifact names is among the inputs, verified.
+    pub const CHAIN: &str = "chain";
+    /// A `treeship receipt export`'s triple is what it claims.
+    pub const EXPORT: &str = "export";
+}
+
 /// The parent a statement names as Treeship's chain check reads it:
 /// `parentId`, `parent_id`, `invitation_ref`, then `subject.artifactId`.
 fn signed_parent(statement: Val<'_>) -> Option<&str> {
@@ -150,7 +98,7 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
     let root = doc.root();
     let env_v = root.get("envelope").filter(|e| e.is_object());
     let Some(env_v) = env_v else {
-        let mut report = Report::new(crate::kinds::ENVELOPE);
+        let mut report = Report::new(crate::kind::ENVELOPE);
         report.error(
             rule::RECORD,
             "/envelope",
@@ -300,21 +248,6 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
     }
     inner.report = report;
     (inner, signers)
-}
-
-/// A store's `index.json`: each entry as Treeship writes it.
-#[derive(Clone, Debug)]
-pub struct IndexFacts {
-    pub entries: Vec<IndexEntry>,
-    pub source: Origin,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IndexEntry {
-    pub id: String,
-    pub payload_type: String,
-    pub signed_at: String,
-    pub parent_id: Option<String>,
 }
 
 /// Whether a document is a Treeship store index: an object of one member,
@@ -700,7 +633,7 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         }],
     };
     let (mut inner, signers) =
-        crate::statement::check_envelope(env.clone(), Report::new(crate::kinds::ENVELOPE), ctx);
+        crate::statement::check_envelope(env.clone(), Report::new(crate::kind::ENVELOPE), ctx);
     // The key the export claims: the trusted key that verified, or a lie.
     if let (Some(public), Some(trust)) = (public, ctx.trust) {
         let verified: Vec<_> = env.signers(&env.pae(), trust.public_keys(), &mut Report::default());
@@ -731,7 +664,7 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         }
     }
     let kind = inner.report.kind;
-    report.kind = if kind == crate::kinds::ENVELOPE {
+    report.kind = if kind == crate::kind::ENVELOPE {
         EXPORT_KIND
     } else {
         kind

@@ -4,15 +4,16 @@
 //! digests follow Lattice's canonical profile ([`crate::lattice`]), not
 //! RFC 8785.
 
-use crate::across::{Facts, Origin};
-use crate::check::Checked;
+use crate::checked::Checked;
 use crate::digest::sha256_hex;
 use crate::doc::{JsonType, Val};
+pub use crate::facts::RebindFacts;
+use crate::facts::{Facts, Origin};
 use crate::lattice::{self, Value};
 use crate::report::Report;
 use crate::schema;
 
-pub const KIND: &str = "lattice.executor_packet.v1";
+pub const KIND: &str = crate::kind::Kind::LatticePacket.name();
 
 /// The rule ids of `lattice.executor_packet.v1`. X1, the schema, is
 /// reported under [`SCHEMA`](crate::rule::SCHEMA) as for every kind.
@@ -46,19 +47,6 @@ pub const CONTEXT_FIELDS: [&str; 6] = [
     "verifier_refs",
     "forbidden_operations",
 ];
-
-/// What X6 needs of one packet.
-#[derive(Clone, Debug)]
-pub struct RebindFacts {
-    pub source: Origin,
-    pub todo_id: String,
-    pub packet_id: String,
-    pub plan_ref: String,
-    pub plan_epoch: Option<u64>,
-    pub context_content_digest: Option<String>,
-    /// Whether the packet is valid on its own (X1-X4).
-    pub valid: bool,
-}
 
 /// Both digests, cut from the packet's canonical bytes: (the digest of the
 /// six projected fields, the digest of all but `packet_digest`).

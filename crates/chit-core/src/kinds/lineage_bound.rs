@@ -12,7 +12,7 @@ use crate::kinds::numeric_lineage::arithmetic::Bound;
 use crate::report::Report;
 use crate::schema;
 
-pub const KIND: &str = "numeric.lineage.bound.v1";
+pub const KIND: &str = crate::kind::Kind::LineageBound.name();
 
 pub mod rule {
     pub use crate::rule::SCHEMA;

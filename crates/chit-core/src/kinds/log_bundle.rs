@@ -17,13 +17,15 @@
 //! 5. the entry, checked as any input ([`crate::check`]);
 //! 6. [`rule::LINEAGE_ORDER`]: each lineage receipt's bound came first.
 
-use crate::across::Facts;
-use crate::check::{Checked, Context};
+use crate::checked::Checked;
+use crate::context::Context;
+pub use crate::context::LogKeys;
 use crate::doc::Val;
 use crate::envelope::Envelope;
+use crate::facts::Facts;
+pub use crate::facts::{BundleFacts, Entry, LineageFacts};
 use crate::json::Limits;
-use crate::report::{Report, Status};
-use crate::treeship::ArtifactFacts;
+use crate::report::Report;
 use chit_log::bundle::{Bundle, BundleError};
 
 /// The kind a file of bundles is reported as (one bundle takes its
@@ -42,13 +44,6 @@ pub mod rule {
     pub const LOG_INCLUSION: &str = "log-inclusion";
     /// A numeric lineage receipt's bound was logged before it.
     pub const LINEAGE_ORDER: &str = "lineage-order";
-}
-
-/// The keys bundles are proven with (`--log-key`, `--witness`).
-pub struct LogKeys {
-    pub log: chit_log::NoteVerifier,
-    pub witnesses: Vec<chit_log::CosignatureVerifier>,
-    pub min_witnesses: usize,
 }
 
 /// The rule a bundle step's refusal breaks.
@@ -77,37 +72,15 @@ pub fn read_bundles(bytes: &[u8], limits: &Limits) -> Result<Vec<Bundle>, Bundle
     chit_log::bundle::bundles_of(&v)
 }
 
-/// One entry of a file of bundles, checked: where it is in the file
-/// (`/N` where the file holds several, else empty), its status and what
-/// it leaves for the checks across inputs.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    pub at: String,
-    pub status: Status,
-    pub facts: Option<Facts>,
-    pub artifact: Option<ArtifactFacts>,
-}
-
-/// What a file of bundles leaves for the checks across inputs: each
-/// entry's, and the lineage order still to prove.
-#[derive(Clone, Debug, Default)]
-pub struct BundleFacts {
-    pub entries: Vec<Entry>,
-    pub lineage: LineageFacts,
-}
-
-/// The lineage order across files: the bounds a file's bundles log (their
-/// digest and log index), and its receipts whose bound was not in the
-/// same file (their bound's digest and their own log index).
-#[derive(Clone, Debug, Default)]
-pub struct LineageFacts {
-    pub bounds: Vec<(String, u64)>,
-    pub waiting: Vec<(String, u64)>,
-}
-
 /// Checks a file of log bundles against `keys`: the steps above. `ctx`
-/// is what each entry is checked under.
-pub(crate) fn check(bytes: &[u8], keys: &LogKeys, ctx: &Context) -> Checked {
+/// is what each entry is checked under, by `check_entry` (the core's one
+/// check: an entry is any input).
+pub(crate) fn check(
+    bytes: &[u8],
+    keys: &LogKeys,
+    ctx: &Context,
+    check_entry: impl Fn(&[u8], &Context) -> Result<Checked, crate::checked::Unreadable>,
+) -> Checked {
     let entry_ctx = Context {
         log: None,
         bundles_only: false,
@@ -138,7 +111,7 @@ pub(crate) fn check(bytes: &[u8], keys: &LogKeys, ctx: &Context) -> Checked {
             continue;
         }
         let here = format!("{at}/entry");
-        match crate::check::check(&b.entry, &entry_ctx) {
+        match check_entry(&b.entry, &entry_ctx) {
             Err(e) => report.error(
                 crate::rule::READ,
                 here,
@@ -218,7 +191,7 @@ fn lineage_role(entry: &[u8], kind: &str, limits: &Limits) -> Role {
     if !crate::envelope::looks_like_envelope(&doc) {
         return of(doc.root());
     }
-    let Some(env) = Envelope::read(&doc, &mut Report::new(crate::kinds::ENVELOPE)) else {
+    let Some(env) = Envelope::read(&doc, &mut Report::new(crate::kind::ENVELOPE)) else {
         return unread;
     };
     let Ok(statement) = crate::json::parse(&env.payload, limits) else {

@@ -11,54 +11,13 @@ pub mod recompute;
 pub mod run_receipt;
 pub mod session;
 
+use crate::context::Context;
 use crate::doc::{Doc, Val};
+use crate::keys::PublicKey;
+pub use crate::kind::Kind;
 use crate::report::Report;
 
-/// A receipt kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// Run receipts, version 0.1 (`receiptVersion: "0.1"`).
-    RunReceipt,
-    /// Treeship's `verification.packet.v1` (`schema` names it).
-    Packet,
-    /// Treeship's `verification.recompute.v1` (`schema` names it).
-    Recompute,
-    /// `numeric.lineage` (`signed_body.receipt_type` names it).
-    Lineage,
-    /// A committed divergence bound, `numeric.lineage.bound.v1` (`schema`
-    /// names it): what a receipt log holds to prove it came first.
-    LineageBound,
-    /// Lattice's `lattice.executor_packet.v1` (`schema` names it).
-    LatticePacket,
-    /// Zerker Reason's `zerker.reason.authorization.v1` certificates, alone
-    /// or in a `zerker.reason.authorization-bundle.v1` (`schema` names it).
-    ReasonAuthorization,
-}
-
 impl Kind {
-    pub const ALL: &'static [Kind] = &[
-        Kind::RunReceipt,
-        Kind::Packet,
-        Kind::Recompute,
-        Kind::Lineage,
-        Kind::LineageBound,
-        Kind::LatticePacket,
-        Kind::ReasonAuthorization,
-    ];
-
-    /// The name chit reports and `--kind` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::RunReceipt => run_receipt::KIND,
-            Kind::Packet => packet::KIND,
-            Kind::Recompute => recompute::KIND,
-            Kind::Lineage => numeric_lineage::KIND,
-            Kind::LineageBound => lineage_bound::KIND,
-            Kind::LatticePacket => executor_packet::KIND,
-            Kind::ReasonAuthorization => reason::KIND,
-        }
-    }
-
     pub fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.iter().copied().find(|k| k.name() == name)
     }
@@ -116,6 +75,20 @@ impl Kind {
         }
     }
 
+    /// A document, or a statement's payload, as this kind, with everything
+    /// the context adds (the check's step 4): a payload in an envelope gets
+    /// exactly the checks the same document gets bare. Returns the
+    /// findings, and the document's own trusted signer where its kind
+    /// carries a signature of its own (a numeric lineage receipt).
+    pub fn check_in(self, v: Val, ctx: &Context) -> (Report, Option<PublicKey>) {
+        match self {
+            // Its key may resolve through the trust file; its transcript adds L13-L15.
+            Kind::Lineage => numeric_lineage::check_signed(v, *ctx),
+            Kind::ReasonAuthorization => (reason::check_in(v, ctx), None),
+            k => (k.check_val(v), None),
+        }
+    }
+
     /// The digest `doc` should carry, where this kind has one.
     pub fn digest(self, doc: &Doc) -> Option<String> {
         match self {
@@ -130,9 +103,7 @@ impl Kind {
     }
 }
 
-/// The kind a report gives a signed envelope whose payload is of no kind
-/// chit knows (its signatures checked, its payload not).
-pub const ENVELOPE: &str = "envelope";
+pub use crate::kind::ENVELOPE;
 
 /// Every kind a report on one input can carry, so every kind a log entry
 /// can be labelled with: the receipt kinds ([`Kind::ALL`]), an envelope

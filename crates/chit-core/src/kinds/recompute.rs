@@ -3,13 +3,14 @@
 //! [`crate::statement`]) and R1-R2 against the packet need the packet
 //! ([`recompute_against_packet`], fed by [`crate::across::Across`]).
 
-use crate::across::Origin;
 use crate::doc::Val;
+use crate::facts::Origin;
+pub use crate::facts::RecomputeFacts;
 use crate::kinds::packet::stream::{Fingerprint, PacketFacts};
 use crate::report::Report;
 use crate::schema;
 
-pub const KIND: &str = "verification.recompute.v1";
+pub const KIND: &str = crate::kind::Kind::Recompute.name();
 
 /// The rule ids of `verification.recompute.v1`, and the schema's. R1 and R2
 /// are checked where the envelope or the packet is at hand
@@ -124,20 +125,6 @@ fn r2_match_has_evidence(
     }
 }
 
-/// What the cross-checks need of one (schema-valid) recompute result.
-#[derive(Clone, Debug)]
-pub struct RecomputeFacts {
-    pub source: Origin,
-    /// The art id of the packet receipt it checks (`packet`).
-    pub packet: String,
-    pub packet_id: String,
-    pub verdict: String,
-    pub output_digest_recomputed: Option<Fingerprint>,
-    /// Whether its `method` is `bit_exact`: its digest is then compared
-    /// with the packet's, whatever the packet claims.
-    pub bit_exact: bool,
-}
-
 impl RecomputeFacts {
     pub fn read(v: Val, source: Origin) -> Option<RecomputeFacts> {
         let s = |k: &str| v.get(k).and_then(|x| x.as_str());
@@ -222,25 +209,30 @@ pub enum RerunError {
     NotAPacket,
 }
 
-/// Checks a signed packet before it is re-run: the envelope, the statement
-/// and the packet, as `chit verify --kind verification.packet.v1` does.
-/// Without `trust` its signature cannot be checked, and only that is let
-/// pass (the caller says so).
+/// The context a signed packet is checked under before it is re-run: as
+/// `chit verify --kind verification.packet.v1` with the trust file given.
+pub fn rerun_context(trust: Option<&crate::trust::Trust>) -> crate::Context<'_> {
+    crate::Context {
+        kind: Some(crate::Kind::Packet),
+        trust,
+        ..Default::default()
+    }
+}
+
+/// What a signed packet, checked under [`rerun_context`] (`checked`), asks
+/// to be re-run: the envelope, the statement and the packet must all hold.
+/// Without a trust file (`trusted` false) its signature cannot be checked,
+/// and only that is let pass (the caller says so).
 pub fn packet_to_rerun(
     doc: &crate::Doc,
-    trust: Option<&crate::trust::Trust>,
+    checked: &crate::Checked,
+    trusted: bool,
 ) -> Result<PacketToRerun, RerunError> {
     if !crate::envelope::looks_like_envelope(doc) {
         return Err(RerunError::NotAnEnvelope);
     }
-    let ctx = crate::check::Context {
-        kind: Some(crate::Kind::Packet),
-        trust,
-        ..Default::default()
-    };
-    let checked = crate::check::check_doc(doc, &ctx);
     let mut rules: Vec<&'static str> = checked.report.errors.iter().map(|f| f.rule).collect();
-    if trust.is_none() {
+    if !trusted {
         rules.retain(|r| *r != crate::rule::TRUST);
     }
     rules.sort_unstable();
@@ -251,10 +243,10 @@ pub fn packet_to_rerun(
     if checked.statement_kind.as_deref() != Some(crate::kinds::packet::KIND) {
         return Err(RerunError::NotAPacket);
     }
-    let mut report = Report::new(crate::kinds::ENVELOPE);
+    let mut report = Report::new(crate::kind::ENVELOPE);
     let env = crate::envelope::Envelope::read(doc, &mut report).ok_or(RerunError::NotAnEnvelope)?;
-    let statement =
-        crate::json::parse(&env.payload, &ctx.limits).map_err(|_| RerunError::NotAPacket)?;
+    let statement = crate::json::parse(&env.payload, &crate::Limits::default())
+        .map_err(|_| RerunError::NotAPacket)?;
     let payload = statement
         .root()
         .get("payload")

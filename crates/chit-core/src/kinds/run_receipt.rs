@@ -13,7 +13,7 @@ use crate::report::Report;
 use crate::schema;
 use crate::time::is_real_utc_timestamp;
 
-pub const KIND: &str = "run-receipt";
+pub const KIND: &str = crate::kind::Kind::RunReceipt.name();
 
 /// The rule ids a run receipt is checked against: SPEC.md's, and the
 /// schema's.

@@ -21,11 +21,13 @@
 //!   signature: under `--trust` the record and every listed artifact must
 //!   be among the inputs and verified.
 
-use crate::across::Origin;
-use crate::check::{Checked, Context, Unreadable};
+use crate::checked::{Checked, Unreadable};
+use crate::context::Context;
 use crate::doc::{Doc, Val};
+use crate::facts::ArtifactFacts;
+use crate::facts::Origin;
+pub use crate::facts::{Listed, SessionFacts};
 use crate::report::Report;
-use crate::treeship::ArtifactFacts;
 use sha2::{Digest, Sha256};
 
 /// The kind chit reports for a session receipt or package.
@@ -53,26 +55,6 @@ pub struct Package<'a> {
     pub proofs: Vec<(String, Result<&'a [u8], String>)>,
     /// Files chit does not check (under `approvals/`, `artifacts/`).
     pub unchecked: Vec<String>,
-}
-
-/// What the checks across inputs need of a package.
-#[derive(Clone, Debug)]
-pub struct SessionFacts {
-    pub session_id: String,
-    /// `sha256:` of `receipt.json`'s bytes (none when checked without them).
-    pub receipt_digest: Option<String>,
-    pub merkle_root: Option<String>,
-    pub artifacts: Vec<Listed>,
-    pub source: Origin,
-}
-
-/// One artifact a session receipt lists.
-#[derive(Clone, Debug)]
-pub struct Listed {
-    pub artifact_id: String,
-    pub payload_type: String,
-    pub digest: Option<String>,
-    pub signed_at: Option<String>,
 }
 
 /// Whether a document is a session receipt.
@@ -389,7 +371,7 @@ pub(crate) fn check_receipt(doc: &Doc, raw: Option<&[u8]>, _ctx: &Context) -> Ch
     Checked {
         // Even for a package that fails on its own: what its signed record
         // binds is still worth saying.
-        facts: facts.map(|f| crate::across::Facts::Session(Box::new(f))),
+        facts: facts.map(|f| crate::facts::Facts::Session(Box::new(f))),
         ..Checked::of(r)
     }
 }

@@ -46,7 +46,13 @@ fn read_packet(a: &RecomputeArgs) -> Result<PacketToRerun, Failure> {
         Some(p) => Some(crate::shared::trust::read_trust(p, limits.max_size)?),
         None => None,
     };
-    let packet = recompute::packet_to_rerun(&doc, trust.as_ref()).map_err(|e| match e {
+    let ctx = chit_core::Context {
+        limits,
+        ..recompute::rerun_context(trust.as_ref())
+    };
+    let checked = chit_core::check(&bytes, &ctx)
+        .map_err(|e| Failure::error(format!("cannot read {label}: {e}")))?;
+    let packet = recompute::packet_to_rerun(&doc, &checked, trust.is_some()).map_err(|e| match e {
         RerunError::Breaks(rules) => Failure::invalid(format!(
             "the packet {label} is not valid: it breaks {} (run 'chit verify' on it for the details)",
             rules.join(", ")

@@ -382,7 +382,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
             .collect(),
         unchecked: files.others.clone(),
     };
-    match chit_core::check::check_package(&package, &settings.ctx) {
+    match chit_core::check(&package, &settings.ctx) {
         Err(e) => {
             let why = format!("receipt.json: {}", crate::render::unreadable(&e));
             no_facts(finish(&unreadable(file, None, why), None, settings))

@@ -746,7 +746,7 @@ pub async fn post_verify(State(state): State<Shared>, req: axum::extract::Reques
             log: Some(&shared.log_keys),
             ..shared.checker.context()
         };
-        (chit_core::check(&body, &ctx), body)
+        (chit_core::check(&body[..], &ctx), body)
     })
     .await
     {

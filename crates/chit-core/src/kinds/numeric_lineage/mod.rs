@@ -13,7 +13,9 @@
 //!   that need it.
 
 pub mod arithmetic;
+mod fields;
 pub mod receipt;
+pub mod rule;
 pub mod transcript;
 
 use self::arithmetic::{self as math, Bound, Class, LevelFigures};
@@ -25,40 +27,15 @@ use crate::report::Report;
 use crate::schema;
 use crate::time::rfc3339_nanos;
 use crate::trust::Trust;
+use fields::{int, text};
 
-pub const KIND: &str = "numeric.lineage";
-
-/// The rule ids this kind reports, as constants so that a misspelt id fails
-/// to compile. Each string is the spec's id for the rule. L1 (the schema)
-/// is reported as `schema`, as for every kind; L12 is the schema's constant
-/// `boundary` text.
-pub mod rule {
-    pub const L1: &str = "L1";
-    pub const L2: &str = "L2";
-    pub const L3: &str = "L3";
-    pub const L4: &str = "L4";
-    pub const L5: &str = "L5";
-    pub const L6: &str = "L6";
-    pub const L7: &str = "L7";
-    pub const L8: &str = "L8";
-    pub const L9: &str = "L9";
-    pub const L10: &str = "L10";
-    pub const L11: &str = "L11";
-    pub const L12: &str = "L12";
-    pub const L13: &str = "L13";
-    pub const L14: &str = "L14";
-    pub const L15: &str = "L15";
-    /// chit's own (a warning; the spec has no id for it): with a transcript
-    /// that records the server's own occupancy, a level where the server
-    /// never reported as many requests running as the level induced.
-    pub const L16: &str = "L16";
-}
+pub const KIND: &str = crate::kind::Kind::Lineage.name();
 
 /// What a check may use beyond the receipt: the one [`crate::check::Context`]
 /// every kind is given. This kind reads its `trust` (which resolves
 /// `did:web` and `did:hive` key ids, and says whether a `did:key` signer is
 /// one the verifier trusts) and its `transcript` (L13-L15).
-pub use crate::check::Context;
+pub use crate::context::Context;
 
 /// The receipt alone (L1-L12); `did:web` and `did:hive` keys then cannot be
 /// resolved.
@@ -104,16 +81,6 @@ pub fn check_signed(v: Val, ctx: Context) -> (Report, Option<PublicKey>) {
         t.check(v, body, &mut r);
     }
     (r, signer)
-}
-
-fn int(v: Val, key: &str) -> Option<u64> {
-    v.get(key)
-        .and_then(|x| x.as_i64())
-        .and_then(|x| u64::try_from(x).ok())
-}
-
-fn text<'d>(v: Val<'d>, key: &str) -> Option<&'d str> {
-    v.get(key).and_then(|x| x.as_str())
 }
 
 /// L1: the schema (reported as `schema`, as for every kind), except that a

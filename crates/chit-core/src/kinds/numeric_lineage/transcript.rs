@@ -3,7 +3,8 @@
 //! (the divergence recomputes).
 
 use super::arithmetic::{self as math, Class, Runs};
-use super::{int, rule, text};
+use super::fields::{int, text};
+use super::rule;
 use crate::canon::{self, Profile};
 use crate::digest::sha256_hex;
 use crate::doc::Val;

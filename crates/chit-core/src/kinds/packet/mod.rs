@@ -9,7 +9,7 @@ use crate::time::is_rfc3339;
 
 pub mod stream;
 
-pub const KIND: &str = "verification.packet.v1";
+pub const KIND: &str = crate::kind::Kind::Packet.name();
 
 /// The rule ids of `verification.packet.v1`, a packet's and a stream's
 /// ([`crate::streams`] checks P1-P4, P6's order, P7 and P8), and the

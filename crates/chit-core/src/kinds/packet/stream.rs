@@ -5,50 +5,13 @@
 //! A stream's bookkeeping is a few fields per packet ([`PacketFacts`]), so
 //! a million packets are checked in one pass after sorting by sequence.
 
-use crate::across::Origin;
 use crate::doc::Val;
+use crate::facts::Origin;
+pub use crate::facts::{Fingerprint, PacketFacts};
 use crate::report::{Finding, Report};
 use crate::time::rfc3339_nanos;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-
-/// A value the stream rules compare but never show (a digest): the first
-/// 16 bytes of its SHA-256. Two different values share a fingerprint only
-/// after about 2^64 work, and a fingerprint is 16 bytes where the digest
-/// string it stands for takes about a hundred.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Fingerprint([u8; 16]);
-
-impl Fingerprint {
-    pub fn of(s: &str) -> Fingerprint {
-        let sum = Sha256::digest(s.as_bytes());
-        let mut out = [0u8; 16];
-        out.copy_from_slice(&sum[..16]);
-        Fingerprint(out)
-    }
-}
-
-/// What the stream rules need of one (schema-valid) packet: kept for every
-/// packet until its stream is checked, so kept small (about 300 bytes).
-#[derive(Clone, Debug)]
-pub struct PacketFacts {
-    pub source: Origin,
-    pub stream_id: Arc<str>,
-    pub packet_id: Box<str>,
-    pub sequence: i64,
-    pub prev_packet_id: Option<Box<str>>,
-    pub produced_at: Option<i128>,
-    pub model_digest: Fingerprint,
-    pub runtime_digest: Option<Fingerprint>,
-    pub output_digest: Fingerprint,
-    /// Whether it claims `reproducibility: bit_exact`.
-    pub bit_exact: bool,
-    /// The name of the trusted key that signed its envelope, if any.
-    pub signer: Option<Arc<str>>,
-    /// The art id of its envelope, if it came in one.
-    pub art_id: Option<Box<str>>,
-}
 
 impl PacketFacts {
     /// Reads the facts of a packet that passed its schema.

@@ -33,7 +33,7 @@ use self::authorize::Verification;
 use self::model::{Bundle, Certificate, Request};
 use self::replay::Failure;
 
-pub const KIND: &str = "zerker.reason.authorization.v1";
+pub const KIND: &str = crate::kind::Kind::ReasonAuthorization.name();
 pub const BUNDLE: &str = "zerker.reason.authorization-bundle.v1";
 pub const REQUEST: &str = "zerker.reason.action.v1";
 
@@ -70,7 +70,7 @@ pub mod rule {
 /// [`crate::check::Context`] every kind is given. This kind reads its
 /// `request` (`zerker.reason.action.v1`, A5, A7-A9) and `call` (the concrete
 /// call `{tool, arguments}` about to run, A6).
-pub use crate::check::Context;
+pub use crate::context::Context;
 
 /// The certificate's status and the reasoning status it must carry (A2).
 const STATUSES: &[(&str, &str)] = &[
@@ -605,4 +605,40 @@ fn first_difference<'d>(
         }
     }
     here
+}
+
+/// A Reason certificate (or bundle) against the request and call given,
+/// and under `require_authorized`, its status, which counts only once the
+/// certificate was held to its request (A7-A9): a status alone proves
+/// nothing. Without the request, the certificate's portable rules still
+/// run, a warning says what could not be checked, and the report is
+/// partial ([`crate::report::Status::Unchecked`]): not valid unless the
+/// user lets unchecked inputs pass.
+pub(crate) fn check_in(v: Val, ctx: &Context) -> Report {
+    let mut r = check_with(v, *ctx);
+    let recomputable = recomputable(v, ctx);
+    if ctx.require_authorized {
+        if !recomputable {
+            r.error(crate::rule::AUTHORIZED, "", NEEDS_REQUEST);
+        }
+        match status(v) {
+            Some("authorized") => {}
+            status => r.error(
+                crate::rule::AUTHORIZED,
+                "/status",
+                format!(
+                    "the certificate's status is {}; --require-authorized accepts only authorized",
+                    status.unwrap_or("missing")
+                ),
+            ),
+        }
+    } else if !recomputable {
+        r.partial = true;
+        r.warning(
+            rule::A7,
+            "",
+            "not recomputed (A7-A9): the certificate's digests, reasoning and proofs were not checked; give the request (--request) or a bundle",
+        );
+    }
+    r
 }

@@ -1,0 +1,76 @@
+//! What checking one input gives: its verdict and what it leaves for the
+//! checks across inputs, or why it could not be read. A leaf: it imports
+//! no kind.
+
+use crate::facts::Facts;
+use crate::json::ReadError;
+use crate::lattice;
+use crate::report::{Report, Status};
+
+/// What checking one readable input found.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The verdict: its kind, errors and warnings.
+    pub report: Report,
+    /// A signed input's art id.
+    pub artifact_id: Option<String>,
+    /// The kind a signed statement names, as written.
+    pub statement_kind: Option<String>,
+    /// What the checks across inputs need of it.
+    pub facts: Option<Facts>,
+    /// A signed artifact's art id, parent and claims, for the checks across
+    /// inputs (parent chains, a store's index, a session package).
+    pub artifact: Option<crate::facts::ArtifactFacts>,
+}
+
+impl Checked {
+    /// Its status: its report's.
+    pub fn status(&self) -> Status {
+        self.report.status()
+    }
+
+    /// A verdict with nothing more to tell.
+    pub fn of(report: Report) -> Checked {
+        Checked {
+            report,
+            artifact_id: None,
+            statement_kind: None,
+            facts: None,
+            artifact: None,
+        }
+    }
+}
+
+/// Why an input could not be read (chit's exit status 2): not a verdict on
+/// a receipt, but no verdict at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unreadable {
+    /// The strict reader refused it.
+    #[error("{0}")]
+    Json(ReadError),
+    /// Lattice's reader refused a Lattice packet.
+    #[error("{0}")]
+    Lattice(lattice::Error),
+}
+
+impl Unreadable {
+    /// The reader's limit this input passed, if that is why it could not
+    /// be read (a front end then says how its limits are raised).
+    pub fn limit(&self) -> Option<crate::json::Limit> {
+        match self {
+            Unreadable::Json(e) => e.kind.limit(),
+            Unreadable::Lattice(lattice::Error::Read {
+                past_limit: true, ..
+            }) => Some(crate::json::Limit::Values),
+            Unreadable::Lattice(_) => None,
+        }
+    }
+
+    /// The same error, with lines counted from `first` (JSON Lines).
+    pub fn starting_at_line(self, first: usize) -> Unreadable {
+        match self {
+            Unreadable::Json(e) => Unreadable::Json(e.starting_at_line(first)),
+            Unreadable::Lattice(e) => Unreadable::Lattice(e.starting_at_line(first)),
+        }
+    }
+}
