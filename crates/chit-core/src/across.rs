@@ -1,4 +1,4 @@
-//! Checks across inputs. Checking one input ([`crate::check`]) leaves what
+//! Checks across inputs. Checking one input ([`crate::check()`]) leaves what
 //! the others need of it ([`Facts`]); the caller feeds those to one
 //! [`Across`] as inputs come, in any order, and finishes it once all are in:
 //! packet streams (P1-P8), recompute results against their packets (R1, R2),
@@ -198,7 +198,9 @@ impl Failed {
             }
         }
         for a in arts {
-            if let Some((o, s)) = crate::treeship::art_key(a).and_then(|k| self.by_art.get(&k)) {
+            if let Some((o, s)) =
+                crate::kinds::treeship::records::art_key(a).and_then(|k| self.by_art.get(&k))
+            {
                 push(o, *s);
             }
         }
@@ -214,8 +216,8 @@ pub struct Across {
     results: Vec<RecomputeFacts>,
     rebinds: Vec<RebindFacts>,
     artifacts: Vec<crate::facts::ArtifactFacts>,
-    indexes: Vec<crate::treeship::IndexFacts>,
-    sessions: Vec<crate::kinds::session::SessionFacts>,
+    indexes: Vec<crate::kinds::treeship::records::IndexFacts>,
+    sessions: Vec<crate::kinds::treeship::session::SessionFacts>,
     /// Bounds logged (their digest, log index, where) and receipts whose
     /// bound was not in their own file (their bound's digest, log index,
     /// where), from files of log bundles.
@@ -223,7 +225,7 @@ pub struct Across {
     waiting: Vec<(String, u64, Origin)>,
     packet_arts: std::collections::HashSet<u128>,
     payload_types: std::collections::HashSet<Arc<str>>,
-    /// Every signed artifact given, by [`crate::treeship::art_key`].
+    /// Every signed artifact given, by [`crate::kinds::treeship::records::art_key`].
     seen: std::collections::HashSet<u128>,
     trusted: bool,
     allow_unchecked: bool,
@@ -267,7 +269,7 @@ impl Across {
             return;
         }
         self.failed.by_origin.insert(source.clone(), status);
-        if let Some(k) = art.and_then(crate::treeship::art_key) {
+        if let Some(k) = art.and_then(crate::kinds::treeship::records::art_key) {
             self.failed.by_art.insert(k, (source.clone(), status));
         }
     }
@@ -290,7 +292,7 @@ impl Across {
     ) {
         self.note(&source, status, Some(&facts.art_id));
         facts.source = source;
-        if let Some(key) = crate::treeship::art_key(&facts.art_id) {
+        if let Some(key) = crate::kinds::treeship::records::art_key(&facts.art_id) {
             self.seen.insert(key);
         }
         // Kept whole only where a chain, an index or a session package may
@@ -475,7 +477,7 @@ impl Across {
             );
         }
         out.extend(recomputes);
-        for c in crate::treeship::chains(&artifacts, &seen) {
+        for c in crate::kinds::treeship::records::chains(&artifacts, &seen) {
             let detail = format!(
                 "{} artifact{}",
                 c.artifacts,
@@ -490,7 +492,7 @@ impl Across {
                 idx.entries.len(),
                 if idx.entries.len() == 1 { "y" } else { "ies" }
             );
-            let report = crate::treeship::index_against_records(idx, &artifacts);
+            let report = crate::kinds::treeship::records::index_against_records(idx, &artifacts);
             let members = failed.among([&idx.source], idx.entries.iter().map(|e| e.id.as_str()));
             out.push(
                 CrossReport::new(Subject::Index, idx.source.to_string(), detail, report)
@@ -503,8 +505,9 @@ impl Across {
                 pkg.artifacts.len(),
                 if pkg.artifacts.len() == 1 { "" } else { "s" }
             );
-            let report =
-                crate::kinds::session::package_against_inputs(pkg, &artifacts, &seen, trusted);
+            let report = crate::kinds::treeship::session::package_against_inputs(
+                pkg, &artifacts, &seen, trusted,
+            );
             let records = artifacts
                 .iter()
                 .filter(|a| {

@@ -10,7 +10,7 @@
 //!    refuses ([`crate::kinds::executor_packet`]);
 //! 2. `read`: anything else goes through the strict reader ([`crate::json`]);
 //! 3. `envelope`: a DSSE envelope is checked as a signed Treeship statement
-//!    ([`crate::statement`]), its payload under step 4;
+//!    ([`crate::kinds::treeship::statement`]), its payload under step 4;
 //! 4. `kind`: a document (or a statement's payload) is checked under its
 //!    kind's schema and rules, with everything the [`Context`] adds: the
 //!    trust file for a lineage receipt's key, its transcript (L13-L15), a
@@ -34,7 +34,7 @@ use crate::report::Report;
 #[derive(Clone, Copy)]
 pub enum Input<'a> {
     Bytes(&'a [u8]),
-    Package(&'a kinds::session::Package<'a>),
+    Package(&'a kinds::treeship::session::Package<'a>),
 }
 
 impl<'a> From<&'a [u8]> for Input<'a> {
@@ -55,8 +55,8 @@ impl<'a, const N: usize> From<&'a [u8; N]> for Input<'a> {
     }
 }
 
-impl<'a> From<&'a kinds::session::Package<'a>> for Input<'a> {
-    fn from(p: &'a kinds::session::Package<'a>) -> Input<'a> {
+impl<'a> From<&'a kinds::treeship::session::Package<'a>> for Input<'a> {
+    fn from(p: &'a kinds::treeship::session::Package<'a>) -> Input<'a> {
         Input::Package(p)
     }
 }
@@ -77,7 +77,7 @@ pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, 
         Input::Package(p) => {
             // Unsigned itself, it passes no threshold here: under `--trust`
             // the checks across inputs require its signed session record.
-            let checked = kinds::session::check_package(p, ctx)?;
+            let checked = kinds::treeship::session::check_package(p, ctx)?;
             return Ok(gates(checked, None, ctx));
         }
     };
@@ -116,9 +116,9 @@ fn check_once(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
     if ctx.kind.is_none() && kinds::log_bundle::looks_like_bundle(doc.root()) {
         return Ok(bundles(input, ctx));
     }
-    if ctx.kind.is_none() && kinds::session::looks_like_session_receipt(&doc) {
+    if ctx.kind.is_none() && kinds::treeship::session::looks_like_session_receipt(&doc) {
         // With its bytes: a signed session record binds their digest.
-        let checked = kinds::session::check_receipt(&doc, Some(input), ctx);
+        let checked = kinds::treeship::session::check_receipt(&doc, Some(input), ctx);
         return Ok(gates(checked, None, ctx));
     }
     Ok(check_doc(&doc, ctx))
@@ -246,33 +246,33 @@ fn lattice_packet(input: &[u8], ctx: &Context) -> Result<Option<Checked>, Unread
 /// Steps 3 and 4 on a document already read.
 fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
     if crate::envelope::looks_like_envelope(doc) {
-        let (checked, signers) = crate::statement::check(doc, ctx);
+        let (checked, signers) = crate::kinds::treeship::statement::check(doc, ctx);
         return gates(checked, signers, ctx);
     }
     // A store record or an export is its envelope: --kind then names the
     // statement's kind, as for a bare envelope.
-    if crate::treeship::looks_like_record(doc) {
-        let (checked, signers) = crate::treeship::check_record(doc, ctx);
+    if crate::kinds::treeship::records::looks_like_record(doc) {
+        let (checked, signers) = crate::kinds::treeship::records::check_record(doc, ctx);
         return gates(checked, signers, ctx);
     }
-    if crate::treeship::looks_like_export(doc) {
-        let (checked, signers) = crate::treeship::check_export(doc, ctx);
+    if crate::kinds::treeship::records::looks_like_export(doc) {
+        let (checked, signers) = crate::kinds::treeship::records::check_export(doc, ctx);
         return gates(checked, signers, ctx);
     }
     if ctx.kind.is_none() {
-        if crate::treeship::looks_like_index(doc) {
+        if crate::kinds::treeship::records::looks_like_index(doc) {
             // A listing of the records beside it, signed by none: what it
             // says is held against those records across inputs (a signed
             // record it names wrongly fails it), so no threshold applies.
-            let (report, facts) = crate::treeship::check_index(doc);
+            let (report, facts) = crate::kinds::treeship::records::check_index(doc);
             let checked = Checked {
                 facts: facts.map(Facts::Index),
                 ..Checked::of(report)
             };
             return gates(checked, None, ctx);
         }
-        if crate::kinds::session::looks_like_session_receipt(doc) {
-            let checked = crate::kinds::session::check_receipt(doc, None, ctx);
+        if crate::kinds::treeship::session::looks_like_session_receipt(doc) {
+            let checked = crate::kinds::treeship::session::check_receipt(doc, None, ctx);
             return gates(checked, None, ctx);
         }
     }

@@ -20,7 +20,7 @@
 //!    [`lattice`], Lattice's own reading and canonical profile.
 //! 2. [`check()`]: which kind of input it is ([`kinds`]), and every check
 //!    that applies to it alone, under a [`Context`] (trust, transcript,
-//!    request, call, limits); [`statement`] for signed envelopes.
+//!    request, call, limits); [`kinds::treeship::statement`] for signed envelopes.
 //! 3. [`across`]: the checks across inputs (packet streams, recompute
 //!    results, Lattice rebinds), fed each input's facts.
 //! 4. [`canon`] and [`digest`]: canonical JSON (RFC 8785) and `sha256:`
@@ -47,9 +47,7 @@ pub mod report;
 pub mod rule;
 pub mod schema;
 pub mod seal;
-pub mod statement;
 pub mod time;
-pub mod treeship;
 pub mod trust;
 
 pub use check::{check, Checked, Context, Input, Unreadable};

@@ -5,7 +5,7 @@
 use chit_core::keys::SecretKey;
 use chit_core::kinds::numeric_lineage::transcript::Transcript;
 use chit_core::kinds::reason;
-use chit_core::statement::{sign, Claim};
+use chit_core::kinds::treeship::statement::{sign, Claim};
 use chit_core::trust::Trust;
 use chit_core::{check, json, Context, Report};
 use serde_json::{json, Value};

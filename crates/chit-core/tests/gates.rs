@@ -6,7 +6,7 @@
 
 use chit_core::across::{Across, Origin, Subject};
 use chit_core::keys::SecretKey;
-use chit_core::statement::{sign, sign_checked, Claim};
+use chit_core::kinds::treeship::statement::{sign, sign_checked, Claim};
 use chit_core::trust::Trust;
 use chit_core::{check, json, Checked, Context, Report};
 use serde_json::{json, Value};

@@ -679,7 +679,7 @@ fn schema_failures_stop_the_rules() {
 /// it would change (9007199254740993 would become ...992), naming it.
 #[test]
 fn signing_refuses_a_whole_number_canonical_json_would_change() {
-    use chit_core::statement::{sign_checked, Claim, SignError};
+    use chit_core::kinds::treeship::statement::{sign_checked, Claim, SignError};
     let key = chit_core::keys::SecretKey::from_seed(&[7; 32]);
     let claim = |kind| Claim {
         kind,

@@ -14,7 +14,7 @@
 //!    and names the bundle's origin;
 //! 3. [`rule::LOG_WITNESSES`]: enough of the given witnesses cosigned it;
 //! 4. [`rule::LOG_INCLUSION`]: the entry is at its index in that tree;
-//! 5. the entry, checked as any input ([`crate::check`]);
+//! 5. the entry, checked as any input ([`crate::check()`]);
 //! 6. [`rule::LINEAGE_ORDER`]: each lineage receipt's bound came first.
 
 use crate::checked::Checked;

@@ -9,7 +9,7 @@ pub mod packet;
 pub mod reason;
 pub mod recompute;
 pub mod run_receipt;
-pub mod session;
+pub mod treeship;
 
 use crate::context::Context;
 use crate::doc::{Doc, Val};
@@ -118,9 +118,9 @@ pub const LABELS: &[&str] = &[
     executor_packet::KIND,
     reason::KIND,
     ENVELOPE,
-    session::KIND,
-    crate::treeship::INDEX_KIND,
-    crate::treeship::EXPORT_KIND,
+    treeship::session::KIND,
+    treeship::records::INDEX_KIND,
+    treeship::records::EXPORT_KIND,
 ];
 
 /// Whether a report on one input can carry the kind `name`.

@@ -1,6 +1,6 @@
 //! `verification.recompute.v1`: a verifier's result of re-running one
 //! packet. R3 and R4 hold for a result alone; R1 needs its envelope (see
-//! [`crate::statement`]) and R1-R2 against the packet need the packet
+//! [`crate::kinds::treeship::statement`]) and R1-R2 against the packet need the packet
 //! ([`recompute_against_packet`], fed by [`crate::across::Across`]).
 
 use crate::doc::Val;
@@ -14,7 +14,7 @@ pub const KIND: &str = crate::kind::Kind::Recompute.name();
 
 /// The rule ids of `verification.recompute.v1`, and the schema's. R1 and R2
 /// are checked where the envelope or the packet is at hand
-/// ([`crate::statement`], [`crate::streams`]).
+/// ([`crate::kinds::treeship::statement`], [`crate::kinds::packet::stream`]).
 pub mod rule {
     pub use crate::rule::SCHEMA;
 

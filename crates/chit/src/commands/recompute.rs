@@ -7,7 +7,7 @@ use crate::output::Output;
 use chit_core::digest::Hasher;
 use chit_core::json;
 use chit_core::kinds::recompute::{self, PacketToRerun, Rerun, RerunError};
-use chit_core::statement::{self, Claim};
+use chit_core::kinds::treeship::statement::{self, Claim};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 

@@ -6,7 +6,7 @@ use crate::cli::SignArgs;
 use crate::exit::{CmdResult, Failure};
 use crate::files::{self, Replace};
 use crate::output::Output;
-use chit_core::statement::{self, Claim, SignError};
+use chit_core::kinds::treeship::statement::{self, Claim, SignError};
 
 pub fn run(a: &SignArgs, out: &mut Output) -> CmdResult {
     let limits = a.limits.limits();

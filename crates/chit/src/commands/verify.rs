@@ -9,7 +9,7 @@ use crate::render::{self, Outcome, Status};
 use crate::shared::trust::read_trust;
 use chit_core::across::{Across, Facts, Origin};
 use chit_core::kinds::log_bundle::LogKeys;
-use chit_core::treeship::ArtifactFacts;
+use chit_core::kinds::treeship::records::ArtifactFacts;
 use chit_core::{Context, Doc, Val};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use rayon::prelude::*;
@@ -337,9 +337,11 @@ fn check(
             // A run receipt's Markdown shows its grade, checks and gaps; a
             // signed one's are in its statement's payload.
             let (status, shown) = if settings.format == Format::Markdown {
-                chit_core::statement::with_document(bytes, &ctx.limits, |receipt| {
-                    finish(&o, receipt, settings)
-                })
+                chit_core::kinds::treeship::statement::with_document(
+                    bytes,
+                    &ctx.limits,
+                    |receipt| finish(&o, receipt, settings),
+                )
             } else {
                 finish(&o, None, settings)
             };
@@ -371,7 +373,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
     fn borrow(f: &Option<Result<Vec<u8>, String>>) -> Option<Result<&[u8], String>> {
         f.as_ref().map(|r| r.as_deref().map_err(Clone::clone))
     }
-    let package = chit_core::kinds::session::Package {
+    let package = chit_core::kinds::treeship::session::Package {
         receipt,
         merkle: borrow(&files.merkle),
         render: borrow(&files.render),

@@ -12,7 +12,7 @@ pub mod stream;
 pub const KIND: &str = crate::kind::Kind::Packet.name();
 
 /// The rule ids of `verification.packet.v1`, a packet's and a stream's
-/// ([`crate::streams`] checks P1-P4, P6's order, P7 and P8), and the
+/// ([`stream`] checks P1-P4, P6's order, P7 and P8), and the
 /// schema's.
 pub mod rule {
     pub use crate::rule::SCHEMA;

@@ -14,8 +14,9 @@
 //! - `treeship receipt export` output (`message_b64`, the DSSE PAE;
 //!   `signature_b64`; `public_key_b64`, the signer's own claim) is checked
 //!   as the envelope it stands for, under the trust file (rule `export`);
-//! - session packages are in [`crate::kinds::session`].
+//! - session packages are in [`super::session`].
 
+use super::rule;
 use crate::checked::Checked;
 use crate::context::Context;
 use crate::doc::{Doc, Val};
@@ -58,18 +59,6 @@ impl ArtifactFacts {
     }
 }
 
-/// chit's rule ids for what Treeship writes around envelopes.
-pub mod rule {
-    /// A store record's fields agree with its envelope.
-    pub const RECORD: &str = "record";
-    /// A store's `index.json` lists exactly the records beside it.
-    pub const INDEX: &str = "index";
-    /// Every parent an artifact names is among the inputs, verified.
-    pub const CHAIN: &str = "chain";
-    /// A `treeship receipt export`'s triple is what it claims.
-    pub const EXPORT: &str = "export";
-}
-
 /// The parent a statement names as Treeship's chain check reads it:
 /// `parentId`, `parent_id`, `invitation_ref`, then `subject.artifactId`.
 fn signed_parent(statement: Val<'_>) -> Option<&str> {
@@ -106,7 +95,7 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         );
         return (Checked::of(report), None);
     };
-    let (mut inner, signers) = crate::statement::check_val(env_v, ctx);
+    let (mut inner, signers) = crate::kinds::treeship::statement::check_val(env_v, ctx);
     let mut report = Report::new(inner.report.kind);
     report.absorb(std::mem::take(&mut inner.report), "/envelope");
     let Some(env) = Envelope::read_val(env_v, &mut Report::default()) else {
@@ -632,8 +621,11 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
             sig,
         }],
     };
-    let (mut inner, signers) =
-        crate::statement::check_envelope(env.clone(), Report::new(crate::kind::ENVELOPE), ctx);
+    let (mut inner, signers) = crate::kinds::treeship::statement::check_envelope(
+        env.clone(),
+        Report::new(crate::kind::ENVELOPE),
+        ctx,
+    );
     // The key the export claims: the trusted key that verified, or a lie.
     if let (Some(public), Some(trust)) = (public, ctx.trust) {
         let verified: Vec<_> = env.signers(&env.pae(), trust.public_keys(), &mut Report::default());

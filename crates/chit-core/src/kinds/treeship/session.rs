@@ -21,6 +21,7 @@
 //!   signature: under `--trust` the record and every listed artifact must
 //!   be among the inputs and verified.
 
+use super::rule;
 use crate::checked::{Checked, Unreadable};
 use crate::context::Context;
 use crate::doc::{Doc, Val};
@@ -32,16 +33,6 @@ use sha2::{Digest, Sha256};
 
 /// The kind chit reports for a session receipt or package.
 pub const KIND: &str = "treeship/session-receipt/v1";
-
-pub mod rule {
-    pub const MERKLE_ROOT: &str = "merkle_root";
-    pub const LEAF_COUNT: &str = "leaf_count";
-    pub const INCLUSION: &str = "inclusion";
-    pub const TIMELINE: &str = "timeline_order";
-    pub const PACKAGE: &str = "package";
-    /// Across inputs: the signed session record and the listed artifacts.
-    pub const SESSION: &str = "session";
-}
 
 /// The files of a package, read by the caller.
 #[derive(Default)]
@@ -450,7 +441,7 @@ fn verify_proof(version: u8, root_hex: &str, art: &str, proof: Val) -> Result<()
         let sib = step
             .get("hash")
             .and_then(|h| h.as_str())
-            .and_then(crate::treeship::unhex32)
+            .and_then(crate::kinds::treeship::records::unhex32)
             .ok_or("a step's hash is not 32 bytes of hex")?;
         cur = match step.get("direction").and_then(|d| d.as_str()) {
             Some("Right") => node(version, &cur, &sib),
@@ -537,7 +528,9 @@ pub fn package_against_inputs(
         let Some(a) = by_id.get(l.artifact_id.as_str()) else {
             // Given as a bare envelope: there, verified; its art id binds
             // its payload type and digest.
-            if !crate::treeship::art_key(&l.artifact_id).is_some_and(|k| seen.contains(&k)) {
+            if !crate::kinds::treeship::records::art_key(&l.artifact_id)
+                .is_some_and(|k| seen.contains(&k))
+            {
                 missing.push(l.artifact_id.as_str());
             }
             continue;

@@ -1,0 +1,23 @@
+//! Every rule id a Treeship input is checked by: its envelope and
+//! statement's (chit's own ids, shared with every signed input), a store's
+//! records, index, chains and exports, and a session package's.
+
+pub use crate::rule::{ART, BASE64URL, ENVELOPE, SIGNATURE, STATEMENT};
+
+/// A store record's fields agree with its envelope.
+pub const RECORD: &str = "record";
+/// A store's `index.json` lists exactly the records beside it.
+pub const INDEX: &str = "index";
+/// Every parent an artifact names is among the inputs, verified.
+pub const CHAIN: &str = "chain";
+/// A `treeship receipt export`'s triple is what it claims.
+pub const EXPORT: &str = "export";
+
+/// A session package: its Merkle section, proofs, timeline and files.
+pub const MERKLE_ROOT: &str = "merkle_root";
+pub const LEAF_COUNT: &str = "leaf_count";
+pub const INCLUSION: &str = "inclusion";
+pub const TIMELINE: &str = "timeline_order";
+pub const PACKAGE: &str = "package";
+/// Across inputs: the signed session record and the listed artifacts.
+pub const SESSION: &str = "session";
