@@ -277,7 +277,7 @@ fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
         }
     }
     let Some(kind) = ctx.kind.or_else(|| Kind::detect(doc)) else {
-        return Checked::of(kinds::unknown_kind());
+        return Checked::of(kinds::unknown_kind(doc.root()));
     };
     // A bare document's only possible signer is a lineage receipt's own.
     let (report, own_signer) = kind.check_in(doc.root(), ctx);

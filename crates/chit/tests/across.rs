@@ -79,8 +79,15 @@ fn a_stream_of_packets_that_did_not_verify_is_unchecked() {
 
 #[test]
 fn a_rebind_over_an_invalid_packet_is_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
     let lattice = repo().join("examples/lattice");
-    let run = chit_in(&lattice, &["verify", "packet.json", "unsealed.json"], None);
+    std::fs::copy(lattice.join("packet.json"), d.join("a.json")).unwrap();
+    // The same packet, pretty-printed: not Lattice's canonical bytes (X2).
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(lattice.join("packet.json")).unwrap()).unwrap();
+    std::fs::write(d.join("b.json"), serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let run = chit_in(d, &["verify", "a.json", "b.json"], None);
     assert_eq!(run.code, 1);
     assert!(
         run.stdout.contains("UNCHECKED rebind todo-0 (2 packets)"),
@@ -91,7 +98,15 @@ fn a_rebind_over_an_invalid_packet_is_unchecked() {
     assert!(run.stdout.contains("error X6: "), "{}", run.stdout);
     assert!(
         run.stdout
-            .contains("its members did not verify: unsealed.json (invalid)"),
+            .contains("its members did not verify: b.json (invalid)"),
+        "{}",
+        run.stdout
+    );
+    // Over the valid packet and its rebind, it is valid.
+    let run = chit_in(&lattice, &["verify", "packet.json", "rebind.json"], None);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("VALID rebind todo-0 (2 packets)"),
         "{}",
         run.stdout
     );

@@ -128,16 +128,32 @@ pub fn is_label(name: &str) -> bool {
     LABELS.contains(&name)
 }
 
-/// The report for a document whose kind cannot be told.
-pub fn unknown_kind() -> Report {
+/// The report for a document whose kind cannot be told: what it is where
+/// chit can say (a Zerker Reason request or call, which a certificate is
+/// checked against, not receipts themselves), else how to name its kind.
+pub fn unknown_kind(v: Val) -> Report {
     let mut r = Report::new("");
-    let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-    r.error(crate::rule::KIND,
-        "",
+    let message = if v.get("schema").and_then(|s| s.as_str()) == Some(reason::REQUEST) {
+        format!(
+            "a Zerker Reason request ({}), not a receipt: give it to --request when you check \
+             the certificate made for it",
+            reason::REQUEST
+        )
+    } else if v.is_object()
+        && v.len() == 2
+        && v.get("tool").and_then(|t| t.as_str()).is_some()
+        && v.get("arguments").is_some()
+    {
+        "a concrete call ({tool, arguments}), not a receipt: give it to --call when you check \
+         the certificate for it"
+            .to_string()
+    } else {
+        let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
         format!(
             "not a receipt chit recognises (a run receipt has receiptVersion, a packet or recompute result its schema, a numeric lineage receipt its signed_body.receipt_type); name its kind with --kind ({})",
             known.join(", ")
-        ),
-    );
+        )
+    };
+    r.error(crate::rule::KIND, "", message);
     r
 }
