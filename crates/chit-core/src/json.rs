@@ -229,7 +229,7 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Doc<'a>, ReadError>
         kids: Vec::new(),
         members: Vec::new(),
         // Run receipts hold about a number per 70 bytes: reserving for
-        // that saves the vector's regrowth (some 6% of a receipt's read).
+        // that saves the vector's regrowth.
         numbers: Vec::with_capacity(text.len() / 64 + 1),
         decoded: String::new(),
         values: 0,

@@ -15,7 +15,7 @@ pub struct Case {
 }
 
 /// The documented differences a case may be built to land on (see the
-/// README's Compatibility section).
+/// docs/compatibility.md).
 pub const DIFFS: &[&str] = &[
     "calendar-day",
     "hour-24",

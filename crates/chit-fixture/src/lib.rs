@@ -60,10 +60,10 @@
 //! [`decode_batch`] runs the same arithmetic without HTTP, with a constant
 //! batch.
 //!
-//! Cost: one token is ~20k multiply-adds, so a step at batch 256 takes about
-//! 1.3 ms single-threaded in a release build but about 45 ms in an
-//! unoptimised (debug) build, where a 2 ms step is only kept up to about
-//! batch 10 (measure with the ignored `step_cost` test).
+//! Cost: one token is ~20k multiply-adds, so a step at a large batch is
+//! milliseconds in a release build and some thirty times more in an
+//! unoptimised (debug) build, which keeps a short step only at small
+//! batches (measure with the ignored `step_cost` test).
 //!
 //! # HTTP API
 //!

@@ -9,8 +9,9 @@
 //! back to the database's size. When that largest number is the spare
 //! one, far past the end of any database under a gigabyte, SQLite cannot
 //! tell which hash slots hold pages past the end and walks every slot and
-//! every page of the cache: with chit's 32 MiB cache, 13% of the
-//! sequencer's CPU under `bench/serve.sh` (random-key indexes split often).
+//! every page of the cache: with chit's 32 MiB cache, a large share of the
+//! sequencer's CPU under load (random-key indexes split often;
+//! docs/decisions/sqlite-page-cache.md).
 //!
 //! This wraps SQLite's default page cache (`SQLITE_CONFIG_PCACHE2`) and
 //! changes only that spare number: while a swap holds a page there, the

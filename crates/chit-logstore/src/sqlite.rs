@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 /// on `chit_log_labels (art_id)`, kept at each commit, cost the
 /// sequencer more than any other label: an art id is a hash, so each
 /// new one dirtied a 4 KiB page of its own, written to the WAL and again
-/// to the database (9 µs an entry, against 1 µs an entry for the same
-/// ids added 16,384 at a time, sorted). A search by art id reads the
-/// index and the labels above it.
+/// to the database, several times what the same ids cost added 16,384 at
+/// a time, sorted (docs/decisions/log-late-indexes.md). A search by art
+/// id reads the index and the labels above it.
 ///
 /// Content addresses, the other random key, are indexed late the same
 /// way (`chit_log_shas` below `chit_log_shas_upto`; its primary key
@@ -277,15 +277,15 @@ const WAL_LIMIT_BYTES: i64 = 64 << 20;
 /// SQLite starts the WAL again from its beginning only after a checkpoint
 /// that copied every frame, and under sustained writes this thread never
 /// quite catches up with the latest commit: alone, it let the WAL grow
-/// without end (517 MB for 50,000 receipts, beside an 85 MB database).
+/// without end, to several times the database's size.
 /// So a commit that leaves the WAL past [`SqliteStore::wal_pages`] pages
 /// checkpoints the rest itself (SQLite's `wal_autocheckpoint`: no other
 /// commit of this process can come in between), and the next commit
 /// starts the WAL again. What that commit copies is what this thread left:
-/// when it ran every 200 ms whatever the writes, it left most of the WAL,
-/// and under load the commit that copied it took 20-39 ms (the batch's
-/// requests, and everyone queued behind them, waited); woken by commits,
-/// it leaves the last few batches.
+/// when it ran on a timer whatever the writes, it left most of the WAL,
+/// and under load the commit that copied it took tens of milliseconds
+/// (the batch's requests, and everyone queued behind them, waited); woken
+/// by commits, it leaves the last few batches.
 struct Checkpointer {
     wake: std::sync::mpsc::SyncSender<Wake>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -1792,7 +1792,7 @@ mod tests {
 
     /// The checkpoint thread runs when a commit wakes it, copies what the
     /// commit wrote into the database file, and sleeps while nothing is
-    /// committed (it woke every 200 ms whatever the writes before).
+    /// committed.
     #[test]
     fn the_checkpointer_runs_after_commits_and_sleeps_when_idle() {
         let dir = tempfile::tempdir().unwrap();

@@ -938,7 +938,7 @@ pub struct MeasureArgs {
     /// The gateway's signing key (PKCS#8 PEM, 'chit keygen').
     #[arg(long, value_name = "FILE")]
     pub key: PathBuf,
-    /// What the endpoint declares about its numerics (JSON; see the README).
+    /// What the endpoint declares about its numerics (JSON; see docs/lineage.md).
     #[arg(long, value_name = "FILE")]
     pub numerics: Option<PathBuf>,
     /// A reroute target the operator declares batch invariant (used if coupled).

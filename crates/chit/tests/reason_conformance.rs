@@ -8,7 +8,7 @@
 //! the figures below are the manifest's expected results, and the test
 //! runs over a folder of the suite's bundles named by
 //! `CHIT_REASON_CONFORMANCE` (the suite's `conformance/v1/inputs`). Without
-//! it the test says so and checks nothing; the README says how to run it.
+//! it the test says so and checks nothing; docs/compatibility.md says how to run it.
 
 mod common;
 use common::{chit_raw, repo};

@@ -4,7 +4,7 @@
 //! As in the reference verifier, the consistency rules run only on a receipt
 //! that passed the schema; a receipt that did not gets schema findings alone.
 //! Where the reference contradicts SPEC.md or JSON Schema, these rules follow
-//! the spec (see the README's Compatibility section).
+//! the spec (see docs/compatibility.md).
 
 use crate::canon::{self, Profile};
 use crate::digest::sha256_tagged;

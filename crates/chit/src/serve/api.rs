@@ -638,7 +638,7 @@ impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Par
                 error(
                     StatusCode::BAD_REQUEST,
                     format!(
-                        "{}; the README's \"Serving the log\" lists each route's parameters",
+                        "{}; docs/serving.md lists each route's parameters",
                         e.body_text()
                     ),
                 )

@@ -80,10 +80,10 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
 /// observed, timed, limited, logged and counted as [`api::around`] does
 /// for the routes); everything else goes through the [`router`] (which
 /// has the route too, for 405 and for anything else that serves it).
-/// Under the load test the router's layers around that one handler (the
-/// middleware's boxed futures, the request's conversions) cost about a
-/// tenth of the HTTP thread's CPU (paired runs of 50,000 requests: 98-123
-/// ticks against 106-136).
+/// Under load the router's layers around that one handler (the
+/// middleware's boxed futures, the request's conversions) cost a share of
+/// the HTTP thread's CPU worth saving
+/// (docs/decisions/serve-writes-front.md).
 #[derive(Clone)]
 struct Front {
     routed: hyper_util::service::TowerToHyperService<Router>,
@@ -443,10 +443,9 @@ fn check_threads() {
 /// The threads that answer HTTP (`tokio-rt-worker`): half the cores, at
 /// least one. They only parse requests and write answers: the checks run
 /// on [`check_threads`] (one a core) and store reads on tokio's blocking
-/// pool. Under the load test an answer costs these threads about half
-/// what its check costs; one a core competed with the checks for the
-/// same cores (paired runs on 2 cores: 2.2 us less CPU an entry with one,
-/// the same rate).
+/// pool. Under load an answer costs these threads about half what its
+/// check costs; one a core competed with the checks for the same cores
+/// (less CPU an entry with half, at the same rate, in paired runs).
 fn http_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get().div_ceil(2))

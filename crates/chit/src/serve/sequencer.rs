@@ -14,10 +14,11 @@ pub const BATCH: usize = 4096;
 
 /// A batch of fewer submissions than this waits (in steps of
 /// [`GATHER_STEP`], [`GATHER_WAIT`] at most) while requests are still
-/// being checked. A batch costs about 0.4 ms of the sequencer's CPU
+/// being checked. A batch has a fixed cost of the sequencer's CPU
 /// whatever its size (the checkpoint's signature, the partial tiles, the
-/// commit's sync); under load many batches held a handful of entries. A
-/// lone request (nothing else being checked) never waits.
+/// commit's sync); under load many batches held a handful of entries
+/// (docs/decisions/serve-sequencer.md). A lone request (nothing else being
+/// checked) never waits.
 pub const GATHER: usize = 64;
 const GATHER_STEP: std::time::Duration = std::time::Duration::from_micros(100);
 const GATHER_WAIT: std::time::Duration = std::time::Duration::from_micros(500);
