@@ -18,7 +18,7 @@
 //! `GET /get_model_info` answering means `sglang`; otherwise
 //! `GET /v1/models` answering means `openai`.
 
-use crate::{Decoding, Failure, Input, Occupancy, Request};
+use crate::{Decoding, Input, Occupancy, Request, Stopped};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -94,14 +94,14 @@ impl Endpoint {
 
     /// The API (named, or asked of the server) and the URL it is measured
     /// at, for prompts or chats, found before anything is measured.
-    pub async fn resolve(&self, chat: bool) -> Result<(Api, String), Failure> {
+    pub async fn resolve(&self, chat: bool) -> Result<(Api, String), Stopped> {
         let client = client(Duration::from_secs(10))?;
         let api = self.api(&client).await?;
         Ok((api, self.route(api, chat)))
     }
 
     /// The API, named or detected.
-    pub async fn api(&self, client: &reqwest::Client) -> Result<Api, Failure> {
+    pub async fn api(&self, client: &reqwest::Client) -> Result<Api, Stopped> {
         if let Some(a) = self.api {
             return Ok(a);
         }
@@ -122,7 +122,7 @@ impl Endpoint {
                 // A server's self-description is small; a larger one is
                 // not one of these APIs.
                 let body = read_capped(resp, ANSWER_MAX).await.ok();
-                Ok::<_, Failure>(
+                Ok::<_, Stopped>(
                     body.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()),
                 )
             }
@@ -140,7 +140,7 @@ impl Endpoint {
         if get("/v1/models").await?.is_some() {
             return Ok(Api::OpenAi);
         }
-        Err(Failure::new(format!(
+        Err(Stopped::new(format!(
             "cannot tell {}'s API (none of /props, /get_model_info and /v1/models answered); name it with --api openai, llamacpp or sglang",
             self.url
         )))
@@ -245,7 +245,7 @@ pub async fn render_chats(
     endpoint: &Endpoint,
     api: Api,
     requests: &[Request],
-) -> Result<Option<Rendered>, Failure> {
+) -> Result<Option<Rendered>, Stopped> {
     if !crate::is_chat_set(requests) {
         return Ok(None);
     }
@@ -255,13 +255,13 @@ pub async fn render_chats(
     let mut out = Vec::with_capacity(requests.len());
     for (i, r) in requests.iter().enumerate() {
         let Input::Chat(messages) = &r.input else {
-            return Err(Failure::new(format!(
+            return Err(Stopped::new(format!(
                 "request {i} is not chat messages: a set is all prompts or all chats"
             )));
         };
         let input = render(client, &url, api, messages)
             .await
-            .map_err(|f| Failure::new(format!("request {i}: {}", f.message)))?;
+            .map_err(|f| Stopped::new(format!("request {i}: {}", f.message)))?;
         out.push(Request {
             input,
             max_tokens: r.max_tokens,
@@ -281,7 +281,7 @@ async fn render(
     url: &str,
     api: Api,
     messages: &[serde_json::Value],
-) -> Result<Input, Failure> {
+) -> Result<Input, Stopped> {
     let mut ask = serde_json::json!({ "messages": messages });
     if api == Api::SGLang {
         ask["add_generation_prompt"] = true.into();
@@ -296,20 +296,20 @@ async fn render(
     let status = resp.status();
     let body = read_capped(resp, RENDERED_MAX)
         .await
-        .map_err(|why| Failure::new(format!("{url}: {why}")))?;
+        .map_err(|why| Stopped::new(format!("{url}: {why}")))?;
     if !status.is_success() {
         let hint = if status == reqwest::StatusCode::NOT_FOUND {
             " (the server has no such endpoint: is it the API chit took it for? --api names it)"
         } else {
             ""
         };
-        return Err(Failure::new(format!(
+        return Err(Stopped::new(format!(
             "{url} answered HTTP {status} when asked to render chat messages with the server's template{}{hint}",
             said(&body)
         )));
     }
     let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
-        Failure::new(format!(
+        Stopped::new(format!(
             "{url} answered what is not JSON when asked to render chat messages: {e}"
         ))
     })?;
@@ -320,14 +320,14 @@ async fn render(
             .and_then(|t| t.iter().map(|x| x.as_u64()).collect::<Option<Vec<u64>>>())
             .filter(|t| !t.is_empty());
         return ids.map(Input::TokenIds).ok_or_else(|| {
-            Failure::new(format!(
+            Stopped::new(format!(
                 "{url} answered without a \"tokens\" list of token ids when asked to render chat messages (an SGLang whose /v1/tokenize takes no messages cannot measure chat requests; give prompts)"
             ))
         });
     }
     match v.get("prompt").and_then(|p| p.as_str()) {
         Some(p) if !p.is_empty() => Ok(Input::Prompt(p.to_owned())),
-        _ => Err(Failure::new(format!(
+        _ => Err(Stopped::new(format!(
             "{url} answered without a \"prompt\" string when asked to render chat messages"
         ))),
     }
@@ -359,7 +359,7 @@ async fn read_capped(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>,
     Ok(body)
 }
 
-pub fn client(read_timeout: Duration) -> Result<reqwest::Client, Failure> {
+pub fn client(read_timeout: Duration) -> Result<reqwest::Client, Stopped> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .read_timeout(read_timeout)
@@ -367,10 +367,10 @@ pub fn client(read_timeout: Duration) -> Result<reqwest::Client, Failure> {
         .tcp_nodelay(true)
         .no_proxy()
         .build()
-        .map_err(|e| Failure::new(format!("cannot make an HTTP client: {e}")))
+        .map_err(|e| Stopped::new(format!("cannot make an HTTP client: {e}")))
 }
 
-fn describe(url: &str, e: &reqwest::Error) -> Failure {
+fn describe(url: &str, e: &reqwest::Error) -> Stopped {
     let why = if e.is_connect() {
         "cannot connect (is the endpoint running?)".to_owned()
     } else if e.is_timeout() {
@@ -384,7 +384,7 @@ fn describe(url: &str, e: &reqwest::Error) -> Failure {
         }
         s
     };
-    Failure::new(format!("{url}: {why}"))
+    Stopped::new(format!("{url}: {why}"))
 }
 
 /// What one streamed request gave.
@@ -441,7 +441,7 @@ pub async fn stream(
     req: &Request,
     occ: &Occupancy,
     budget: Option<&AtomicU64>,
-) -> Result<Streamed, Failure> {
+) -> Result<Streamed, Stopped> {
     let measured = budget.is_none();
     let url = endpoint.route(api, req.is_chat());
     let mut body = match (api, &req.input) {
@@ -459,7 +459,7 @@ pub async fn stream(
             "stream": true,
         }),
         (_, Input::Chat(_) | Input::TokenIds(_)) => {
-            return Err(Failure::new(format!(
+            return Err(Stopped::new(format!(
             "{url} takes chat messages only rendered into a prompt by the server's template first"
         )))
         }
@@ -501,7 +501,7 @@ pub async fn stream(
     if !status.is_success() {
         // Enough of an error's body to quote it.
         let body = read_capped(resp, 64 << 10).await.unwrap_or_default();
-        return Err(Failure::new(format!(
+        return Err(Stopped::new(format!(
             "{url} answered HTTP {status}{}",
             said(&body)
         )));
@@ -526,13 +526,13 @@ pub async fn stream(
     let total_max = event_max.saturating_mul(req.max_tokens.saturating_add(8));
     let mut total: u64 = 0;
     let over_event = || {
-        Failure::new(format!(
+        Stopped::new(format!(
             "{url} sent a stream event over the limit of {event_max} bytes for a request of max_tokens {}; chit stopped reading it",
             req.max_tokens
         ))
     };
     let too_many = || {
-        Failure::new(format!(
+        Stopped::new(format!(
             "{url} sent more than the {} tokens (max_tokens) it was asked for; an endpoint that does not honour max_tokens cannot be measured",
             req.max_tokens
         ))
@@ -547,7 +547,7 @@ pub async fn stream(
         let Some(chunk) = chunk else { break };
         total = total.saturating_add(chunk.len() as u64);
         if total > total_max {
-            return Err(Failure::new(format!(
+            return Err(Stopped::new(format!(
                 "{url} sent more than {total_max} bytes for a request of max_tokens {}; chit stopped reading it",
                 req.max_tokens
             )));
@@ -572,14 +572,14 @@ pub async fn stream(
             let mut got = match filler_event(api, &data, measured) {
                 Some(got) => got,
                 None => parse_event(api, &data, measured).map_err(|why| {
-                    Failure::new(format!("{url} sent a stream event chit cannot use: {why}"))
+                    Stopped::new(format!("{url} sent a stream event chit cannot use: {why}"))
                 })?,
             };
             if got.cumulative {
                 // Every token so far: it must extend what was read.
                 let seen = out.tokens.len();
                 if got.ids.len() < seen || got.ids[..seen] != out.tokens[..] {
-                    return Err(Failure::new(format!(
+                    return Err(Stopped::new(format!(
                         "{url} sent an output_ids list that does not extend the tokens it sent before"
                     )));
                 }
@@ -624,7 +624,7 @@ pub async fn stream(
         }
     }
     if !ended {
-        return Err(Failure::new(format!(
+        return Err(Stopped::new(format!(
             "{url} closed the stream before its end (no [DONE] or stop event)"
         )));
     }
@@ -634,7 +634,7 @@ pub async fn stream(
     drop(budget);
     drop(decoding);
     if measured && out.tokens.is_empty() {
-        return Err(Failure::new(format!("{url} streamed no tokens")));
+        return Err(Stopped::new(format!("{url} streamed no tokens")));
     }
     Ok(out)
 }

@@ -221,21 +221,21 @@ pub struct Measured {
 
 /// Why a measurement stopped without a receipt.
 #[derive(Debug)]
-pub struct Failure {
+pub struct Stopped {
     pub message: String,
     pub interrupted: bool,
 }
 
-impl Failure {
-    fn new(message: impl Into<String>) -> Failure {
-        Failure {
+impl Stopped {
+    fn new(message: impl Into<String>) -> Stopped {
+        Stopped {
             message: message.into(),
             interrupted: false,
         }
     }
 }
 
-impl std::fmt::Display for Failure {
+impl std::fmt::Display for Stopped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
     }
@@ -249,10 +249,10 @@ pub fn rfc3339_micros(t: SystemTime) -> String {
 }
 
 /// Fresh salt: 32 random bytes, hex.
-pub fn fresh_salt() -> Result<String, Failure> {
+pub fn fresh_salt() -> Result<String, Stopped> {
     let mut salt = [0u8; 32];
     getrandom::fill(&mut salt)
-        .map_err(|e| Failure::new(format!("no randomness for the salt: {e}")))?;
+        .map_err(|e| Stopped::new(format!("no randomness for the salt: {e}")))?;
     Ok(chit_core::digest::hex(&salt))
 }
 
@@ -337,10 +337,10 @@ pub async fn measure(
     transcript: &mut TranscriptWriter,
     observer: &dyn Observer,
     stop: Arc<Notify>,
-) -> Result<Measured, Failure> {
+) -> Result<Measured, Stopped> {
     let result = tokio::select! {
         r = run(plan, key, transcript, observer) => r,
-        _ = stop.notified() => Err(Failure {
+        _ = stop.notified() => Err(Stopped {
             message: "interrupted".into(),
             interrupted: true,
         }),
@@ -350,7 +350,7 @@ pub async fn measure(
             let id = m.receipt["receipt_id"].as_str().unwrap_or("").to_owned();
             transcript
                 .end(None, Some(&id))
-                .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+                .map_err(|e| Stopped::new(format!("cannot write the transcript: {e}")))?;
         }
         Err(f) => {
             let _ = transcript.end(Some(&f.message), None);
@@ -364,12 +364,12 @@ async fn run(
     key: &SecretKey,
     transcript: &mut TranscriptWriter,
     observer: &dyn Observer,
-) -> Result<Measured, Failure> {
+) -> Result<Measured, Stopped> {
     if plan.levels.len() < 2 {
-        return Err(Failure::new("give at least two levels (--levels 1,8,32)"));
+        return Err(Stopped::new("give at least two levels (--levels 1,8,32)"));
     }
     if plan.levels.windows(2).any(|w| w[1] <= w[0]) || plan.levels[0] == 0 {
-        return Err(Failure::new(
+        return Err(Stopped::new(
             "levels must be positive and strictly increasing",
         ));
     }
@@ -380,20 +380,20 @@ async fn run(
         ));
     }
     let committed = chit_core::time::rfc3339_nanos(&plan.bound.committed_at)
-        .ok_or_else(|| Failure::new("the bound's committed_at is not a UTC time"))?;
+        .ok_or_else(|| Stopped::new("the bound's committed_at is not a UTC time"))?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_nanos() as i128;
     if committed >= now {
-        return Err(Failure::new(format!(
+        return Err(Stopped::new(format!(
             "the bound was committed at {}, not before now: a bound must be fixed before the measurement starts",
             plan.bound.committed_at
         )));
     }
     let chat = is_chat_set(&plan.requests);
     if plan.requests.iter().any(|r| r.is_chat() != chat) {
-        return Err(Failure::new(
+        return Err(Stopped::new(
             "the request set mixes prompts and chat messages; a set is measured at one URL, so give all prompts or all chats",
         ));
     }
@@ -408,7 +408,7 @@ async fn run(
         Some(rendered) => {
             transcript
                 .rendered_prompts(&rendered.source, &rendered.requests)
-                .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+                .map_err(|e| Stopped::new(format!("cannot write the transcript: {e}")))?;
             rendered.requests
         }
         None => plan.requests.clone(),
@@ -450,7 +450,7 @@ async fn run(
         if let Some(s) = samples {
             let max = transcript
                 .server_occupancy(index, &s.source, &s.samples)
-                .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+                .map_err(|e| Stopped::new(format!("cannot write the transcript: {e}")))?;
             let seen = ServerOccupancy {
                 max,
                 source: s.source,
@@ -478,7 +478,7 @@ async fn run(
         });
     }
     let set_canonical = receipt::canonical_of(&serde_json::Value::Array(objects))
-        .map_err(|e| Failure::new(format!("cannot canonicalise the request set: {e}")))?;
+        .map_err(|e| Stopped::new(format!("cannot canonicalise the request set: {e}")))?;
     let m = Measurement {
         lineage_id: plan.lineage_id.clone(),
         salt_hex: salt,
@@ -502,12 +502,12 @@ async fn run(
     let effected = SystemTime::now();
     let found = m
         .body(&rfc3339_micros(effected))
-        .map_err(|e| Failure::new(e.to_string()))?;
+        .map_err(|e| Stopped::new(e.to_string()))?;
     let ts = effected
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let receipt = receipt::sign(found.body, key, ts).map_err(|e| Failure::new(e.to_string()))?;
+    let receipt = receipt::sign(found.body, key, ts).map_err(|e| Stopped::new(e.to_string()))?;
     Ok(Measured {
         receipt,
         class: found.class,
@@ -581,7 +581,7 @@ async fn measure_level(
     transcript: &mut TranscriptWriter,
     observer: &dyn Observer,
     measured_at: &mut Option<String>,
-) -> Result<(Runs, u64, u64), Failure> {
+) -> Result<(Runs, u64, u64), Stopped> {
     let occ = Arc::new(Occupancy::default());
     let level_done = Arc::new(AtomicBool::new(false));
     let stop_fillers = Arc::new(Notify::new());
@@ -660,7 +660,7 @@ async fn measure_level(
             let mut reqs = Vec::new();
             for (i, req) in sent.iter().enumerate() {
                 if let Some(e) = filler_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                    return Err(Failure::new(format!("a filler request failed: {e}")));
+                    return Err(Stopped::new(format!("a filler request failed: {e}")));
                 }
                 if induced && !fillers_ready(&slots, &occ, need, plan.fill_timeout).await {
                     observer.warn(&format!(
@@ -681,7 +681,7 @@ async fn measure_level(
                     .send(req.clone(), occ.clone())
                     .await
                     .map_err(|e| {
-                        Failure::new(format!(
+                        Stopped::new(format!(
                             "level {index} (concurrency {c}), repetition {rep}, request {i}: {}",
                             e.message
                         ))
@@ -697,7 +697,7 @@ async fn measure_level(
                 complete = complete.min(seq.at_complete);
                 transcript
                     .sequence(index as u64, rep, i as u64, &seq.tokens, seq.at_accept, seq.at_complete, seq.id.as_deref(), seq.elapsed_us)
-                    .map_err(|e| Failure::new(format!("cannot write the transcript: {e}")))?;
+                    .map_err(|e| Stopped::new(format!("cannot write the transcript: {e}")))?;
                 observer.measured(index);
                 reqs.push(seq.tokens);
             }
@@ -726,11 +726,11 @@ struct Lane {
 type Job = (
     Request,
     Arc<Occupancy>,
-    tokio::sync::oneshot::Sender<Result<(api::Streamed, u64), Failure>>,
+    tokio::sync::oneshot::Sender<Result<(api::Streamed, u64), Stopped>>,
 );
 
 impl Lane {
-    fn start(plan: &Plan, api: Api) -> Result<Lane, Failure> {
+    fn start(plan: &Plan, api: Api) -> Result<Lane, Stopped> {
         let (jobs, incoming) = std::sync::mpsc::channel::<Job>();
         let client = api::client(plan.timeout)?;
         let timeout = plan.timeout;
@@ -739,7 +739,7 @@ impl Lane {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Failure::new(format!("cannot start the measuring thread: {e}")))?;
+            .map_err(|e| Stopped::new(format!("cannot start the measuring thread: {e}")))?;
         std::thread::Builder::new()
             .name("chit-measured".into())
             .spawn(move || {
@@ -748,7 +748,7 @@ impl Lane {
                         let started = Instant::now();
                         let run = api::stream(&client, &endpoint, api, &model, &req, &occ, None);
                         let got = tokio::time::timeout(timeout, run).await.map_err(|_| {
-                            Failure::new(format!(
+                            Stopped::new(format!(
                                 "timed out: the request did not end within the --timeout of {} s (it bounds the whole request)",
                                 timeout.as_secs()
                             ))
@@ -758,7 +758,7 @@ impl Lane {
                     let _ = reply.send(r);
                 }
             })
-            .map_err(|e| Failure::new(format!("cannot start the measuring thread: {e}")))?;
+            .map_err(|e| Stopped::new(format!("cannot start the measuring thread: {e}")))?;
         Ok(Lane { jobs })
     }
 
@@ -766,14 +766,14 @@ impl Lane {
         &self,
         req: Request,
         occ: Arc<Occupancy>,
-    ) -> Result<(api::Streamed, u64), Failure> {
+    ) -> Result<(api::Streamed, u64), Stopped> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.jobs
             .send((req, occ, reply))
-            .map_err(|_| Failure::new("the measuring thread stopped"))?;
+            .map_err(|_| Stopped::new("the measuring thread stopped"))?;
         answer
             .await
-            .map_err(|_| Failure::new("the measuring thread stopped"))?
+            .map_err(|_| Stopped::new("the measuring thread stopped"))?
     }
 }
 

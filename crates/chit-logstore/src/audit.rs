@@ -24,7 +24,7 @@
 //! (`O(log n)` hashes) and one 32-byte leaf hash per entry read (for the
 //! tiles), never per entry a checkpoint merely claims.
 
-use crate::policy::{Compiled, Verdict};
+use crate::policy::{Admission, Compiled};
 use crate::store::{PacketRow, Store};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
@@ -204,7 +204,7 @@ pub struct Problem {
 
 /// What an audit found.
 #[derive(Debug)]
-pub struct Report {
+pub struct AuditReport {
     pub source: String,
     pub size: u64,
     pub root: Hash,
@@ -222,7 +222,7 @@ pub struct Report {
     pub bytes_hashed: u64,
 }
 
-impl Report {
+impl AuditReport {
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
     }
@@ -364,10 +364,10 @@ fn short(h: &Hash) -> String {
 }
 
 /// Runs the audit (see the module documentation).
-pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<Report, String> {
+pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, String> {
     let origin = chit_log::note::Verifier::name(opts.verifier).to_string();
     let note = src.head()?;
-    let mut report = Report {
+    let mut report = AuditReport {
         source: src.describe(),
         size: 0,
         root: tree::EMPTY_ROOT,
@@ -739,15 +739,15 @@ fn reverify(
     let bad: Vec<(u64, String)> = pending
         .par_iter()
         .filter_map(|(i, data)| match policy.decide(data) {
-            Verdict::Accept { .. } => None,
-            Verdict::Refuse(r) => Some((
+            Admission::Accept { .. } => None,
+            Admission::Refuse(r) => Some((
                 *i,
                 r.errors
                     .first()
                     .map(|f| format!("{}: {}", f.rule, f.message))
                     .unwrap_or_else(|| r.status().name().to_string()),
             )),
-            Verdict::Unreadable(why) => Some((*i, why)),
+            Admission::Unreadable(why) => Some((*i, why)),
         })
         .collect();
     *checked += pending.len() as u64;

@@ -21,7 +21,7 @@ mod walbuf;
 
 pub use chit_log::bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};
-pub use policy::{Policy, Submitted, Verdict};
+pub use policy::{Admission, Policy, Submitted};
 pub use store::{Store, StoreError};
 
 /// The store layout's version, recorded at `chit log init`.

@@ -13,7 +13,7 @@
 //!
 //! Nothing is acknowledged before step 6 returns.
 
-use crate::policy::{Compiled, Policy, Submitted, Verdict};
+use crate::policy::{Admission, Compiled, Policy, Submitted};
 use crate::store::{now_millis, Batch, Meta, NewEntry, Store, StoreError};
 use crate::streams::StreamCheck;
 use chit_core::report::Status;
@@ -295,7 +295,7 @@ impl Log {
     }
 
     /// The policy's verdict on one submission, without appending it.
-    pub fn decide(&self, bytes: &[u8]) -> Verdict {
+    pub fn decide(&self, bytes: &[u8]) -> Admission {
         self.policy.decide(bytes)
     }
 
@@ -379,7 +379,7 @@ impl Log {
             // 2. dedup
             let accepted: Vec<Hash> = checked
                 .iter()
-                .filter(|c| matches!(c.verdict, Verdict::Accept { .. }))
+                .filter(|c| matches!(c.verdict, Admission::Accept { .. }))
                 .map(|c| c.sha256)
                 .collect();
             // 2-3. what the log holds of the batch: its receipts, and the
@@ -387,7 +387,7 @@ impl Log {
             let packets: Vec<_> = checked
                 .iter()
                 .filter_map(|c| match &c.verdict {
-                    Verdict::Accept {
+                    Admission::Accept {
                         packet: Some(p), ..
                     } => Some(&**p),
                     _ => None,
@@ -425,9 +425,9 @@ impl Log {
             } in checked
             {
                 let outcome = match verdict {
-                    Verdict::Unreadable(why) => Outcome::Unreadable(why.clone()),
-                    Verdict::Refuse(r) => Outcome::Refused(r.clone()),
-                    Verdict::Accept {
+                    Admission::Unreadable(why) => Outcome::Unreadable(why.clone()),
+                    Admission::Refuse(r) => Outcome::Refused(r.clone()),
+                    Admission::Accept {
                         status,
                         packet,
                         kind,

@@ -36,7 +36,7 @@ pub struct Policy {
 pub struct Submitted {
     /// Its bytes where accepted (empty otherwise: never appended).
     pub(crate) bytes: Vec<u8>,
-    pub(crate) verdict: Verdict,
+    pub(crate) verdict: Admission,
     pub(crate) sha256: chit_log::Hash,
     /// Its leaf hash in the log's tree (RFC 9162), made beside its check
     /// on all cores rather than by the one thread that appends.
@@ -47,7 +47,7 @@ impl Submitted {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
-    pub fn verdict(&self) -> &Verdict {
+    pub fn verdict(&self) -> &Admission {
         &self.verdict
     }
     /// SHA-256 of the bytes.
@@ -58,7 +58,7 @@ impl Submitted {
 
 /// What the policy says of one submission.
 #[derive(Debug)]
-pub enum Verdict {
+pub enum Admission {
     /// Accepted: its status (VALID, or SIGNED/UNCHECKED where allowed) and,
     /// for a packet, what the stream rules need.
     Accept {
@@ -225,8 +225,8 @@ impl Compiled {
                     chit_log::tree::leaf_hash(bytes),
                 );
                 let bytes = match verdict {
-                    Verdict::Accept { .. } => input.into(),
-                    Verdict::Refuse(_) | Verdict::Unreadable(_) => Vec::new(),
+                    Admission::Accept { .. } => input.into(),
+                    Admission::Refuse(_) | Admission::Unreadable(_) => Vec::new(),
                 };
                 Submitted {
                     bytes,
@@ -272,28 +272,28 @@ impl Compiled {
     }
 
     /// The verdict on one submission's bytes.
-    pub fn decide(&self, bytes: &[u8]) -> Verdict {
+    pub fn decide(&self, bytes: &[u8]) -> Admission {
         self.decide_at(bytes, 1)
     }
 
     /// [`Compiled::decide`] for an input that starts on line `line` of a
     /// larger one.
-    pub fn decide_at(&self, bytes: &[u8], line: usize) -> Verdict {
+    pub fn decide_at(&self, bytes: &[u8], line: usize) -> Admission {
         let checked = match self.checked_at(bytes, line) {
             Ok(c) => c,
-            Err(why) => return Verdict::Unreadable(why),
+            Err(why) => return Admission::Unreadable(why),
         };
         let status = checked.status();
         if !status.passes(self.policy.allow_unchecked) {
             // SIGNED or UNCHECKED under a policy without --allow-unchecked
             // keeps its status: the report says what was not checked.
-            return Verdict::Refuse(checked.report);
+            return Admission::Refuse(checked.report);
         }
         let packet = match checked.facts {
             Some(Facts::Packet(p)) => Some(Box::new(p)),
             _ => None,
         };
-        Verdict::Accept {
+        Admission::Accept {
             status,
             kind: checked.report.kind,
             art_id: checked.artifact_id,

@@ -199,7 +199,7 @@ fn appended(outcomes: &[Outcome]) -> Vec<u64> {
         .collect()
 }
 
-fn audit_once(b: &dyn Backend, previous: Option<&[u8]>) -> audit::Report {
+fn audit_once(b: &dyn Backend, previous: Option<&[u8]>) -> audit::AuditReport {
     let verifier = log_key().verifier();
     let mut src = b.store();
     audit::audit(
@@ -561,7 +561,7 @@ fn fill(b: &dyn Backend, n: usize) -> Vec<u8> {
     log.submit(&inputs).unwrap().checkpoint
 }
 
-fn problem_indexes(r: &audit::Report) -> Vec<u64> {
+fn problem_indexes(r: &audit::AuditReport) -> Vec<u64> {
     let mut v: Vec<u64> = r.problems.iter().filter_map(|p| p.index).collect();
     v.sort_unstable();
     v.dedup();

@@ -13,7 +13,7 @@ use chit_core::{Report, Val};
 use std::fmt::Write;
 
 /// What became of one input.
-pub struct Outcome<'a> {
+pub struct InputResult<'a> {
     pub file: &'a str,
     /// The line, with --lines.
     pub line: Option<usize>,
@@ -23,7 +23,7 @@ pub struct Outcome<'a> {
     pub artifact_id: Option<String>,
 }
 
-impl Outcome<'_> {
+impl InputResult<'_> {
     /// Its status: the report's, or unreadable.
     pub fn status(&self) -> Status {
         match &self.result {
@@ -35,7 +35,7 @@ impl Outcome<'_> {
 
 /// `receipt` is the run receipt itself (the payload, for a signed one),
 /// for Markdown's grade, checks and gaps.
-pub fn render(o: &Outcome, receipt: Option<Val>, format: Format, p: &Palette) -> String {
+pub fn render(o: &InputResult, receipt: Option<Val>, format: Format, p: &Palette) -> String {
     match format {
         Format::Human => human(o, p),
         Format::Json => json_line(o),
@@ -43,7 +43,7 @@ pub fn render(o: &Outcome, receipt: Option<Val>, format: Format, p: &Palette) ->
     }
 }
 
-fn label(o: &Outcome) -> String {
+fn label(o: &InputResult) -> String {
     match o.line {
         Some(n) => format!("{}:{n}", o.file),
         None => o.file.to_string(),
@@ -56,7 +56,7 @@ pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
     chit_core::report::escape_controls(s)
 }
 
-fn human(o: &Outcome, p: &Palette) -> String {
+fn human(o: &InputResult, p: &Palette) -> String {
     let Palette {
         good, bad, rule, ..
     } = *p;
@@ -242,7 +242,7 @@ pub fn markdown_summary(t: &Totals) -> String {
 }
 
 /// One line of `--json`, as `chit_core::report::json` writes it.
-fn json_line(o: &Outcome) -> String {
+fn json_line(o: &InputResult) -> String {
     let mut out = Vec::with_capacity(256);
     chit_core::report::json::verdict_line(
         o.file,
@@ -297,7 +297,7 @@ fn code(s: &str) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
-fn markdown(o: &Outcome, receipt: Option<Val>) -> String {
+fn markdown(o: &InputResult, receipt: Option<Val>) -> String {
     let mut s = String::new();
     let name = label(o);
     let report = match &o.result {

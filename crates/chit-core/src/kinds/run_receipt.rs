@@ -178,7 +178,7 @@ pub struct Holdout<'a> {
     pub stance: &'a str,
 }
 
-pub struct Verdict<'a> {
+pub struct ReviewVerdict<'a> {
     pub outcome: &'a str,
     pub agreed: i64,
     pub reviewers: i64,
@@ -227,7 +227,7 @@ pub struct Receipt<'a> {
     pub first_reply_ms: Option<i64>,
     pub cost_usd: f64,
     pub seats: Vec<Seat<'a>>,
-    pub verdict: Option<Verdict<'a>>,
+    pub verdict: Option<ReviewVerdict<'a>>,
     pub checks: Vec<Check<'a>>,
     pub totals: Totals,
     pub grade: &'a str,
@@ -287,7 +287,7 @@ impl<'a> Receipt<'a> {
         let verdict = if v.is_null() {
             None
         } else if v.is_object() {
-            Some(Verdict {
+            Some(ReviewVerdict {
                 outcome: text(v, "outcome")?,
                 agreed: int(v.get("agreed"))?,
                 reviewers: int(v.get("reviewers"))?,
@@ -460,7 +460,7 @@ fn verdict_rules(rc: &Receipt, r: &mut Report) {
     }
 }
 
-fn v2_agreed_counted(rc: &Receipt, v: &Verdict, r: &mut Report) {
+fn v2_agreed_counted(rc: &Receipt, v: &ReviewVerdict, r: &mut Report) {
     let agreed = rc.agreed().count() as i64;
     if v.agreed != agreed {
         r.error(
@@ -474,7 +474,7 @@ fn v2_agreed_counted(rc: &Receipt, v: &Verdict, r: &mut Report) {
     }
 }
 
-fn v3_holdouts_exact(rc: &Receipt, v: &Verdict, r: &mut Report) {
+fn v3_holdouts_exact(rc: &Receipt, v: &ReviewVerdict, r: &mut Report) {
     let mut want: Vec<(&str, &str)> = rc
         .reviewers()
         .filter_map(|s| s.stance.filter(|&st| st != "agreed").map(|st| (s.name, st)))
@@ -493,7 +493,7 @@ fn v3_holdouts_exact(rc: &Receipt, v: &Verdict, r: &mut Report) {
 
 /// V4 and V5 share their case split: an `agreed` outcome is counted over the
 /// reviewers that answered, any other over all reviewers.
-fn v4_v5_outcome(rc: &Receipt, v: &Verdict, r: &mut Report) {
+fn v4_v5_outcome(rc: &Receipt, v: &ReviewVerdict, r: &mut Report) {
     let reviewers = rc.reviewers().count() as i64;
     let answered = rc.answered().count() as i64;
     let agreed = rc.agreed().count() as i64;

@@ -5,7 +5,7 @@ use crate::cli::{Format, VerifyArgs};
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::inputs::{self, Source};
 use crate::output::{Output, Palette};
-use crate::render::{self, Outcome, Status};
+use crate::render::{self, InputResult, Status};
 use crate::shared::trust::read_trust;
 use chit_core::across::{Across, Facts, Origin};
 use chit_core::kinds::log_bundle::LogKeys;
@@ -283,7 +283,7 @@ fn write_batch(
 }
 
 /// The outcome's status and its rendering (empty where --quiet hides it).
-fn finish(o: &Outcome, receipt: Option<Val>, settings: &Settings) -> (Status, String) {
+fn finish(o: &InputResult, receipt: Option<Val>, settings: &Settings) -> (Status, String) {
     let status = o.status();
     let shown = if settings.quiet && status.passes(settings.allow_unchecked) {
         String::new()
@@ -293,8 +293,8 @@ fn finish(o: &Outcome, receipt: Option<Val>, settings: &Settings) -> (Status, St
     (status, shown)
 }
 
-fn unreadable(file: &str, line: Option<usize>, why: String) -> Outcome<'_> {
-    Outcome {
+fn unreadable(file: &str, line: Option<usize>, why: String) -> InputResult<'_> {
+    InputResult {
         file,
         line,
         result: Err(why),
@@ -328,7 +328,7 @@ fn check(
             no_facts(finish(&unreadable(file, line, why), None, settings))
         }
         Ok(checked) => {
-            let o = Outcome {
+            let o = InputResult {
                 file,
                 line,
                 result: Ok(checked.report),
@@ -390,7 +390,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
             no_facts(finish(&unreadable(file, None, why), None, settings))
         }
         Ok(checked) => {
-            let o = Outcome {
+            let o = InputResult {
                 file,
                 line: None,
                 result: Ok(checked.report),

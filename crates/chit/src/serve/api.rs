@@ -26,7 +26,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use chit_log::tiles::Tile;
 use chit_logstore::policy::Compiled;
-use chit_logstore::{Log, Outcome, Verdict};
+use chit_logstore::{Admission, Log, Outcome};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -449,7 +449,7 @@ pub(super) async fn submit(
         let mut forbidden = vec![None; checked.len()];
         let mut send = Vec::new();
         for (i, c) in checked.into_iter().enumerate() {
-            if let Verdict::Accept { kind, .. } = c.verdict() {
+            if let Admission::Accept { kind, .. } = c.verdict() {
                 if !tok.may_submit(kind) {
                     forbidden[i] = Some(format!("token {} may not submit {kind}", tok.name));
                     continue;

@@ -98,7 +98,7 @@ pub struct Measurement {
 
 /// What a measurement found, before it is signed.
 #[derive(Clone, Debug)]
-pub struct Finding {
+pub struct Assessment {
     pub class: Class,
     pub divergence: Divergence,
     pub body: serde_json::Value,
@@ -107,7 +107,7 @@ pub struct Finding {
 impl Measurement {
     /// Builds the `signed_body` exactly as the spec says. Refuses a
     /// measurement with fewer than two levels or no token at all.
-    pub fn body(&self, effected_at: &str) -> Result<Finding, BodyError> {
+    pub fn body(&self, effected_at: &str) -> Result<Assessment, BodyError> {
         let runs: Vec<&Runs> = self.levels.iter().map(|l| &l.runs).collect();
         let div = divergence(&runs).ok_or(BodyError::TooFewLevels)?;
         let c = div.comparison;
@@ -204,7 +204,7 @@ impl Measurement {
             "measured_at": self.measured_at,
             "boundary": BOUNDARY,
         });
-        Ok(Finding {
+        Ok(Assessment {
             class,
             divergence: div,
             body,

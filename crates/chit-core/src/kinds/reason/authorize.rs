@@ -19,7 +19,7 @@ use super::model::{
     digest, Atom, AuthorizationStatus, Certificate, Fact, Issue, Predicate, Program, Reasoning,
     Request, ScalarType,
 };
-use super::replay::{self, Failure, Replay};
+use super::replay::{self, Replay, RuleFailure};
 use super::rule;
 
 pub const VERIFICATION: &str = "zerker.reason.authorization-verification.v1";
@@ -55,20 +55,20 @@ pub struct Verification {
 /// request (paths relative to it) and under the certificate, and, when
 /// there are none, Reason's verification.
 #[derive(Clone, Debug, Default)]
-pub struct Outcome {
-    pub request: Vec<Failure>,
-    pub certificate: Vec<Failure>,
+pub struct Authorization {
+    pub request: Vec<RuleFailure>,
+    pub certificate: Vec<RuleFailure>,
     pub verification: Option<Verification>,
 }
 
-impl Outcome {
-    pub fn first(&self) -> Option<&Failure> {
+impl Authorization {
+    pub fn first(&self) -> Option<&RuleFailure> {
         self.request.first().or(self.certificate.first())
     }
 }
 
-fn failure(rule: &'static str, path: impl Into<String>, message: impl Into<String>) -> Failure {
-    Failure {
+fn failure(rule: &'static str, path: impl Into<String>, message: impl Into<String>) -> RuleFailure {
+    RuleFailure {
         rule,
         path: path.into(),
         message: message.into(),
@@ -449,8 +449,8 @@ pub fn authorize(request: &Request) -> Result<Certificate, String> {
 // Verification
 
 /// Holds `cert` to `request`: every failure, Reason's first first.
-pub fn verify(request: &Request, cert: &Certificate) -> Outcome {
-    let mut out = Outcome::default();
+pub fn verify(request: &Request, cert: &Certificate) -> Authorization {
+    let mut out = Authorization::default();
     let program = match validate_request(request) {
         Ok(p) => p,
         Err(errors) => {
@@ -549,20 +549,21 @@ pub fn verify(request: &Request, cert: &Certificate) -> Outcome {
 }
 
 /// A5 and A7 on the bound mission and action.
-fn bound(request: &Request, cert: &Certificate, c: &mut Vec<Failure>) {
+fn bound(request: &Request, cert: &Certificate, c: &mut Vec<RuleFailure>) {
     let (mission, action) = (&request.mission, &request.action);
-    let same_id = |c: &mut Vec<Failure>, path: &str, what: &str, got: &str, want: &str| {
+    let same_id = |c: &mut Vec<RuleFailure>, path: &str, what: &str, got: &str, want: &str| {
         if got != want {
             let message = format!("{what} id is {got:?}, but the request's is {want:?}");
             c.push(failure(rule::A5, path, message));
         }
     };
-    let same_digest = |c: &mut Vec<Failure>, path: &str, what: &str, got: &str, want: String| {
-        if got != want {
-            let message = format!("the request's {what} digests to {want}, not {got}");
-            c.push(failure(rule::A7, path, message));
-        }
-    };
+    let same_digest =
+        |c: &mut Vec<RuleFailure>, path: &str, what: &str, got: &str, want: String| {
+            if got != want {
+                let message = format!("the request's {what} digests to {want}, not {got}");
+                c.push(failure(rule::A7, path, message));
+            }
+        };
     // Reason's order: the mission, then the action.
     same_id(c, "/mission/id", "mission", &cert.mission.id, &mission.id);
     same_digest(
@@ -650,7 +651,7 @@ fn short(v: &Value) -> String {
 /// A7, A8 and A9 on the reasoning: its digests, the re-run's members, the
 /// proofs replayed; then, if nothing more precise was found, the whole
 /// result against the re-run's.
-fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<Failure>) {
+fn reasoning(program: &Program, got: &Reasoning, want: &Reasoning, c: &mut Vec<RuleFailure>) {
     let before = c.len();
     let at = |field: &str| format!("/reasoning/{field}");
     let mut a7 = |field: &str, what: &str, g: &str, w: &str| {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::model::{
     digest, Atom, AuthorityPolicy, AuthorityReport, Conflict, Fact, FactTemporal, Metrics,
-    NodeKind, OntologyRef, Program, Proof, ProofNode, Reasoning, Rule, ScalarType, Status,
+    NodeKind, OntologyRef, Program, Proof, ProofNode, ProofStatus, Reasoning, Rule, ScalarType,
     TemporalReport, TemporallyWithheld, WithheldFact,
 };
 
@@ -736,10 +736,10 @@ pub fn check_valid(program: &Program) -> Result<Reasoning, Refused> {
         .get(&complement.key())
         .map(|_| proof_of(&complement.key(), &known));
     let status = match (&proof, &disproof) {
-        (Some(_), None) => Status::Proved,
-        (None, Some(_)) => Status::Disproved,
-        (Some(_), Some(_)) => Status::Inconsistent,
-        (None, None) => Status::Unknown,
+        (Some(_), None) => ProofStatus::Proved,
+        (None, Some(_)) => ProofStatus::Disproved,
+        (Some(_), Some(_)) => ProofStatus::Inconsistent,
+        (None, None) => ProofStatus::Unknown,
     };
     let conflict = match (&proof, &disproof) {
         (Some(p), Some(d)) => Some(conflict_of(query, &complement, p, d)),

@@ -30,8 +30,8 @@ use crate::report::{pointer_token, Report};
 use crate::schema;
 
 use self::authorize::Verification;
-use self::model::{Bundle, Certificate, Request};
-use self::replay::Failure;
+use self::model::{Certificate, CertificateBundle, Request};
+use self::replay::RuleFailure;
 
 pub const KIND: &str = crate::kind::Kind::ReasonAuthorization.name();
 pub const BUNDLE: &str = "zerker.reason.authorization-bundle.v1";
@@ -161,8 +161,8 @@ struct Held {
 /// strict reader has already refused duplicate keys, which `serde_json`
 /// would let through), after its number literals are checked; a value
 /// inside a document goes through [`value::convert`].
-fn typed<T: serde::de::DeserializeOwned>(v: Val, depth: usize) -> Result<T, value::Unreadable> {
-    let unreadable = |e: serde_json::Error| value::Unreadable {
+fn typed<T: serde::de::DeserializeOwned>(v: Val, depth: usize) -> Result<T, value::ValueError> {
+    let unreadable = |e: serde_json::Error| value::ValueError {
         path: String::new(),
         message: e.to_string(),
     };
@@ -221,7 +221,7 @@ fn check_certificate(
     call: Option<Val>,
     read: Option<Certificate>,
     r: &mut Report,
-) -> Vec<Failure> {
+) -> Vec<RuleFailure> {
     let mut in_bundled = Vec::new();
     if !a1_schema(cert, r) {
         return in_bundled;
@@ -274,7 +274,7 @@ fn check_bundle(v: Val, ctx: Context, r: &mut Report) {
         .get("request")
         .filter(|&req| is_request(req, "/request", "the bundled request", r));
     let whole = match (is_one, v.as_whole_document()) {
-        (Some(_), Some(_)) => typed::<Bundle>(v, 0).ok(),
+        (Some(_), Some(_)) => typed::<CertificateBundle>(v, 0).ok(),
         _ => None,
     };
     let (bundled, read) = match whole {
@@ -312,7 +312,7 @@ fn check_bundle(v: Val, ctx: Context, r: &mut Report) {
 /// the bundle read as Reason reads it, its schema, then the certificate
 /// held to its request. `Err` is the first failure, as one line.
 pub fn verify_bundle(v: Val) -> Result<Verification, String> {
-    let bundle: Bundle = typed(v, 0).map_err(unreadable)?;
+    let bundle: CertificateBundle = typed(v, 0).map_err(unreadable)?;
     if bundle.schema != BUNDLE {
         return Err(format!(
             "schema /schema: a bundle's schema is {BUNDLE}, not {:?}",
@@ -340,15 +340,15 @@ pub fn authorize_request(v: Val) -> Result<(Request, Certificate), String> {
 }
 
 /// A bundle of a request and its certificate, as Reason writes one.
-pub fn bundle(request: Request, certificate: Certificate) -> Bundle {
-    Bundle {
+pub fn bundle(request: Request, certificate: Certificate) -> CertificateBundle {
+    CertificateBundle {
         schema: BUNDLE.into(),
         request,
         certificate,
     }
 }
 
-fn unreadable(e: value::Unreadable) -> String {
+fn unreadable(e: value::ValueError) -> String {
     format!(
         "schema {}: {}",
         if e.path.is_empty() { "/" } else { &e.path },
@@ -361,7 +361,7 @@ fn verified(request: &Request, certificate: &Certificate) -> Result<Verification
     if let Some(v) = outcome.verification {
         return Ok(v);
     }
-    let line = |f: &Failure, under: &str| {
+    let line = |f: &RuleFailure, under: &str| {
         let path = format!("{under}{}", f.path);
         format!(
             "{} {}: {}",

@@ -133,12 +133,12 @@ impl AuthorizationStatus {
     }
 
     /// The status a reasoning status maps to (A2).
-    pub fn of(status: Status) -> AuthorizationStatus {
+    pub fn of(status: ProofStatus) -> AuthorizationStatus {
         match status {
-            Status::Proved => AuthorizationStatus::Authorized,
-            Status::Disproved => AuthorizationStatus::Denied,
-            Status::Inconsistent => AuthorizationStatus::Conflicted,
-            Status::Unknown => AuthorizationStatus::InsufficientEvidence,
+            ProofStatus::Proved => AuthorizationStatus::Authorized,
+            ProofStatus::Disproved => AuthorizationStatus::Denied,
+            ProofStatus::Inconsistent => AuthorizationStatus::Conflicted,
+            ProofStatus::Unknown => AuthorizationStatus::InsufficientEvidence,
         }
     }
 }
@@ -157,7 +157,7 @@ pub struct Issue {
 /// `zerker.reason.authorization-bundle.v1`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Bundle {
+pub struct CertificateBundle {
     pub schema: String,
     pub request: Request,
     pub certificate: Certificate,
@@ -310,7 +310,7 @@ impl Atom {
 #[serde(deny_unknown_fields)]
 pub struct Reasoning {
     pub schema: String,
-    pub status: Status,
+    pub status: ProofStatus,
     pub query: Atom,
     pub program_digest: String,
     pub ontology: OntologyRef,
@@ -327,20 +327,20 @@ pub struct Reasoning {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum ProofStatus {
     Proved,
     Disproved,
     Inconsistent,
     Unknown,
 }
 
-impl Status {
+impl ProofStatus {
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Proved => "proved",
-            Status::Disproved => "disproved",
-            Status::Inconsistent => "inconsistent",
-            Status::Unknown => "unknown",
+            ProofStatus::Proved => "proved",
+            ProofStatus::Disproved => "disproved",
+            ProofStatus::Inconsistent => "inconsistent",
+            ProofStatus::Unknown => "unknown",
         }
     }
 }

@@ -17,14 +17,14 @@ use super::rule;
 /// A finding: its rule, where (a JSON Pointer under the certificate) and
 /// what.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
+pub struct RuleFailure {
     pub rule: &'static str,
     pub path: String,
     pub message: String,
 }
 
-fn fail<T>(rule: &'static str, path: String, message: String) -> Result<T, Failure> {
-    Err(Failure {
+fn fail<T>(rule: &'static str, path: String, message: String) -> Result<T, RuleFailure> {
+    Err(RuleFailure {
         rule,
         path,
         message,
@@ -70,7 +70,7 @@ pub fn replay(
     at: &str,
     p: &Replay,
     derived: Option<&Proof>,
-) -> Result<usize, Failure> {
+) -> Result<usize, RuleFailure> {
     let known = derived.is_some_and(|d| d.root == proof.root && d.nodes == proof.nodes);
     let want = match derived {
         Some(d) if known => d.digest.clone(),
@@ -171,7 +171,7 @@ fn walk(
     at: &str,
     p: &Replay,
     ids_known: bool,
-) -> Result<BTreeSet<usize>, Failure> {
+) -> Result<BTreeSet<usize>, RuleFailure> {
     let mut w = Walk {
         proof,
         at,
@@ -259,7 +259,7 @@ fn walk(
 impl Walk<'_> {
     /// The checks on node `i` itself: a fact node is finished here; a
     /// derivation is pushed for its premises.
-    fn enter(&mut self, i: usize) -> Result<(), Failure> {
+    fn enter(&mut self, i: usize) -> Result<(), RuleFailure> {
         let node: &ProofNode = &self.proof.nodes[i];
         let here = format!("{}/nodes/{i}", self.at);
         if !self.ids_known && node.id != node.atom.node_id() {
@@ -296,7 +296,7 @@ impl Walk<'_> {
 
 /// A derivation node: no fact's authority or time evidence, a rule of the
 /// program, one premise per condition of it.
-fn derivation_node(node: &ProofNode, here: &str, p: &Replay) -> Result<(), Failure> {
+fn derivation_node(node: &ProofNode, here: &str, p: &Replay) -> Result<(), RuleFailure> {
     let bad = |what: &str| {
         fail(
             rule::A9,
@@ -344,7 +344,7 @@ fn derivation_node(node: &ProofNode, here: &str, p: &Replay) -> Result<(), Failu
 
 /// A fact node: no premises, one of the program's facts (same atom, same
 /// authority, same time evidence), admitted and inside the time window.
-fn fact_node(node: &ProofNode, here: &str, p: &Replay) -> Result<(), Failure> {
+fn fact_node(node: &ProofNode, here: &str, p: &Replay) -> Result<(), RuleFailure> {
     let err = |field: &str, message: String| fail(rule::A9, format!("{here}{field}"), message);
     if !node.premises.is_empty() {
         return err("/premises", format!("fact node {} has premises", node.id));

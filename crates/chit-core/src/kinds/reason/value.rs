@@ -23,27 +23,27 @@ pub const MAX_NESTING: usize = 127;
 
 /// Why a value cannot be read as Reason reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unreadable {
+pub struct ValueError {
     /// A JSON Pointer relative to the value converted.
     pub path: String,
     pub message: String,
 }
 
 /// `v` as a `serde_json` value; `depth` is how many containers hold it.
-pub fn convert(v: Val, depth: usize) -> Result<Value, Unreadable> {
+pub fn convert(v: Val, depth: usize) -> Result<Value, ValueError> {
     walk(v, depth)
 }
 
 /// The conversion; a failure's path is built on the way out, so a value
 /// that converts costs no path at all.
-fn walk(v: Val, depth: usize) -> Result<Value, Unreadable> {
-    let nested = || Unreadable {
+fn walk(v: Val, depth: usize) -> Result<Value, ValueError> {
+    let nested = || ValueError {
         path: String::new(),
         message: format!(
             "nested more than {MAX_NESTING} deep: Reason (serde_json) refuses the input"
         ),
     };
-    let under = |token: String, mut e: Unreadable| {
+    let under = |token: String, mut e: ValueError| {
         e.path = format!("/{token}{}", e.path);
         e
     };
@@ -85,8 +85,8 @@ pub fn needs_check(literal: &str) -> bool {
 
 /// A number literal as `serde_json` reads it, refusing those whose double
 /// could depend on the parser (see the module's notes).
-pub fn number(literal: &str, path: &str) -> Result<Number, Unreadable> {
-    let refuse = |why: &str| Unreadable {
+pub fn number(literal: &str, path: &str) -> Result<Number, ValueError> {
+    let refuse = |why: &str| ValueError {
         path: path.to_owned(),
         message: format!("the number {literal} {why}"),
     };
