@@ -10,21 +10,29 @@ use chit_core::kinds::packet::stream::PacketFacts;
 use chit_core::report::Status;
 use chit_core::trust::Trust;
 use chit_core::{check, Context, Report};
-use serde_json::{json, Value};
 
-/// The settings, as stored.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+fn one() -> usize {
+    1
+}
+
+/// The settings, as stored (JSON, read by serde: a key this chit does not
+/// know is refused rather than ignored).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Policy {
     /// A trust file's text (`--trust`): who may sign, which kinds.
     pub trust: Option<String>,
     /// Distinct trusted signers an envelope needs (`--threshold`), at least 1.
+    #[serde(default = "one")]
     pub threshold: usize,
     /// With a trust file, whether documents no trusted key signed are still
     /// accepted, checked by their own rules (`--accept-unsigned`). Without
     /// a trust file every document is checked by its own rules.
+    #[serde(default)]
     pub accept_unsigned: bool,
     /// Whether inputs chit could check only in part (SIGNED: a payload of a
     /// kind chit does not know; UNCHECKED) are accepted (`--allow-unchecked`).
+    #[serde(default)]
     pub allow_unchecked: bool,
 }
 
@@ -77,28 +85,18 @@ pub enum Admission {
 
 impl Policy {
     pub fn to_json(&self) -> String {
-        json!({
-            "trust": self.trust,
-            "threshold": self.threshold.max(1),
-            "accept_unsigned": self.accept_unsigned,
-            "allow_unchecked": self.allow_unchecked,
-        })
-        .to_string()
+        let stored = Policy {
+            threshold: self.threshold.max(1),
+            ..self.clone()
+        };
+        serde_json::to_string(&stored).unwrap_or_default()
     }
 
     pub fn from_json(text: &str) -> Result<Policy, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("the stored policy: {e}"))?;
-        let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
-        Ok(Policy {
-            trust: v.get("trust").and_then(Value::as_str).map(str::to_string),
-            threshold: v
-                .get("threshold")
-                .and_then(Value::as_u64)
-                .unwrap_or(1)
-                .max(1) as usize,
-            accept_unsigned: flag("accept_unsigned"),
-            allow_unchecked: flag("allow_unchecked"),
-        })
+        let mut p: Policy =
+            serde_json::from_str(text).map_err(|e| format!("the stored policy: {e}"))?;
+        p.threshold = p.threshold.max(1);
+        Ok(p)
     }
 
     /// Reads the trust file once, for every check.
@@ -305,6 +303,25 @@ impl Compiled {
 #[cfg(test)]
 mod tests {
     use super::Policy;
+
+    /// A stored policy reads back as it was; a key this chit does not know
+    /// is refused, a missing threshold or flag takes its default.
+    #[test]
+    fn a_stored_policy_reads_back_and_refuses_unknown_keys() {
+        let p = Policy {
+            trust: Some("[[key]]".into()),
+            threshold: 2,
+            accept_unsigned: true,
+            allow_unchecked: false,
+        };
+        assert_eq!(Policy::from_json(&p.to_json()).unwrap(), p);
+        let old = r#"{"accept_unsigned":false,"allow_unchecked":true,"threshold":1,"trust":null}"#;
+        assert!(Policy::from_json(old).unwrap().allow_unchecked);
+        let bare = Policy::from_json(r#"{"trust":null}"#).unwrap();
+        assert_eq!((bare.threshold, bare.accept_unsigned), (1, false));
+        let e = Policy::from_json(r#"{"trust":null,"witness":"x"}"#).unwrap_err();
+        assert!(e.contains("witness"), "{e}");
+    }
 
     /// The same policy has no differences; each field that differs is
     /// named once, by its option.

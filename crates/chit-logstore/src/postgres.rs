@@ -67,19 +67,19 @@ pub struct PgStore {
     is_log: bool,
 }
 
-/// Splits chit's `schema=NAME` out of a connection URL: the URL PostgreSQL
-/// is given, the schema, and the URL without its password (for messages).
-pub fn parse_location(url: &str) -> Result<(String, String, String), StoreError> {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, q),
-        None => (url, ""),
-    };
+/// Splits chit's `schema=NAME` out of a connection URL (read by the `url`
+/// crate): the URL PostgreSQL is given, the schema, and the URL without
+/// its password (for messages).
+pub fn parse_location(location: &str) -> Result<(String, String, String), StoreError> {
+    let bad = |why: String| StoreError::Read(format!("{location}: {why}"));
+    let mut url = url::Url::parse(location).map_err(|e| bad(e.to_string()))?;
     let mut schema = "public".to_string();
-    let mut rest = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        match pair.strip_prefix("schema=") {
-            Some(s) => schema = s.to_string(),
-            None => rest.push(pair),
+    let mut rest: Vec<(String, String)> = Vec::new();
+    for (k, v) in url.query_pairs() {
+        if k == "schema" {
+            schema = v.into_owned();
+        } else {
+            rest.push((k.into_owned(), v.into_owned()));
         }
     }
     let valid = !schema.is_empty()
@@ -93,21 +93,16 @@ pub fn parse_location(url: &str) -> Result<(String, String, String), StoreError>
             "schema={schema}: a schema name is lower-case letters, digits and _, not starting with a digit"
         )));
     }
-    let pg = if rest.is_empty() {
-        base.to_string()
+    if rest.is_empty() {
+        url.set_query(None);
     } else {
-        format!("{base}?{}", rest.join("&"))
-    };
+        url.query_pairs_mut().clear().extend_pairs(&rest);
+    }
+    let pg = url.to_string();
     // user:password@host → user@host
-    let shown = match (base.find("://"), base.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &base[s + 3..at];
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{}{user}@{}", &base[..s + 3], &base[at + 1..])
-        }
-        _ => base.to_string(),
-    };
-    Ok((pg, schema.clone(), format!("{shown} (schema {schema})")))
+    let _ = url.set_password(None);
+    url.set_query(None);
+    Ok((pg, schema.clone(), format!("{url} (schema {schema})")))
 }
 
 /// A PostgreSQL error in one line: the server's own message (with its
@@ -755,5 +750,35 @@ impl Store for PgStore {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::parse_location;
+
+    /// chit's schema comes out of the URL; other parameters stay for
+    /// PostgreSQL; messages show no password.
+    #[test]
+    fn the_schema_and_the_password_come_out() {
+        let (pg, schema, shown) = parse_location(
+            "postgres://me:secret@db.example:5432/test?sslmode=disable&schema=log_a",
+        )
+        .unwrap();
+        assert_eq!(
+            pg,
+            "postgres://me:secret@db.example:5432/test?sslmode=disable"
+        );
+        assert_eq!(schema, "log_a");
+        assert_eq!(shown, "postgres://me@db.example:5432/test (schema log_a)");
+        let (pg, schema, shown) = parse_location("postgresql://127.0.0.1/test").unwrap();
+        assert_eq!(pg, "postgresql://127.0.0.1/test");
+        assert_eq!(schema, "public");
+        assert_eq!(shown, "postgresql://127.0.0.1/test (schema public)");
+        for bad in ["Log", "1log", "a-b", ""] {
+            let url = format!("postgres://h/test?schema={bad}");
+            assert!(parse_location(&url).is_err(), "{bad}");
+        }
+        assert!(parse_location("postgres://[bad").is_err());
     }
 }

@@ -39,102 +39,80 @@ impl Token {
 #[derive(Clone, Debug, Default)]
 pub struct Tokens(Vec<std::sync::Arc<Token>>);
 
+/// The file as written: `[[token]]` tables and nothing else.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    token: Vec<Entry>,
+}
+
+/// One `[[token]]` table as written, every key known.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    sha256: String,
+    kinds: Option<Vec<String>>,
+    rate: Option<u32>,
+}
+
 impl Tokens {
+    /// Reads a tokens file (TOML, read by serde: an unknown key anywhere is
+    /// refused), then holds it to what a token must be: named once, its
+    /// digest 64 hex digits and given once, its kinds ones chit logs
+    /// under (and some), its rate above 0, and at least one token.
     pub fn parse(text: &str) -> Result<Tokens, String> {
-        let v: toml::Value = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
-        let table = v.as_table().ok_or("not a TOML table")?;
-        if let Some(k) = table.keys().find(|k| *k != "token") {
-            return Err(format!(
-                "unknown key {k:?}: the file holds [[token]] tables"
-            ));
-        }
-        let list = match table.get("token") {
-            None => &Vec::new(),
-            Some(l) => l
-                .as_array()
-                .ok_or("token must be an array of tables ([[token]])")?,
-        };
-        if list.is_empty() {
+        let file: File = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+        if file.token.is_empty() {
             return Err(
                 "no [[token]] in the file: a server started with --tokens takes \
                         writes with them (start it without --tokens to serve reads only)"
                     .into(),
             );
         }
-        let mut out = Vec::new();
-        for (i, t) in list.iter().enumerate() {
+        let mut out: Vec<std::sync::Arc<Token>> = Vec::new();
+        for (i, t) in file.token.into_iter().enumerate() {
             let at = |what: &str| format!("token {}: {what}", i + 1);
-            let t = t.as_table().ok_or_else(|| at("not a table"))?;
-            for k in t.keys() {
-                if !["name", "sha256", "kinds", "rate"].contains(&k.as_str()) {
-                    return Err(at(&format!("unknown key {k:?}")));
+            if t.name.is_empty() {
+                return Err(at("needs a name"));
+            }
+            let sha256 = chit_core::digest::unhex32(&t.sha256)
+                .ok_or_else(|| at("sha256 is not 64 hex digits"))?;
+            if let Some(kinds) = &t.kinds {
+                if kinds.is_empty() {
+                    return Err(at(
+                        "kinds is empty, so the token could never write: name the kinds \
+                         it may submit, or leave kinds out for every kind",
+                    ));
+                }
+                if let Some(k) = kinds.iter().find(|k| !chit_core::kinds::is_label(k)) {
+                    return Err(at(&format!(
+                        "kinds names {k:?}, a kind chit never logs under; the kinds are {}",
+                        chit_core::kinds::LABELS.join(", ")
+                    )));
                 }
             }
-            let name = t
-                .get("name")
-                .and_then(|n| n.as_str())
-                .filter(|n| !n.is_empty())
-                .ok_or_else(|| at("needs a name"))?
-                .to_string();
-            let hex = t
-                .get("sha256")
-                .and_then(|h| h.as_str())
-                .ok_or_else(|| at("needs sha256, the token's SHA-256 in hex"))?;
-            let sha256 =
-                chit_core::digest::unhex32(hex).ok_or_else(|| at("sha256 is not 64 hex digits"))?;
-            let kinds = match t.get("kinds") {
-                None => None,
-                Some(k) => {
-                    let kinds = k
-                        .as_array()
-                        .ok_or_else(|| at("kinds is not a list"))?
-                        .iter()
-                        .map(|x| x.as_str().map(str::to_string))
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| at("kinds holds something not a string"))?;
-                    if kinds.is_empty() {
-                        return Err(at(
-                            "kinds is empty, so the token could never write: name the kinds \
-                             it may submit, or leave kinds out for every kind",
-                        ));
-                    }
-                    if let Some(k) = kinds.iter().find(|k| !chit_core::kinds::is_label(k)) {
-                        return Err(at(&format!(
-                            "kinds names {k:?}, a kind chit never logs under; the kinds are {}",
-                            chit_core::kinds::LABELS.join(", ")
-                        )));
-                    }
-                    Some(kinds)
-                }
-            };
-            let rate = match t.get("rate") {
-                None => None,
-                Some(r) => Some(
-                    r.as_integer()
-                        .and_then(|r| u32::try_from(r).ok())
-                        .filter(|&r| r > 0)
-                        .ok_or_else(|| {
-                            at("rate is not a whole number of receipts a second above 0")
-                        })?,
-                ),
-            };
-            if out
-                .iter()
-                .any(|o: &std::sync::Arc<Token>| o.sha256 == sha256)
-            {
+            if t.rate == Some(0) {
+                return Err(at(
+                    "rate is not a whole number of receipts a second above 0",
+                ));
+            }
+            if out.iter().any(|o| o.sha256 == sha256) {
                 return Err(at("the same token twice"));
             }
-            if out.iter().any(|o: &std::sync::Arc<Token>| o.name == name) {
+            if out.iter().any(|o| o.name == t.name) {
                 return Err(at(&format!(
-                    "a second token named {name:?}: names tell tokens apart in the log and in \
-                     their rates"
+                    "a second token named {:?}: names tell tokens apart in the log and in \
+                     their rates",
+                    t.name
                 )));
             }
             out.push(std::sync::Arc::new(Token {
-                name,
+                name: t.name,
                 sha256,
-                kinds,
-                rate,
+                kinds: t.kinds,
+                rate: t.rate,
             }));
         }
         Ok(Tokens(out))
@@ -314,6 +292,16 @@ mod tests {
         for k in chit_core::kinds::LABELS {
             assert!(one(&format!("kinds = [\"{k}\"]\n")).is_ok(), "{k}");
         }
+        // An unknown key, in a table or beside them, is refused, named.
+        let e = one("color = \"red\"\n").unwrap_err();
+        assert!(e.contains("color"), "{e}");
+        let e = Tokens::parse(&format!(
+            "owner = 1\n[[token]]\nname = \"ci\"\nsha256 = \"{hex}\"\n"
+        ))
+        .unwrap_err();
+        assert!(e.contains("owner"), "{e}");
+        assert!(one("rate = 0\n").is_err() && one("rate = -1\n").is_err());
+        assert!(one("rate = 5\n").is_ok());
         // A TOML error is one line, with where it is.
         let e = Tokens::parse("[[token]\nname = 1\n").unwrap_err();
         assert!(
