@@ -29,7 +29,6 @@ use chit_logstore::policy::Compiled;
 use chit_logstore::{Admission, Log, Outcome};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
@@ -43,7 +42,7 @@ pub struct AppState {
     pub checking: super::sequencer::Checking,
     pub tokens: Tokens,
     pub buckets: super::tokens::Buckets,
-    pub metrics: Metrics,
+    pub metrics: super::metrics::Metrics,
     /// The bytes of request bodies held at once (`--max-in-flight`).
     pub budget: super::budget::Budget,
     /// Most receipts one JSON Lines request may carry (`--max-lines`).
@@ -99,17 +98,6 @@ pub fn largest_verified(budget: usize) -> usize {
 pub(super) struct Handled {
     pub forbidden: Vec<Option<String>>,
     pub appended: Option<Appended>,
-}
-
-/// Counters for `/metrics`.
-#[derive(Default)]
-pub struct Metrics {
-    pub appended: AtomicU64,
-    pub present: AtomicU64,
-    pub refused: AtomicU64,
-    pub unreadable: AtomicU64,
-    pub size: AtomicU64,
-    pub responses: Mutex<BTreeMap<u16, u64>>,
 }
 
 type Shared = Arc<AppState>;
@@ -356,7 +344,7 @@ pub(super) fn count(state: &AppState, o: &Outcome) {
         Outcome::Refused(_) => &state.metrics.refused,
         Outcome::Unreadable(_) => &state.metrics.unreadable,
     };
-    c.fetch_add(1, Ordering::Relaxed);
+    c.inc();
 }
 
 /// The token a write was made with, left on its response for the access
@@ -491,7 +479,7 @@ pub(super) async fn submit(
         Ok(h) => {
             if let Some(a) = &h.appended {
                 state.health.wrote();
-                state.metrics.size.store(a.size, Ordering::Relaxed);
+                state.metrics.size.set(super::metrics::gauge_value(a.size));
                 for o in &a.outcomes {
                     count(state, o);
                 }
@@ -1208,48 +1196,15 @@ pub async fn get_tile(State(state): State<Shared>, PathText(rest): PathText) -> 
 
 /// `GET /metrics`: Prometheus text.
 pub async fn metrics(State(state): State<Shared>) -> Response {
-    let m = &state.metrics;
-    let mut s = String::new();
-    let mut counter = |name: &str, help: &str, v: u64| {
-        s.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}\n"
-        ));
-    };
-    counter(
-        "chit_entries_appended_total",
-        "Submissions appended.",
-        m.appended.load(Ordering::Relaxed),
-    );
-    counter(
-        "chit_entries_present_total",
-        "Submissions already in the log.",
-        m.present.load(Ordering::Relaxed),
-    );
-    counter(
-        "chit_entries_refused_total",
-        "Submissions refused as invalid.",
-        m.refused.load(Ordering::Relaxed),
-    );
-    counter(
-        "chit_entries_unreadable_total",
-        "Submissions that could not be read.",
-        m.unreadable.load(Ordering::Relaxed),
-    );
-    s.push_str(&format!(
-        "# HELP chit_log_size Entries in the log at the last append.\n# TYPE chit_log_size gauge\nchit_log_size {}\n",
-        m.size.load(Ordering::Relaxed)
-    ));
-    s.push_str(&format!(
-        "# HELP chit_request_bytes_held Bytes of request bodies held now (at most --max-in-flight).\n# TYPE chit_request_bytes_held gauge\nchit_request_bytes_held {}\n",
-        state.budget.held()
-    ));
-    s.push_str("# HELP chit_http_responses_total HTTP responses by status.\n# TYPE chit_http_responses_total counter\n");
-    for (code, n) in m.responses.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-        s.push_str(&format!(
-            "chit_http_responses_total{{code=\"{code}\"}} {n}\n"
-        ));
-    }
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
+    let text = state.metrics.text(state.budget.held());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 /// What every request goes through, in one layer (each layer costs a busy
@@ -1365,13 +1320,7 @@ impl AppState {
     }
 
     fn count_status(&self, status: u16) {
-        *self
-            .metrics
-            .responses
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(status)
-            .or_default() += 1;
+        self.metrics.answered(status);
     }
 }
 

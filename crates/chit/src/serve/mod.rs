@@ -8,6 +8,7 @@ pub mod budget;
 pub mod health;
 pub mod lines;
 pub mod logging;
+pub mod metrics;
 pub mod sequencer;
 pub mod tokens;
 pub mod web;
@@ -312,7 +313,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         checking,
         tokens,
         buckets: tokens::Buckets::default(),
-        metrics: api::Metrics::default(),
+        metrics: metrics::Metrics::default(),
         budget: budget::Budget::new(a.max_in_flight),
         max_lines: a.max_lines,
         health: health::Writes::default(),
