@@ -345,14 +345,21 @@ fn said(body: &[u8]) -> String {
     }
 }
 
+/// Why a response's body was not read whole.
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    #[error("{0}")]
+    Read(#[from] reqwest::Error),
+    #[error("the answer is over {0} bytes; chit stopped reading it")]
+    TooLarge(usize),
+}
+
 /// A response's body, refused past `max` bytes.
-async fn read_capped(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+async fn read_capped(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, BodyError> {
     let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+    while let Some(chunk) = resp.chunk().await? {
         if body.len() + chunk.len() > max {
-            return Err(format!(
-                "the answer is over {max} bytes; chit stopped reading it"
-            ));
+            return Err(BodyError::TooLarge(max));
         }
         body.extend_from_slice(&chunk);
     }
@@ -721,39 +728,57 @@ struct Event {
     cumulative: bool,
 }
 
-fn parse_event(api: Api, data: &[u8], measured: bool) -> Result<Event, String> {
-    let v: serde_json::Value = serde_json::from_slice(data).map_err(|e| {
-        let excerpt: String = String::from_utf8_lossy(data).chars().take(80).collect();
-        format!("malformed JSON ({e}) in {excerpt:?}")
-    })?;
+/// Why a streamed event cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum EventError {
+    #[error("malformed JSON ({source}) in {excerpt:?}")]
+    Malformed {
+        source: serde_json::Error,
+        excerpt: String,
+    },
+    #[error("the endpoint reported an error: {0}")]
+    Reported(serde_json::Value),
+    #[error("a token id that is not a whole number: {0}")]
+    TokenId(serde_json::Value),
+    #[error("token ids that are not a list: {0}")]
+    TokenIds(serde_json::Value),
+    #[error("no choices[0] in a completion chunk")]
+    NoChoice,
+    #[error(
+        "it carries text but no token ids ({0}); chit needs the endpoint's token ids: vLLM \
+         needs a version that supports return_token_ids, llama.cpp its native /completion \
+         (--api llamacpp)"
+    )]
+    NoTokenIds(&'static str),
+}
+
+fn parse_event(api: Api, data: &[u8], measured: bool) -> Result<Event, EventError> {
+    let v: serde_json::Value =
+        serde_json::from_slice(data).map_err(|source| EventError::Malformed {
+            source,
+            excerpt: String::from_utf8_lossy(data).chars().take(80).collect(),
+        })?;
     if let Some(err) = v.get("error") {
-        return Err(format!("the endpoint reported an error: {err}"));
+        return Err(EventError::Reported(err.clone()));
     }
-    let ids_of = |a: Option<&serde_json::Value>| -> Result<Option<Vec<u64>>, String> {
+    let ids_of = |a: Option<&serde_json::Value>| -> Result<Option<Vec<u64>>, EventError> {
         match a {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(serde_json::Value::Array(items)) => items
                 .iter()
-                .map(|x| {
-                    x.as_u64()
-                        .ok_or_else(|| format!("a token id that is not a whole number: {x}"))
-                })
-                .collect::<Result<Vec<u64>, String>>()
+                .map(|x| x.as_u64().ok_or_else(|| EventError::TokenId(x.clone())))
+                .collect::<Result<Vec<u64>, EventError>>()
                 .map(Some),
-            Some(other) => Err(format!("token ids that are not a list: {other}")),
+            Some(other) => Err(EventError::TokenIds(other.clone())),
         }
     };
-    let missing = |what: &str| {
-        format!(
-            "it carries text but no token ids ({what}); chit needs the endpoint's token ids: vLLM needs a version that supports return_token_ids, llama.cpp its native /completion (--api llamacpp)"
-        )
-    };
+    let missing = EventError::NoTokenIds;
     match api {
         Api::OpenAi => {
             let choice = v
                 .get("choices")
                 .and_then(|c| c.get(0))
-                .ok_or("no choices[0] in a completion chunk")?;
+                .ok_or(EventError::NoChoice)?;
             let ids = ids_of(choice.get("token_ids"))?;
             // A completion chunk's text, or a chat chunk's delta.
             let text = choice
@@ -853,11 +878,13 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(err.contains("no token ids"), "{err}");
+        assert!(matches!(err, EventError::NoTokenIds(_)), "{err}");
+        assert!(err.to_string().contains("no token ids"), "{err}");
         let err = parse_event(Api::LlamaCpp, br#"{"content":"#, true)
             .err()
             .unwrap();
-        assert!(err.contains("malformed JSON"), "{err}");
+        assert!(matches!(err, EventError::Malformed { .. }), "{err}");
+        assert!(err.to_string().contains("malformed JSON"), "{err}");
         let e = parse_event(
             Api::LlamaCpp,
             br#"{"content":"","tokens":[],"stop":true}"#,

@@ -100,26 +100,21 @@ impl NumericsFile {
     /// Reads `{"accumulator_width_id": ..., ..., "levels": {"8": {...}}}`:
     /// top-level fields apply to every level, `levels` overrides them for a
     /// concurrency.
-    pub fn parse(text: &str) -> Result<NumericsFile, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        let obj = v
-            .as_object()
-            .ok_or("the numerics file must be a JSON object")?;
+    pub fn parse(text: &str) -> Result<NumericsFile, NumericsError> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(NumericsError::NotJson)?;
+        let obj = v.as_object().ok_or(NumericsError::NotAnObject)?;
         let default = numerics_from(obj, &Numerics::default())?;
         let mut by_concurrency = Vec::new();
         if let Some(levels) = obj.get("levels") {
-            let levels = levels
-                .as_object()
-                .ok_or("'levels' must map a concurrency to its fields")?;
+            let levels = levels.as_object().ok_or(NumericsError::Levels)?;
             for (c, fields) in levels {
-                let c: u64 = c
+                let level: u64 = c
                     .parse()
-                    .map_err(|_| format!("'levels' key '{c}' is not a concurrency"))?;
+                    .map_err(|_| NumericsError::LevelKey(c.clone()))?;
                 let fields = fields
                     .as_object()
-                    .ok_or_else(|| format!("levels.{c} must be an object"))?;
-                by_concurrency.push((c, numerics_from(fields, &default)?));
+                    .ok_or(NumericsError::LevelNotAnObject(level))?;
+                by_concurrency.push((level, numerics_from(fields, &default)?));
             }
         }
         Ok(NumericsFile {
@@ -129,22 +124,42 @@ impl NumericsFile {
     }
 }
 
+/// Why a numerics file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum NumericsError {
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("the numerics file must be a JSON object")]
+    NotAnObject,
+    #[error("'levels' must map a concurrency to its fields")]
+    Levels,
+    #[error("'levels' key '{0}' is not a concurrency")]
+    LevelKey(String),
+    #[error("levels.{0} must be an object")]
+    LevelNotAnObject(u64),
+    #[error("{field} must be {wants}")]
+    Field { field: String, wants: &'static str },
+    #[error("unknown numerics field '{0}'")]
+    Unknown(String),
+}
+
 fn numerics_from(
     obj: &serde_json::Map<String, serde_json::Value>,
     base: &Numerics,
-) -> Result<Numerics, String> {
+) -> Result<Numerics, NumericsError> {
     let mut n = base.clone();
     for (k, v) in obj {
+        let wrong = |wants: &'static str| NumericsError::Field {
+            field: k.clone(),
+            wants,
+        };
         let s = || {
             v.as_str()
                 .filter(|s| !s.is_empty() && s.len() <= 128)
                 .map(str::to_owned)
-                .ok_or_else(|| format!("{k} must be a non-empty string"))
+                .ok_or_else(|| wrong("a non-empty string"))
         };
-        let b = || {
-            v.as_bool()
-                .ok_or_else(|| format!("{k} must be true or false"))
-        };
+        let b = || v.as_bool().ok_or_else(|| wrong("true or false"));
         match k.as_str() {
             "accumulator_width_id" => n.accumulator_width_id = s()?,
             "operand_width_id" => n.operand_width_id = s()?,
@@ -154,12 +169,12 @@ fn numerics_from(
                 n.reduction_split_count = v
                     .as_u64()
                     .filter(|x| *x >= 1)
-                    .ok_or("reduction_split_count must be a whole number ≥ 1")?
+                    .ok_or_else(|| wrong("a whole number ≥ 1"))?
             }
             "page_layout_fixed_before_kernel" => n.page_layout_fixed_before_kernel = b()?,
             "batch_invariant_declared" => n.batch_invariant_declared = b()?,
             "levels" => {}
-            other => return Err(format!("unknown numerics field '{other}'")),
+            other => return Err(NumericsError::Unknown(other.to_string())),
         }
     }
     Ok(n)
