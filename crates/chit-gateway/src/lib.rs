@@ -108,9 +108,7 @@ impl NumericsFile {
         if let Some(levels) = obj.get("levels") {
             let levels = levels.as_object().ok_or(NumericsError::Levels)?;
             for (c, fields) in levels {
-                let level: u64 = c
-                    .parse()
-                    .map_err(|_| NumericsError::LevelKey(c.clone()))?;
+                let level: u64 = c.parse().map_err(|_| NumericsError::LevelKey(c.clone()))?;
                 let fields = fields
                     .as_object()
                     .ok_or(NumericsError::LevelNotAnObject(level))?;

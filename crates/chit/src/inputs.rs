@@ -224,10 +224,10 @@ pub fn is_package(dir: &Path) -> bool {
 /// `proofs/*.json`, and the names of the other files, which chit does not
 /// check.
 pub struct PackageFiles {
-    pub receipt: Result<Vec<u8>, String>,
-    pub merkle: Option<Result<Vec<u8>, String>>,
-    pub render: Option<Result<Vec<u8>, String>>,
-    pub proofs: Vec<(String, Result<Vec<u8>, String>)>,
+    pub receipt: Result<Vec<u8>, InputError>,
+    pub merkle: Option<Result<Vec<u8>, InputError>>,
+    pub render: Option<Result<Vec<u8>, InputError>>,
+    pub proofs: Vec<(String, Result<Vec<u8>, InputError>)>,
     pub others: Vec<String>,
 }
 
@@ -298,28 +298,71 @@ fn special_note(path: &Path, ft: fs::FileType) -> String {
     )
 }
 
+/// Why an input (or a line of one) could not be read, in words a user can
+/// act on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// Found so while folders were walked (a broken link, a loop).
+    #[error("{0}")]
+    Broken(String),
+    #[error("a session package is read as a folder, not a stream")]
+    Package,
+    #[error("is a folder")]
+    Folder,
+    #[error(
+        "is a FIFO with no writer (none came within {0} s); start the program that writes to it \
+         first, or pipe its output to chit's standard input ('-')"
+    )]
+    NoWriter(u64),
+    /// The system's error, in a short sentence ([`describe_io`]).
+    #[error("{0}")]
+    Io(String),
+    #[error("the input is {len} bytes, over the limit of {max} (raise it with --max-size)")]
+    TooLarge { len: u64, max: usize },
+    #[error("the input is over the limit of {0} bytes (raise it with --max-size)")]
+    OverLimit(usize),
+    #[error("the line is over the limit of {0} bytes (raise it with --max-size)")]
+    LineTooLong(usize),
+    #[error(
+        "the line is over the limit of {max} bytes and has no end within {seen} bytes; the rest \
+         of the input is not read (raise the limit with --max-size)"
+    )]
+    NoLineEnd { max: usize, seen: u64 },
+}
+
+impl InputError {
+    fn io(e: &io::Error) -> InputError {
+        InputError::Io(describe_io(e))
+    }
+
+    /// Whether the input was refused for its size (the limit `--max-size`
+    /// sets, or another a caller sets for what it reads).
+    pub fn is_size(&self) -> bool {
+        matches!(
+            self,
+            InputError::TooLarge { .. } | InputError::OverLimit(_) | InputError::LineTooLong(_)
+        )
+    }
+}
+
 fn is_json(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "json")
 }
 
 /// Reads a whole source, refusing more than `max` bytes without reading them.
-pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, String> {
+pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, InputError> {
     match source {
-        Source::Broken(_, why) => Err(why.clone()),
-        Source::Package(_) => Err("a session package is read as a folder, not a stream".into()),
+        Source::Broken(_, why) => Err(InputError::Broken(why.clone())),
+        Source::Package(_) => Err(InputError::Package),
         Source::Stdin => read_bounded(io::stdin().lock(), None, max),
         Source::File(p) => {
             let opened = open_file(p)?;
             if let Some(len) = opened.len.filter(|&l| l > max as u64) {
-                return Err(over_limit(len, max));
+                return Err(InputError::TooLarge { len, max });
             }
             read_bounded(opened.reader, opened.len, max)
         }
     }
-}
-
-fn over_limit(len: u64, max: usize) -> String {
-    format!("the input is {len} bytes, over the limit of {max} (raise it with --max-size)")
 }
 
 /// How long a FIFO given as an input may go without a writer.
@@ -337,7 +380,7 @@ struct Opened {
 /// it open (or comes within [`FIFO_WAIT`]); with none, it is refused rather
 /// than waited on forever. A device is read as it is (bounded by the
 /// caller's limit); a folder is refused.
-fn open_file(p: &Path) -> Result<Opened, String> {
+fn open_file(p: &Path) -> Result<Opened, InputError> {
     #[cfg(unix)]
     let f = {
         use std::os::unix::fs::OpenOptionsExt;
@@ -345,13 +388,13 @@ fn open_file(p: &Path) -> Result<Opened, String> {
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(p)
-            .map_err(|e| describe_io(&e))?
+            .map_err(|e| InputError::io(&e))?
     };
     #[cfg(not(unix))]
-    let f = fs::File::open(p).map_err(|e| describe_io(&e))?;
-    let meta = f.metadata().map_err(|e| describe_io(&e))?;
+    let f = fs::File::open(p).map_err(|e| InputError::io(&e))?;
+    let meta = f.metadata().map_err(|e| InputError::io(&e))?;
     if meta.is_dir() {
-        return Err("is a folder".into());
+        return Err(InputError::Folder);
     }
     #[cfg(unix)]
     {
@@ -382,17 +425,14 @@ fn open_file(p: &Path) -> Result<Opened, String> {
 /// a writer: a read gives data (kept and returned), "would block" (a writer
 /// that has not written yet), or end of file (no writer).
 #[cfg(unix)]
-fn wait_for_writer(mut f: &fs::File) -> Result<Vec<u8>, String> {
+fn wait_for_writer(mut f: &fs::File) -> Result<Vec<u8>, InputError> {
     let start = Instant::now();
     let mut buf = vec![0u8; 8192];
     loop {
         match f.read(&mut buf) {
             Ok(0) => {
                 if start.elapsed() >= FIFO_WAIT {
-                    return Err(format!(
-                        "is a FIFO with no writer (none came within {} s); start the program that writes to it first, or pipe its output to chit's standard input ('-')",
-                        FIFO_WAIT.as_secs()
-                    ));
+                    return Err(InputError::NoWriter(FIFO_WAIT.as_secs()));
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -402,14 +442,14 @@ fn wait_for_writer(mut f: &fs::File) -> Result<Vec<u8>, String> {
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Vec::new()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(describe_io(&e)),
+            Err(e) => return Err(InputError::io(&e)),
         }
     }
 }
 
 /// Clears O_NONBLOCK, so reads wait for data as usual.
 #[cfg(unix)]
-fn set_blocking(f: &fs::File) -> Result<(), String> {
+fn set_blocking(f: &fs::File) -> Result<(), InputError> {
     use std::os::unix::io::AsRawFd;
     let fd = f.as_raw_fd();
     // SAFETY: F_GETFL and F_SETFL on a descriptor `f` owns and keeps open;
@@ -421,11 +461,11 @@ fn set_blocking(f: &fs::File) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(describe_io(&io::Error::last_os_error()))
+        Err(InputError::io(&io::Error::last_os_error()))
     }
 }
 
-fn read_bounded(r: impl Read, hint: Option<u64>, max: usize) -> Result<Vec<u8>, String> {
+fn read_bounded(r: impl Read, hint: Option<u64>, max: usize) -> Result<Vec<u8>, InputError> {
     // One byte more than the file's size, so the read that finds its end
     // does not grow the buffer.
     let cap = (max as u64).saturating_add(1);
@@ -436,11 +476,9 @@ fn read_bounded(r: impl Read, hint: Option<u64>, max: usize) -> Result<Vec<u8>, 
     );
     r.take(cap)
         .read_to_end(&mut buf)
-        .map_err(|e| describe_io(&e))?;
+        .map_err(|e| InputError::io(&e))?;
     if buf.len() > max {
-        return Err(format!(
-            "the input is over the limit of {max} bytes (raise it with --max-size)"
-        ));
+        return Err(InputError::OverLimit(max));
     }
     Ok(buf)
 }
@@ -461,10 +499,10 @@ pub fn describe_io(e: &io::Error) -> String {
 }
 
 /// Opens a source for reading as a stream (see [`open_file`] for FIFOs).
-pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, String> {
+pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, InputError> {
     match source {
-        Source::Broken(_, why) => Err(why.clone()),
-        Source::Package(_) => Err("a session package is read as a folder, not a stream".into()),
+        Source::Broken(_, why) => Err(InputError::Broken(why.clone())),
+        Source::Package(_) => Err(InputError::Package),
         Source::Stdin => Ok(Box::new(io::stdin())),
         Source::File(p) => Ok(open_file(p)?.reader),
     }
@@ -473,17 +511,15 @@ pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, String> {
 /// Opens a source as a stream of at most `max` bytes in all: a regular file
 /// over it is refused before it is read, and any other source fails its
 /// read once more than `max` bytes have come.
-pub fn open_capped(source: &Source, max: usize) -> Result<Box<dyn Read + Send>, String> {
+pub fn open_capped(source: &Source, max: usize) -> Result<Box<dyn Read + Send>, InputError> {
     let reader = match source {
-        Source::Broken(_, why) => return Err(why.clone()),
-        Source::Package(_) => {
-            return Err("a session package is read as a folder, not a stream".into())
-        }
+        Source::Broken(_, why) => return Err(InputError::Broken(why.clone())),
+        Source::Package(_) => return Err(InputError::Package),
         Source::Stdin => Box::new(io::stdin()) as Box<dyn Read + Send>,
         Source::File(p) => {
             let opened = open_file(p)?;
             if let Some(len) = opened.len.filter(|&l| l > max as u64) {
-                return Err(over_limit(len, max));
+                return Err(InputError::TooLarge { len, max });
             }
             opened.reader
         }
@@ -511,10 +547,7 @@ impl<R: Read> Read for Capped<R> {
         let want = (buf.len() as u64).min(self.left.saturating_add(1)) as usize;
         let n = self.r.read(&mut buf[..want])?;
         if n as u64 > self.left {
-            return Err(io::Error::other(format!(
-                "the input is over the limit of {} bytes (raise it with --max-size)",
-                self.max
-            )));
+            return Err(io::Error::other(InputError::OverLimit(self.max)));
         }
         self.left -= n as u64;
         Ok(n)
@@ -522,7 +555,7 @@ impl<R: Read> Read for Capped<R> {
 }
 
 /// One line of JSON Lines: its number, and its bytes or why they were not kept.
-pub type Line = (usize, Result<Vec<u8>, String>);
+pub type Line = (usize, Result<Vec<u8>, InputError>);
 
 /// The non-empty lines of a JSON Lines stream, read as they come, each
 /// bounded by `max` bytes (a longer line is reported, not kept), so memory
@@ -571,7 +604,7 @@ impl<R: Read> Iterator for Lines<R> {
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => {
                         self.done = true;
-                        return Some((self.number, Err(describe_io(&e))));
+                        return Some((self.number, Err(InputError::io(&e))));
                     }
                 };
                 if buf.is_empty() {
@@ -600,21 +633,15 @@ impl<R: Read> Iterator for Lines<R> {
                     self.done = true;
                     return Some((
                         self.number,
-                        Err(format!(
-                            "the line is over the limit of {} bytes and has no end within {seen} bytes; the rest of the input is not read (raise the limit with --max-size)",
-                            self.max
-                        )),
+                        Err(InputError::NoLineEnd {
+                            max: self.max,
+                            seen,
+                        }),
                     ));
                 }
             }
             if too_long {
-                return Some((
-                    self.number,
-                    Err(format!(
-                        "the line is over the limit of {} bytes (raise it with --max-size)",
-                        self.max
-                    )),
-                ));
+                return Some((self.number, Err(InputError::LineTooLong(self.max))));
             }
             if line.last() == Some(&b'\r') {
                 line.pop();

@@ -139,7 +139,7 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
                             pending.push(Pending {
                                 label: label.clone(),
                                 line: 1,
-                                bytes: Err(why),
+                                bytes: Err(why.to_string()),
                             });
                             continue;
                         }
@@ -225,14 +225,14 @@ fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
 }
 
 /// The reader's size message, in the log's terms.
-fn entry_limit(why: String, max: usize) -> String {
-    if why.contains("--max-size") {
+fn entry_limit(why: inputs::InputError, max: usize) -> String {
+    if why.is_size() {
         format!(
             "larger than {} bytes: a log entry is at most 65,535 bytes (the length prefix of tlog-tiles entry bundles); log a smaller receipt",
             max - 1
         )
     } else {
-        why
+        why.to_string()
     }
 }
 

@@ -170,7 +170,8 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
             let reader = match inputs::open(source) {
                 Ok(r) => r,
                 Err(why) => {
-                    let (status, s) = finish(&unreadable(label, None, why), None, &settings);
+                    let (status, s) =
+                        finish(&unreadable(label, None, why.to_string()), None, &settings);
                     emit(status, &s, Vec::new(), Vec::new(), out)?;
                     continue;
                 }
@@ -306,12 +307,18 @@ fn unreadable(file: &str, line: Option<usize>, why: String) -> InputResult<'_> {
 fn check(
     file: &Arc<str>,
     line: Option<usize>,
-    bytes: Result<&[u8], &String>,
+    bytes: Result<&[u8], &crate::inputs::InputError>,
     settings: &Settings,
 ) -> Done {
     let bytes = match bytes {
         Ok(b) => b,
-        Err(why) => return no_facts(finish(&unreadable(file, line, why.clone()), None, settings)),
+        Err(why) => {
+            return no_facts(finish(
+                &unreadable(file, line, why.to_string()),
+                None,
+                settings,
+            ))
+        }
     };
     let ctx = Context {
         // Treeship files an envelope under its art id; JSON Lines has no name per line.
@@ -370,8 +377,9 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
             return no_facts(finish(&unreadable(file, None, why), None, settings));
         }
     };
-    fn borrow(f: &Option<Result<Vec<u8>, String>>) -> Option<Result<&[u8], String>> {
-        f.as_ref().map(|r| r.as_deref().map_err(Clone::clone))
+    fn borrow(f: &Option<Result<Vec<u8>, inputs::InputError>>) -> Option<Result<&[u8], String>> {
+        f.as_ref()
+            .map(|r| r.as_deref().map_err(ToString::to_string))
     }
     let package = chit_core::kinds::treeship::session::Package {
         receipt,
@@ -380,7 +388,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
         proofs: files
             .proofs
             .iter()
-            .map(|(n, r)| (n.clone(), r.as_deref().map_err(Clone::clone)))
+            .map(|(n, r)| (n.clone(), r.as_deref().map_err(ToString::to_string)))
             .collect(),
         unchecked: files.others.clone(),
     };

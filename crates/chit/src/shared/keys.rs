@@ -14,10 +14,14 @@ pub fn read_key(path: &Path) -> Result<SecretKey, Failure> {
     // --max-size is for documents; a key file has its own fixed limit, and
     // the message names it.
     let bytes = inputs::read(&Source::File(path.to_path_buf()), KEY_FILE_MAX).map_err(|why| {
-        let why = why.replace(
-            "(raise it with --max-size)",
-            "for a key file (a PEM key is a few hundred bytes: is this the key?)",
-        );
+        let why = if why.is_size() {
+            format!(
+                "over the limit of {KEY_FILE_MAX} bytes for a key file (a PEM key is a few hundred \
+                 bytes: is this the key?)"
+            )
+        } else {
+            why.to_string()
+        };
         Failure::error(format!("cannot read key {}: {why}", path.display()))
     })?;
     let text = String::from_utf8(bytes)

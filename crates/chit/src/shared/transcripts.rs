@@ -16,7 +16,8 @@ pub fn read_transcript(path: &Path, limits: &chit_core::Limits) -> Result<Transc
         ))
     };
     let source = inputs::Source::File(path.to_path_buf());
-    let reader = inputs::open_capped(&source, limits.max_size).map_err(cannot)?;
+    let reader =
+        inputs::open_capped(&source, limits.max_size).map_err(|e| cannot(e.to_string()))?;
     let mut transcript = TranscriptReader::new(limits);
     for (n, line) in inputs::Lines::new(reader, limits.max_size) {
         let line = line.map_err(|why| cannot(format!("line {n}: {why}")))?;
