@@ -39,68 +39,141 @@ use std::path::{Path, PathBuf};
 
 /// Called for each entry a source holds: its index, bytes and the content
 /// address stored beside it (if any).
-pub type EachEntry<'a> = dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), String> + 'a;
+pub type EachEntry<'a> = dyn FnMut(u64, &[u8], Option<Hash>) -> Result<(), SourceError> + 'a;
+
+/// Why what an audit reads could not be read (what it found wrong in what
+/// it read is a [`Problem`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Store(#[from] crate::StoreError),
+    #[error("{}: {source}", .path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A served log's file could not be fetched.
+    #[error("{url}: {why}")]
+    Fetch { url: String, why: String },
+    #[error("{0} has no checkpoint")]
+    NoCheckpoint(String),
+    #[error("{path}: {why}")]
+    Tile { path: String, why: String },
+    #[error("its checkpoint: {0}")]
+    Checkpoint(String),
+    #[error("the source gave entry {0} twice or out of order")]
+    OutOfOrder(u64),
+}
+
+/// Why an audit could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error("the latest checkpoint of {log}: {why}")]
+    Head { log: String, why: String },
+    #[error("the saved checkpoint: {0}")]
+    Saved(String),
+}
+
+/// Why an auditor's saved state could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot read the audit state {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the audit state {} is not chit's: {source}", .path.display())]
+    NotChits {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error(
+        "the audit state {} is for log key {found}, not {wanted}; use another --state",
+        .path.display()
+    )]
+    OtherLog {
+        path: PathBuf,
+        found: String,
+        wanted: String,
+    },
+    #[error("the audit state {} has no checkpoint", .0.display())]
+    NoCheckpoint(PathBuf),
+    #[error("cannot create {}: {source}", .path.display())]
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{} is not a regular file; chit replaces only the state file it wrote",
+        .0.display()
+    )]
+    NotAFile(PathBuf),
+    #[error("cannot write the audit state {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
 
 /// What an audit reads: a store, or a folder of tiles.
 pub trait Source {
     fn describe(&self) -> String;
     /// The latest signed checkpoint.
-    fn head(&mut self) -> Result<Vec<u8>, String>;
+    fn head(&mut self) -> Result<Vec<u8>, SourceError>;
     /// Every other signed checkpoint it keeps, as `(size, note)`.
-    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String>;
+    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, SourceError>;
     /// Every entry it holds from index 0 in order, with the content
     /// address it stores beside it (if any); `size` is the checkpoint's.
-    fn scan(&mut self, size: u64, each: &mut EachEntry) -> Result<(), String>;
+    fn scan(&mut self, size: u64, each: &mut EachEntry) -> Result<(), SourceError>;
     /// A stored hash tile (at least `width` hashes), if it has one.
-    fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, String>;
+    fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, SourceError>;
     /// The logged packets by stream then sequence, to `each`, where it
     /// keeps them (false where it does not).
-    fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, String>;
+    fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError>;
     /// The size the source holds now (it may have grown during the audit).
-    fn size_now(&mut self) -> Result<u64, String>;
+    fn size_now(&mut self) -> Result<u64, SourceError>;
 }
 
 impl Source for Box<dyn Store> {
     fn describe(&self) -> String {
         self.location()
     }
-    fn head(&mut self) -> Result<Vec<u8>, String> {
-        Store::head(&mut **self)
-            .map(|(_, n)| n)
-            .map_err(|e| e.to_string())
+    fn head(&mut self) -> Result<Vec<u8>, SourceError> {
+        Ok(Store::head(&mut **self).map(|(_, n)| n)?)
     }
-    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
-        self.checkpoints().map_err(|e| e.to_string())
+    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, SourceError> {
+        Ok(self.checkpoints()?)
     }
-    fn scan(&mut self, _size: u64, each: &mut EachEntry) -> Result<(), String> {
+    fn scan(&mut self, _size: u64, each: &mut EachEntry) -> Result<(), SourceError> {
+        // The callback's own error, kept whole past the store's scan.
         let mut failure = None;
         let r = Store::scan(&mut **self, 0, u64::MAX, &mut |e| {
             each(e.index, &e.data, Some(e.sha256)).map_err(|why| {
-                failure = Some(why.clone());
-                crate::StoreError::Read(why)
+                let said = why.to_string();
+                failure = Some(why);
+                crate::StoreError::Read(said)
             })
         });
         match (r, failure) {
             (_, Some(why)) => Err(why),
-            (Err(e), None) => Err(e.to_string()),
+            (Err(e), None) => Err(e.into()),
             (Ok(()), None) => Ok(()),
         }
     }
-    fn tile(&mut self, level: u8, index: u64, _width: u16) -> Result<Option<Vec<u8>>, String> {
-        Store::tile(&mut **self, level, index).map_err(|e| e.to_string())
+    fn tile(&mut self, level: u8, index: u64, _width: u16) -> Result<Option<Vec<u8>>, SourceError> {
+        Ok(Store::tile(&mut **self, level, index)?)
     }
-    fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, String> {
+    fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError> {
         Store::packets(&mut **self, &mut |p| {
             each(&p);
             Ok(())
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
         Ok(true)
     }
-    fn size_now(&mut self) -> Result<u64, String> {
-        Store::head(&mut **self)
-            .map(|(s, _)| s)
-            .map_err(|e| e.to_string())
+    fn size_now(&mut self) -> Result<u64, SourceError> {
+        Ok(Store::head(&mut **self).map(|(s, _)| s)?)
     }
 }
 
@@ -110,22 +183,21 @@ impl Source for Box<dyn Store> {
 pub trait TileFiles {
     fn describe(&self) -> String;
     /// The file at `path`, or None where there is none.
-    fn read(&mut self, path: &str) -> Result<Option<Vec<u8>>, String>;
+    fn read(&mut self, path: &str) -> Result<Option<Vec<u8>>, SourceError>;
 }
 
 impl<T: TileFiles> Source for T {
     fn describe(&self) -> String {
         TileFiles::describe(self)
     }
-    fn head(&mut self) -> Result<Vec<u8>, String> {
+    fn head(&mut self) -> Result<Vec<u8>, SourceError> {
         let d = TileFiles::describe(self);
-        self.read("checkpoint")?
-            .ok_or_else(|| format!("{d} has no checkpoint"))
+        self.read("checkpoint")?.ok_or(SourceError::NoCheckpoint(d))
     }
-    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, SourceError> {
         Ok(Vec::new())
     }
-    fn scan(&mut self, size: u64, each: &mut EachEntry) -> Result<(), String> {
+    fn scan(&mut self, size: u64, each: &mut EachEntry) -> Result<(), SourceError> {
         let w = u64::from(TILE_WIDTH);
         let mut index = 0u64;
         for n in 0..size.div_ceil(w) {
@@ -141,8 +213,11 @@ impl<T: TileFiles> Source for T {
                 // checkpoint claiming a huge size costs no more than this).
                 None => return Ok(()),
             };
-            let entries = tiles::parse_entry_bundle(&data, width)
-                .map_err(|e| format!("{}: {e}", tile.path()))?;
+            let entries =
+                tiles::parse_entry_bundle(&data, width).map_err(|e| SourceError::Tile {
+                    path: tile.path(),
+                    why: e.to_string(),
+                })?;
             for e in entries {
                 each(index, e, None)?;
                 index += 1;
@@ -150,7 +225,7 @@ impl<T: TileFiles> Source for T {
         }
         Ok(())
     }
-    fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, String> {
+    fn tile(&mut self, level: u8, index: u64, width: u16) -> Result<Option<Vec<u8>>, SourceError> {
         let t = Tile {
             kind: TileKind::Hashes(level),
             index,
@@ -158,16 +233,16 @@ impl<T: TileFiles> Source for T {
         };
         self.read(&t.path())
     }
-    fn packets(&mut self, _each: &mut dyn FnMut(&PacketRow)) -> Result<bool, String> {
+    fn packets(&mut self, _each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError> {
         Ok(false)
     }
-    fn size_now(&mut self) -> Result<u64, String> {
+    fn size_now(&mut self) -> Result<u64, SourceError> {
         let note = Source::head(self)?;
         let text = String::from_utf8_lossy(&note);
         let body = text.split("\n\n").next().unwrap_or("");
         Checkpoint::parse(&format!("{body}\n"))
             .map(|c| c.size)
-            .map_err(|e| e.to_string())
+            .map_err(|e| SourceError::Checkpoint(e.to_string()))
     }
 }
 
@@ -181,11 +256,14 @@ impl TileFiles for TilesDir {
     fn describe(&self) -> String {
         self.root.display().to_string()
     }
-    fn read(&mut self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+    fn read(&mut self, rel: &str) -> Result<Option<Vec<u8>>, SourceError> {
         match std::fs::read(self.root.join(rel)) {
             Ok(b) => Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", self.root.join(rel).display())),
+            Err(source) => Err(SourceError::File {
+                path: self.root.join(rel),
+                source,
+            }),
         }
     }
 }
@@ -288,7 +366,7 @@ impl TileCheck {
         level: usize,
         h: Hash,
         problems: &mut Vec<Problem>,
-    ) -> Result<(), String> {
+    ) -> Result<(), SourceError> {
         if self.bufs.len() <= level {
             self.bufs.resize(level + 1, Vec::new());
             self.next.resize(level + 1, 0);
@@ -304,7 +382,11 @@ impl TileCheck {
         Ok(())
     }
 
-    fn finish(&mut self, src: &mut dyn Source, problems: &mut Vec<Problem>) -> Result<(), String> {
+    fn finish(
+        &mut self,
+        src: &mut dyn Source,
+        problems: &mut Vec<Problem>,
+    ) -> Result<(), SourceError> {
         for level in 0..self.bufs.len() {
             if !self.bufs[level].is_empty() {
                 let buf = std::mem::take(&mut self.bufs[level]);
@@ -321,7 +403,7 @@ fn compare_tile(
     index: u64,
     want: &[u8],
     problems: &mut Vec<Problem>,
-) -> Result<(), String> {
+) -> Result<(), SourceError> {
     let width = (want.len() / 32) as u16;
     let path = Tile {
         kind: TileKind::Hashes(level),
@@ -364,7 +446,7 @@ fn short(h: &Hash) -> String {
 }
 
 /// Runs the audit (see the module documentation).
-pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, String> {
+pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditError> {
     let origin = chit_log::note::Verifier::name(opts.verifier).to_string();
     let note = src.head()?;
     let mut report = AuditReport {
@@ -381,8 +463,12 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, String
         bytes_hashed: 0,
     };
     // 1. checkpoint
-    let opened = open_checkpoint(&note, &origin, opts.verifier, opts.witnesses)
-        .map_err(|e| format!("the latest checkpoint of {}: {e}", report.source))?;
+    let opened = open_checkpoint(&note, &origin, opts.verifier, opts.witnesses).map_err(|e| {
+        AuditError::Head {
+            log: report.source.clone(),
+            why: e.to_string(),
+        }
+    })?;
     let size = opened.checkpoint.size;
     report.size = size;
     report.root = opened.checkpoint.root;
@@ -408,7 +494,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, String
     let previous = match opts.previous {
         Some(p) => Some(
             open_checkpoint(p, &origin, opts.verifier, &[])
-                .map_err(|e| format!("the saved checkpoint: {e}"))?,
+                .map_err(|e| AuditError::Saved(e.to_string()))?,
         ),
         None => None,
     };
@@ -436,13 +522,13 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, String
     // The first missing entry: past it the tree cannot be recomputed, so
     // only the entries themselves are still checked.
     let mut first_missing: Option<u64> = None;
-    let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), String> {
+    let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), SourceError> {
         if i >= size {
             beyond.push(i);
             return Ok(());
         }
         if i < expected {
-            return Err(format!("the source gave entry {i} twice or out of order"));
+            return Err(SourceError::OutOfOrder(i));
         }
         if expected < i {
             missing(expected, i, &mut problems);
@@ -655,7 +741,8 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, String
                 };
                 let mut data = cell
                     .borrow_mut()
-                    .tile(l, t.index, t.width)?
+                    .tile(l, t.index, t.width)
+                    .map_err(|e| e.to_string())?
                     .ok_or_else(|| format!("tile {} is missing", t.path()))?;
                 data.truncate(usize::from(t.width) * 32);
                 Ok(data)
@@ -819,37 +906,40 @@ impl Gaps {
 
 /// What an auditor keeps of a log between runs: the last checkpoint it
 /// saw, with the key it opened it with.
-pub fn load_state(path: &Path, verifier_key: &str) -> Result<Option<Vec<u8>>, String> {
+pub fn load_state(path: &Path, verifier_key: &str) -> Result<Option<Vec<u8>>, StateError> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "cannot read the audit state {}: {e}",
-                path.display()
-            ))
+        Err(source) => {
+            return Err(StateError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
         }
     };
-    let v: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("the audit state {} is not chit's: {e}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|source| StateError::NotChits {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let key = v.get("verifier_key").and_then(|k| k.as_str());
     if key != Some(verifier_key) {
-        return Err(format!(
-            "the audit state {} is for log key {}, not {verifier_key}; use another --state",
-            path.display(),
-            key.unwrap_or("(none)")
-        ));
+        return Err(StateError::OtherLog {
+            path: path.to_path_buf(),
+            found: key.unwrap_or("(none)").to_string(),
+            wanted: verifier_key.to_string(),
+        });
     }
     let note = v
         .get("checkpoint")
         .and_then(|c| c.as_str())
-        .ok_or_else(|| format!("the audit state {} has no checkpoint", path.display()))?;
+        .ok_or_else(|| StateError::NoCheckpoint(path.to_path_buf()))?;
     Ok(Some(note.as_bytes().to_vec()))
 }
 
 /// Saves the last checkpoint seen, atomically (a new file renamed over the
 /// state file this command wrote before).
-pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), String> {
+pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), StateError> {
     let text = serde_json::json!({
         "type": "chit.log.audit-state.v1",
         "verifier_key": verifier_key,
@@ -857,15 +947,14 @@ pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), St
     })
     .to_string();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| StateError::Folder {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     if let Ok(m) = std::fs::symlink_metadata(path) {
         if !m.is_file() {
-            return Err(format!(
-                "{} is not a regular file; chit replaces only the state file it wrote",
-                path.display()
-            ));
+            return Err(StateError::NotAFile(path.to_path_buf()));
         }
     }
     // A new file of a fresh name (never a link followed), synced, renamed
@@ -874,7 +963,10 @@ pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), St
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let fail = |e: std::io::Error| format!("cannot write the audit state {}: {e}", path.display());
+    let fail = |source: std::io::Error| StateError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut tmp = tempfile::Builder::new()
         .prefix(".chit-state-")
         .tempfile_in(dir)

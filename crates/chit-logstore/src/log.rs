@@ -34,8 +34,8 @@ pub enum LogError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Key(String),
-    #[error("{0}")]
-    Policy(String),
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
     #[error("{0}")]
     Proof(#[from] ProofError),
     #[error("{0}")]

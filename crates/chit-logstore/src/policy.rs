@@ -15,6 +15,24 @@ fn one() -> usize {
     1
 }
 
+/// Why a log's stored policy cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("the stored policy: {0}")]
+    Stored(serde_json::Error),
+    #[error("the stored trust file: {0}")]
+    Trust(chit_core::trust::TrustError),
+}
+
+/// Why a submission cannot be checked as a log entry.
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    #[error("{}", too_large_for_an_entry(*.0))]
+    TooLarge(usize),
+    #[error(transparent)]
+    Unreadable(#[from] chit_core::check::Unreadable),
+}
+
 /// The settings, as stored (JSON, read by serde: a key this chit does not
 /// know is refused rather than ignored).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -92,18 +110,17 @@ impl Policy {
         serde_json::to_string(&stored).unwrap_or_default()
     }
 
-    pub fn from_json(text: &str) -> Result<Policy, String> {
-        let mut p: Policy =
-            serde_json::from_str(text).map_err(|e| format!("the stored policy: {e}"))?;
+    pub fn from_json(text: &str) -> Result<Policy, PolicyError> {
+        let mut p: Policy = serde_json::from_str(text).map_err(PolicyError::Stored)?;
         p.threshold = p.threshold.max(1);
         Ok(p)
     }
 
     /// Reads the trust file once, for every check.
-    pub fn compile(&self) -> Result<Compiled, String> {
+    pub fn compile(&self) -> Result<Compiled, PolicyError> {
         let trust = match &self.trust {
             None => None,
-            Some(t) => Some(Trust::parse(t).map_err(|e| format!("the stored trust file: {e}"))?),
+            Some(t) => Some(Trust::parse(t).map_err(PolicyError::Trust)?),
         };
         Ok(Compiled {
             policy: self.clone(),
@@ -240,18 +257,19 @@ impl Compiled {
     /// core's check with the policy's trust file (and, with
     /// `accept_unsigned`, a document no key signed held to its own rules);
     /// `Err` where it cannot be read, or is too large to be an entry.
-    pub fn checked(&self, bytes: &[u8]) -> Result<chit_core::Checked, String> {
+    pub fn checked(&self, bytes: &[u8]) -> Result<chit_core::Checked, EntryError> {
         self.checked_at(bytes, 1)
     }
 
     /// [`Compiled::checked`] for an input that starts on line `line` of a
     /// larger one.
-    fn checked_at(&self, bytes: &[u8], line: usize) -> Result<chit_core::Checked, String> {
+    fn checked_at(&self, bytes: &[u8], line: usize) -> Result<chit_core::Checked, EntryError> {
         if bytes.len() > chit_log::tiles::MAX_ENTRY_BYTES {
-            return Err(too_large_for_an_entry(bytes.len()));
+            return Err(EntryError::TooLarge(bytes.len()));
         }
-        self.verified(bytes, &chit_core::Limits::default())
-            .map_err(|e| e.starting_at_line(line).to_string())
+        Ok(self
+            .verified(bytes, &chit_core::Limits::default())
+            .map_err(|e| e.starting_at_line(line))?)
     }
 
     /// What `chit verify` under this policy finds in a document of any
@@ -279,7 +297,7 @@ impl Compiled {
     pub fn decide_at(&self, bytes: &[u8], line: usize) -> Admission {
         let checked = match self.checked_at(bytes, line) {
             Ok(c) => c,
-            Err(why) => return Admission::Unreadable(why),
+            Err(why) => return Admission::Unreadable(why.to_string()),
         };
         let status = checked.status();
         if !status.passes(self.policy.allow_unchecked) {
@@ -320,7 +338,7 @@ mod tests {
         let bare = Policy::from_json(r#"{"trust":null}"#).unwrap();
         assert_eq!((bare.threshold, bare.accept_unsigned), (1, false));
         let e = Policy::from_json(r#"{"trust":null,"witness":"x"}"#).unwrap_err();
-        assert!(e.contains("witness"), "{e}");
+        assert!(e.to_string().contains("witness"), "{e}");
     }
 
     /// The same policy has no differences; each field that differs is

@@ -73,13 +73,19 @@ pub struct PgStore {
 pub fn parse_location(location: &str) -> Result<(String, String, String), StoreError> {
     let bad = |why: String| StoreError::Read(format!("{location}: {why}"));
     let mut url = url::Url::parse(location).map_err(|e| bad(e.to_string()))?;
+    // The other parameters go to PostgreSQL as written: its reader takes
+    // %XX escapes, but a `+` re-encoded for a space it would read as `+`.
     let mut schema = "public".to_string();
-    let mut rest: Vec<(String, String)> = Vec::new();
-    for (k, v) in url.query_pairs() {
-        if k == "schema" {
-            schema = v.into_owned();
-        } else {
-            rest.push((k.into_owned(), v.into_owned()));
+    let mut rest: Vec<String> = Vec::new();
+    for pair in url
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        match pair.strip_prefix("schema=") {
+            Some(v) => schema = v.to_string(),
+            None => rest.push(pair.to_string()),
         }
     }
     let valid = !schema.is_empty()
@@ -96,7 +102,7 @@ pub fn parse_location(location: &str) -> Result<(String, String, String), StoreE
     if rest.is_empty() {
         url.set_query(None);
     } else {
-        url.query_pairs_mut().clear().extend_pairs(&rest);
+        url.set_query(Some(&rest.join("&")));
     }
     let pg = url.to_string();
     // user:password@host → user@host
@@ -780,5 +786,8 @@ mod location_tests {
             assert!(parse_location(&url).is_err(), "{bad}");
         }
         assert!(parse_location("postgres://[bad").is_err());
+        // Escapes go to PostgreSQL as written.
+        let (pg, _, _) = parse_location("postgres://h/test?options=-c%20a%3Don&schema=s").unwrap();
+        assert_eq!(pg, "postgres://h/test?options=-c%20a%3Don");
     }
 }

@@ -56,18 +56,19 @@ pub struct Failure {
 
 impl Failure {
     /// Exit 1: chit refused an input that breaks a rule.
-    pub fn invalid(message: impl Into<String>) -> Failure {
+    pub fn invalid(message: impl std::fmt::Display) -> Failure {
         Failure {
             exit: Exit::Invalid,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 
-    /// Exit 2: unreadable input, a wrong command line, or an I/O error.
-    pub fn error(message: impl Into<String>) -> Failure {
+    /// Exit 2: unreadable input, a wrong command line, or an I/O error (a
+    /// message, or a typed error told in its words).
+    pub fn error(message: impl std::fmt::Display) -> Failure {
         Failure {
             exit: Exit::Error,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 

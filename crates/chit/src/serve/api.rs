@@ -391,7 +391,7 @@ async fn entries(
     }
     let handled = match submit(&state, tok, vec![(1, body.whole())]).await {
         Ok(h) => h,
-        Err(why) => return error(StatusCode::SERVICE_UNAVAILABLE, why),
+        Err(why) => return error(StatusCode::SERVICE_UNAVAILABLE, why.to_string()),
     };
     drop(held);
     let Handled {
@@ -423,14 +423,14 @@ pub(super) async fn submit(
     state: &Shared,
     tok: Arc<super::tokens::Token>,
     inputs: Vec<(usize, Bytes)>,
-) -> Result<Handled, String> {
+) -> Result<Handled, super::sequencer::WriteError> {
     // Checked on the check threads, which hand what is to be appended
     // straight to the sequencer: this task wakes once, for the answer.
     let checker = state.checker.clone();
     let jobs = state.jobs.clone();
     // Counted until its job is queued: a short batch waits for it.
     let checking = state.checking.enter();
-    let (tx, rx) = oneshot::channel::<Result<Handled, String>>();
+    let (tx, rx) = oneshot::channel::<Result<Handled, super::sequencer::WriteError>>();
     rayon::spawn(move || {
         let checked = checker.check_lines(inputs);
         // A kind this token may not submit is answered, never appended.
@@ -462,19 +462,14 @@ pub(super) async fn submit(
             }),
         };
         if let Err(mpsc::error::SendError(job)) = jobs.send(job) {
-            (job.reply)(Err(
-                "the server is shutting down; nothing of this batch was acknowledged".into(),
-            ));
+            (job.reply)(Err(super::sequencer::WriteError::ShuttingDown));
         }
         drop(checking);
     });
-    let handled = rx.await.unwrap_or_else(|_| {
-        // Its job was dropped unanswered, still queued: the server stopped.
-        Err(
-            "the server stopped before the batch was written; nothing of it was acknowledged"
-                .into(),
-        )
-    });
+    // A job dropped unanswered, still queued: the server stopped.
+    let handled = rx
+        .await
+        .unwrap_or(Err(super::sequencer::WriteError::Stopped));
     match &handled {
         Ok(h) => {
             if let Some(a) = &h.appended {
@@ -485,7 +480,7 @@ pub(super) async fn submit(
                 }
             }
         }
-        Err(why) => state.health.failed(why),
+        Err(why) => state.health.failed(&why.to_string()),
     }
     handled
 }

@@ -214,6 +214,7 @@ impl Answering {
                 }
             }
             Err(why) => {
+                let why = why.to_string();
                 for (line, _) in &group {
                     push(
                         &mut out,

@@ -55,7 +55,27 @@ impl Drop for CheckingGuard {
 /// Where a request's batch is answered: called once, with what its batch
 /// gave or why it was not written (from the prover's or the sequencer's
 /// thread).
-pub type Reply = Box<dyn FnOnce(Result<Appended, String>) + Send>;
+pub type Reply = Box<dyn FnOnce(Result<Appended, WriteError>) + Send>;
+
+/// Why a batch was not written (or not answered), said to each of its
+/// requests: every one says whether anything of it was acknowledged.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("the sequencer's turn was not taken ({0}); nothing of this batch was acknowledged")]
+    Lease(String),
+    /// The store refused the batch: its words say nothing of it was
+    /// acknowledged.
+    #[error("{0}")]
+    Store(String),
+    #[error("{0}; nothing of this batch was acknowledged")]
+    Log(String),
+    #[error("{0}; the batch is logged, but its proofs could not be made")]
+    Proofs(String),
+    #[error("the server is shutting down; nothing of this batch was acknowledged")]
+    ShuttingDown,
+    #[error("the server stopped before the batch was written; nothing of it was acknowledged")]
+    Stopped,
+}
 
 /// One request's submissions, checked, and where to answer.
 pub struct Job {
@@ -146,11 +166,9 @@ fn sequence(
         // turns, and a server that dies gives its turn up with its
         // connection.
         let started = std::time::Instant::now();
-        let leased = log.lease(LEASE_WAIT).map_err(|e| {
-            format!(
-                "the sequencer's turn was not taken ({e}); nothing of this batch was acknowledged"
-            )
-        });
+        let leased = log
+            .lease(LEASE_WAIT)
+            .map_err(|e| WriteError::Lease(e.to_string()));
         if leased.is_ok() {
             // What came while the lease was awaited (another server's
             // batch) joins this batch: its wait is over too.
@@ -166,8 +184,10 @@ fn sequence(
             let r = log.submit_checked(&checked).map_err(|e| match e {
                 // A store's write error says already that nothing of the
                 // batch was acknowledged.
-                chit_logstore::LogError::Store(chit_logstore::StoreError::Write(why)) => why,
-                e => format!("{e}; nothing of this batch was acknowledged"),
+                chit_logstore::LogError::Store(chit_logstore::StoreError::Write(why)) => {
+                    WriteError::Store(why)
+                }
+                e => WriteError::Log(e.to_string()),
             });
             // What was committed is answered as committed; a lease not
             // given back is the connection's until it ends.
@@ -235,7 +255,7 @@ fn answer(log: &mut Log, c: Committed) {
     let mut proofs = match log.inclusion_proofs_over(&indexes, c.size, &c.tiles) {
         Ok(p) => p.into_iter(),
         Err(e) => {
-            let why = format!("{e}; the batch is logged, but its proofs could not be made");
+            let why = WriteError::Proofs(e.to_string());
             tracing::error!(target: "chit::sequencer", error = %why);
             for (_, reply) in c.shape {
                 reply(Err(why.clone()));

@@ -57,56 +57,91 @@ struct Entry {
     rate: Option<u32>,
 }
 
+/// Why a tokens file is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum TokensError {
+    /// Not TOML, or not the file's shape: where, and what is wrong.
+    #[error("{0}")]
+    Toml(String),
+    #[error(
+        "no [[token]] in the file: a server started with --tokens takes writes with them (start \
+         it without --tokens to serve reads only)"
+    )]
+    NoToken,
+    #[error("token {0}: needs a name")]
+    NoName(usize),
+    #[error("token {0}: sha256 is not 64 hex digits")]
+    Digest(usize),
+    #[error(
+        "token {0}: kinds is empty, so the token could never write: name the kinds it may \
+         submit, or leave kinds out for every kind"
+    )]
+    NoKinds(usize),
+    #[error(
+        "token {at}: kinds names {kind:?}, a kind chit never logs under; the kinds are {}",
+        chit_core::kinds::LABELS.join(", ")
+    )]
+    UnknownKind { at: usize, kind: String },
+    #[error("token {0}: rate is not a whole number of receipts a second above 0")]
+    Rate(usize),
+    #[error("token {0}: the same token twice")]
+    SameToken(usize),
+    #[error(
+        "token {at}: a second token named {name:?}: names tell tokens apart in the log and in \
+         their rates"
+    )]
+    SameName { at: usize, name: String },
+    #[error("cannot read {}: {source}", .path.display())]
+    Unreadable {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{} can be written by other users (mode {mode:04o}), who could give themselves a token: \
+         chmod 600 {}",
+        .path.display(),
+        .path.display()
+    )]
+    Writable { path: std::path::PathBuf, mode: u32 },
+}
+
 impl Tokens {
     /// Reads a tokens file (TOML, read by serde: an unknown key anywhere is
     /// refused), then holds it to what a token must be: named once, its
     /// digest 64 hex digits and given once, its kinds ones chit logs
     /// under (and some), its rate above 0, and at least one token.
-    pub fn parse(text: &str) -> Result<Tokens, String> {
-        let file: File = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+    pub fn parse(text: &str) -> Result<Tokens, TokensError> {
+        let file: File =
+            toml::from_str(text).map_err(|e| TokensError::Toml(toml_error(text, &e)))?;
         if file.token.is_empty() {
-            return Err(
-                "no [[token]] in the file: a server started with --tokens takes \
-                        writes with them (start it without --tokens to serve reads only)"
-                    .into(),
-            );
+            return Err(TokensError::NoToken);
         }
         let mut out: Vec<std::sync::Arc<Token>> = Vec::new();
         for (i, t) in file.token.into_iter().enumerate() {
-            let at = |what: &str| format!("token {}: {what}", i + 1);
+            let at = i + 1;
             if t.name.is_empty() {
-                return Err(at("needs a name"));
+                return Err(TokensError::NoName(at));
             }
-            let sha256 = chit_core::digest::unhex32(&t.sha256)
-                .ok_or_else(|| at("sha256 is not 64 hex digits"))?;
+            let sha256 = chit_core::digest::unhex32(&t.sha256).ok_or(TokensError::Digest(at))?;
             if let Some(kinds) = &t.kinds {
                 if kinds.is_empty() {
-                    return Err(at(
-                        "kinds is empty, so the token could never write: name the kinds \
-                         it may submit, or leave kinds out for every kind",
-                    ));
+                    return Err(TokensError::NoKinds(at));
                 }
                 if let Some(k) = kinds.iter().find(|k| !chit_core::kinds::is_label(k)) {
-                    return Err(at(&format!(
-                        "kinds names {k:?}, a kind chit never logs under; the kinds are {}",
-                        chit_core::kinds::LABELS.join(", ")
-                    )));
+                    return Err(TokensError::UnknownKind {
+                        at,
+                        kind: k.clone(),
+                    });
                 }
             }
             if t.rate == Some(0) {
-                return Err(at(
-                    "rate is not a whole number of receipts a second above 0",
-                ));
+                return Err(TokensError::Rate(at));
             }
             if out.iter().any(|o| o.sha256 == sha256) {
-                return Err(at("the same token twice"));
+                return Err(TokensError::SameToken(at));
             }
             if out.iter().any(|o| o.name == t.name) {
-                return Err(at(&format!(
-                    "a second token named {:?}: names tell tokens apart in the log and in \
-                     their rates",
-                    t.name
-                )));
+                return Err(TokensError::SameName { at, name: t.name });
             }
             out.push(std::sync::Arc::new(Token {
                 name: t.name,
@@ -160,20 +195,22 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
 /// its owner may write it (they could give themselves a token); a warning
 /// when they may read it (the digests let them guess weak tokens offline).
 #[cfg(unix)]
-pub fn check_permissions(path: &std::path::Path) -> Result<Option<String>, String> {
+pub fn check_permissions(path: &std::path::Path) -> Result<Option<String>, TokensError> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .map_err(|source| TokensError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?
         .permissions()
         .mode();
-    let shown = path.display();
     if mode & 0o022 != 0 {
-        return Err(format!(
-            "{shown} can be written by other users (mode {:04o}), who could give themselves a \
-             token: chmod 600 {shown}",
-            mode & 0o7777
-        ));
+        return Err(TokensError::Writable {
+            path: path.to_path_buf(),
+            mode: mode & 0o7777,
+        });
     }
+    let shown = path.display();
     Ok((mode & 0o044 != 0).then(|| {
         format!(
             "{shown} can be read by other users (mode {:04o}); its digests let them guess weak \
@@ -184,7 +221,7 @@ pub fn check_permissions(path: &std::path::Path) -> Result<Option<String>, Strin
 }
 
 #[cfg(not(unix))]
-pub fn check_permissions(_path: &std::path::Path) -> Result<Option<String>, String> {
+pub fn check_permissions(_path: &std::path::Path) -> Result<Option<String>, TokensError> {
     Ok(None)
 }
 
@@ -270,12 +307,12 @@ mod tests {
                 "[[token]]\nname = \"ci\"\nsha256 = \"{hex}\"\n{extra}"
             ))
         };
-        let e = one("kinds = [\"no-such-kind\"]\n").unwrap_err();
+        let e = one("kinds = [\"no-such-kind\"]\n").unwrap_err().to_string();
         assert!(
             e.contains("\"no-such-kind\"") && e.contains("run-receipt"),
             "{e}"
         );
-        let e = one("kinds = []\n").unwrap_err();
+        let e = one("kinds = []\n").unwrap_err().to_string();
         assert!(e.contains("kinds is empty"), "{e}");
         let two = format!(
             "[[token]]\nname = \"ci\"\nsha256 = \"{hex}\"\n[[token]]\nname = \"ci\"\nsha256 = \"{}\"\n",
@@ -283,9 +320,10 @@ mod tests {
         );
         assert!(Tokens::parse(&two)
             .unwrap_err()
+            .to_string()
             .contains("a second token named"));
         for text in ["", "# no tokens\n", "token = []\n"] {
-            let e = Tokens::parse(text).unwrap_err();
+            let e = Tokens::parse(text).unwrap_err().to_string();
             assert!(e.contains("no [[token]]"), "{text:?}: {e}");
         }
         // Every kind chit logs under may be named, "envelope" too.
@@ -293,17 +331,20 @@ mod tests {
             assert!(one(&format!("kinds = [\"{k}\"]\n")).is_ok(), "{k}");
         }
         // An unknown key, in a table or beside them, is refused, named.
-        let e = one("color = \"red\"\n").unwrap_err();
+        let e = one("color = \"red\"\n").unwrap_err().to_string();
         assert!(e.contains("color"), "{e}");
         let e = Tokens::parse(&format!(
             "owner = 1\n[[token]]\nname = \"ci\"\nsha256 = \"{hex}\"\n"
         ))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("owner"), "{e}");
         assert!(one("rate = 0\n").is_err() && one("rate = -1\n").is_err());
         assert!(one("rate = 5\n").is_ok());
         // A TOML error is one line, with where it is.
-        let e = Tokens::parse("[[token]\nname = 1\n").unwrap_err();
+        let e = Tokens::parse("[[token]\nname = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             !e.contains('\n') && e.starts_with("line 1, column "),
             "{e:?}"

@@ -3,11 +3,20 @@
 //! its entry bundles, fetched and held to the checkpoint like any other
 //! source's.
 
-use chit_logstore::audit::TileFiles;
+use chit_logstore::audit::{SourceError, TileFiles};
 
 /// Most bytes one fetched file may be: a full hash tile is 8 KiB, a full
 /// entry bundle at most 256 × (2 + 65,535) bytes.
 const MAX_FETCH: usize = 256 * (2 + 65_535) + 1024;
+
+/// Why a served log cannot be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot make an HTTP client: {0}")]
+    Client(reqwest::Error),
+}
 
 pub struct Remote {
     base: String,
@@ -16,15 +25,15 @@ pub struct Remote {
 }
 
 impl Remote {
-    pub fn new(url: &str) -> Result<Remote, String> {
+    pub fn new(url: &str) -> Result<Remote, RemoteError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(RemoteError::Runtime)?;
         let client = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(60))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(RemoteError::Client)?;
         Ok(Remote {
             base: url.trim_end_matches('/').to_string(),
             client,
@@ -33,25 +42,29 @@ impl Remote {
     }
 
     /// GET `path`; None for 404.
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
         let url = format!("{}/{path}", self.base);
+        let failed = |why: String| SourceError::Fetch {
+            url: url.clone(),
+            why,
+        };
         self.runtime.block_on(async {
             let mut r = self
                 .client
                 .get(&url)
                 .send()
                 .await
-                .map_err(|e| format!("{url}: {e}"))?;
+                .map_err(|e| failed(e.to_string()))?;
             if r.status() == reqwest::StatusCode::NOT_FOUND {
                 return Ok(None);
             }
             if !r.status().is_success() {
-                return Err(format!("{url}: HTTP {}", r.status()));
+                return Err(failed(format!("HTTP {}", r.status())));
             }
             let mut out = Vec::new();
-            while let Some(chunk) = r.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+            while let Some(chunk) = r.chunk().await.map_err(|e| failed(e.to_string()))? {
                 if out.len() + chunk.len() > MAX_FETCH {
-                    return Err(format!("{url}: larger than any tile"));
+                    return Err(failed("larger than any tile".into()));
                 }
                 out.extend_from_slice(&chunk);
             }
@@ -64,7 +77,7 @@ impl TileFiles for Remote {
     fn describe(&self) -> String {
         self.base.clone()
     }
-    fn read(&mut self, path: &str) -> Result<Option<Vec<u8>>, String> {
+    fn read(&mut self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
         self.get(path)
     }
 }
