@@ -462,8 +462,65 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         entries_hashed: 0,
         bytes_hashed: 0,
     };
-    // 1. checkpoint
-    let opened = open_checkpoint(&note, &origin, opts.verifier, opts.witnesses).map_err(|e| {
+    let size = open_head(&note, &origin, opts, &mut report)?;
+    let history = src.history()?;
+    let previous = match opts.previous {
+        Some(p) => Some(
+            open_checkpoint(p, &origin, opts.verifier, &[])
+                .map_err(|e| AuditError::Saved(e.to_string()))?,
+        ),
+        None => None,
+    };
+    // Which earlier sizes need their recomputed root.
+    let mut wanted: BTreeMap<u64, Option<Hash>> = BTreeMap::new();
+    for (s, _) in &history {
+        wanted.insert(*s, None);
+    }
+    if let Some(p) = &previous {
+        wanted.insert(p.checkpoint.size, None);
+    }
+    wanted.insert(0, Some(tree::EMPTY_ROOT));
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut walked = walk_entries(src, opts, size, &mut wanted, &mut problems)?;
+    report.entries_hashed = walked.count;
+    report.bytes_hashed = walked.bytes;
+    report.reverified = walked.reverified;
+    let leaves = std::mem::take(&mut walked.leaves);
+    if walked.first_missing.is_none() {
+        check_tiles(src, &leaves, &mut problems)?;
+    }
+    drop(leaves);
+    check_root(&walked, &note, &report, &mut problems);
+    let reach = walked.first_missing.unwrap_or(size);
+    let seen = Seen {
+        note: &note,
+        origin: &origin,
+        size,
+        reach,
+        wanted: &wanted,
+    };
+    check_history(src, opts, &seen, &history, &mut problems)?;
+    if let (Some(prev), Some(prev_note)) = (&previous, opts.previous) {
+        report.consistent_from =
+            check_consistency(src, &seen, prev, prev_note, &report.root, &mut problems);
+    }
+    // 7. streams
+    let mut gaps = Gaps::default();
+    src.packets(&mut |p| gaps.push(p))?;
+    report.gaps = gaps.finish();
+    report.problems.extend(problems);
+    Ok(report)
+}
+
+/// Step 1: the latest checkpoint opens with the log's key, and enough of
+/// the given witnesses cosigned it. Returns its size.
+fn open_head(
+    note: &[u8],
+    origin: &str,
+    opts: &Options,
+    report: &mut AuditReport,
+) -> Result<u64, AuditError> {
+    let opened = open_checkpoint(note, origin, opts.verifier, opts.witnesses).map_err(|e| {
         AuditError::Head {
             log: report.source.clone(),
             why: e.to_string(),
@@ -484,110 +541,100 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
                 cosigners.len(),
                 opts.min_witnesses
             ),
-            evidence: vec![note.clone()],
+            evidence: vec![note.to_vec()],
         });
     }
-    report.opened = Some(opened.clone());
+    report.opened = Some(opened);
+    Ok(size)
+}
 
-    // Which earlier sizes need their recomputed root.
-    let history = src.history()?;
-    let previous = match opts.previous {
-        Some(p) => Some(
-            open_checkpoint(p, &origin, opts.verifier, &[])
-                .map_err(|e| AuditError::Saved(e.to_string()))?,
-        ),
-        None => None,
-    };
-    let mut wanted: BTreeMap<u64, Option<Hash>> = BTreeMap::new();
-    for (s, _) in &history {
-        wanted.insert(*s, None);
-    }
-    if let Some(p) = &previous {
-        wanted.insert(p.checkpoint.size, None);
-    }
-    wanted.insert(0, Some(tree::EMPTY_ROOT));
+/// What walking the entries found: the tree's edge and every leaf hash
+/// (32 bytes each, for the tiles, which need the source again), where the
+/// first missing entry is (past it the tree cannot be recomputed, so only
+/// the entries themselves are still checked), and the counts.
+struct Walked {
+    edge: Edge,
+    leaves: Vec<Hash>,
+    first_missing: Option<u64>,
+    count: u64,
+    bytes: u64,
+    reverified: Option<(u64, u64)>,
+}
 
-    // 2. entries: hashed as they stream by; the leaf hashes are kept (32
-    // bytes each) for the tiles, which need the source again.
-    let mut edge = Edge {
-        stack: Vec::new(),
+/// Step 2: every entry, hashed as it streams by: in order, each one's
+/// bytes against the content address stored beside it, re-verified under
+/// the log's policy where asked; entries missing or beyond the checkpoint
+/// are problems.
+fn walk_entries(
+    src: &mut dyn Source,
+    opts: &Options,
+    size: u64,
+    wanted: &mut BTreeMap<u64, Option<Hash>>,
+    problems: &mut Vec<Problem>,
+) -> Result<Walked, AuditError> {
+    let mut w = Walked {
+        edge: Edge {
+            stack: Vec::new(),
+            count: 0,
+        },
+        leaves: Vec::with_capacity(size.min(1 << 24) as usize),
+        first_missing: None,
         count: 0,
+        bytes: 0,
+        reverified: None,
     };
-    let mut leaves: Vec<Hash> = Vec::with_capacity(size.min(1 << 24) as usize);
-    let mut problems: Vec<Problem> = Vec::new();
     let mut pending: Vec<(u64, Vec<u8>)> = Vec::new();
-    let (mut refused, mut checked, mut bytes) = (0u64, 0u64, 0u64);
-    let mut expected = 0u64;
+    let (mut refused, mut checked) = (0u64, 0u64);
     let mut beyond: Vec<u64> = Vec::new();
-    // The first missing entry: past it the tree cannot be recomputed, so
-    // only the entries themselves are still checked.
-    let mut first_missing: Option<u64> = None;
     let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), SourceError> {
         if i >= size {
             beyond.push(i);
             return Ok(());
         }
-        if i < expected {
+        if i < w.count {
             return Err(SourceError::OutOfOrder(i));
         }
-        if expected < i {
-            missing(expected, i, &mut problems);
-            first_missing.get_or_insert(expected);
-            expected = i;
+        if w.count < i {
+            missing(w.count, i, problems);
+            w.first_missing.get_or_insert(w.count);
+            w.count = i;
         }
         let leaf = leaf_hash(data);
-        if let Some(sha) = sha {
-            let actual: Hash = chit_core::digest::sha256(data);
-            if actual != sha {
-                problems.push(Problem {
-                    step: "entries",
-                    index: Some(i),
-                    message: format!(
-                        "entry {i}: its bytes do not match the content address stored beside them"
-                    ),
-                    evidence: vec![],
-                });
-            }
+        if sha.is_some_and(|sha| chit_core::digest::sha256(data) != sha) {
+            problems.push(Problem {
+                step: "entries",
+                index: Some(i),
+                message: format!(
+                    "entry {i}: its bytes do not match the content address stored beside them"
+                ),
+                evidence: vec![],
+            });
         }
-        if first_missing.is_none() {
-            take_leaf(&mut edge, &mut leaves, &mut wanted, leaf);
+        if w.first_missing.is_none() {
+            take_leaf(&mut w.edge, &mut w.leaves, wanted, leaf);
         }
-        bytes += data.len() as u64;
-        expected += 1;
+        w.bytes += data.len() as u64;
+        w.count += 1;
         if opts.reverify.is_some() {
             pending.push((i, data.to_vec()));
             if pending.len() >= 4096 {
-                reverify(
-                    opts,
-                    &mut pending,
-                    &mut problems,
-                    &mut refused,
-                    &mut checked,
-                );
+                reverify(opts, &mut pending, problems, &mut refused, &mut checked);
             }
         }
-        if expected % 65_536 == 0 {
-            (opts.progress)(expected);
+        if w.count % 65_536 == 0 {
+            (opts.progress)(w.count);
         }
         Ok(())
     };
     src.scan(size, &mut walk)?;
-    reverify(
-        opts,
-        &mut pending,
-        &mut problems,
-        &mut refused,
-        &mut checked,
-    );
-    if expected < size {
-        missing(expected, size, &mut problems);
-        first_missing.get_or_insert(expected);
+    reverify(opts, &mut pending, problems, &mut refused, &mut checked);
+    if w.count < size {
+        missing(w.count, size, problems);
+        w.first_missing.get_or_insert(w.count);
     }
-    (opts.progress)(expected);
-    report.entries_hashed = expected;
-    report.bytes_hashed = bytes;
+    (opts.progress)(w.count);
     if opts.reverify.is_some() {
-        report.reverified = Some((checked - refused, refused));
+        w.reverified = Some((checked - refused, refused));
     }
     if !beyond.is_empty() {
         // Rows past the checkpoint: new appends, unless the source did not
@@ -604,33 +651,42 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
             });
         }
     }
+    Ok(w)
+}
 
-    // 3. tiles (only over a whole tree)
-    if first_missing.is_none() {
-        let mut tiles = TileCheck {
-            bufs: Vec::new(),
-            next: Vec::new(),
-        };
-        for h in &leaves {
-            tiles.push(src, 0, *h, &mut problems)?;
-        }
-        tiles.finish(src, &mut problems)?;
+/// Step 3: each stored hash tile is the one the entries give (only over a
+/// whole tree).
+fn check_tiles(
+    src: &mut dyn Source,
+    leaves: &[Hash],
+    problems: &mut Vec<Problem>,
+) -> Result<(), SourceError> {
+    let mut tiles = TileCheck {
+        bufs: Vec::new(),
+        next: Vec::new(),
+    };
+    for h in leaves {
+        tiles.push(src, 0, *h, problems)?;
     }
-    drop(leaves);
+    tiles.finish(src, problems)
+}
 
-    // 4. root
-    let root = edge.root();
-    if first_missing.is_some() {
+/// Step 4: the entries give the root the checkpoint signs.
+fn check_root(walked: &Walked, note: &[u8], report: &AuditReport, problems: &mut Vec<Problem>) {
+    let size = report.size;
+    if let Some(from) = walked.first_missing {
         problems.push(Problem {
             step: "root",
-            index: first_missing,
+            index: Some(from),
             message: format!(
-                "the tree of {size} cannot be recomputed: entries are missing from {}",
-                first_missing.unwrap_or(0)
+                "the tree of {size} cannot be recomputed: entries are missing from {from}"
             ),
-            evidence: vec![note.clone()],
+            evidence: vec![note.to_vec()],
         });
-    } else if root != report.root {
+        return;
+    }
+    let root = walked.edge.root();
+    if root != report.root {
         problems.push(Problem {
             step: "root",
             index: problems.iter().find_map(|p| p.index),
@@ -639,14 +695,33 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
                 short(&root),
                 short(&report.root)
             ),
-            evidence: vec![note.clone()],
+            evidence: vec![note.to_vec()],
         });
     }
+}
 
-    // 5. history (the sizes the entries reach)
-    let reach = first_missing.unwrap_or(size);
+/// What the later steps hold the log to: the latest checkpoint, its
+/// size, how far the entries reach, and the roots they gave.
+struct Seen<'a> {
+    note: &'a [u8],
+    origin: &'a str,
+    size: u64,
+    reach: u64,
+    wanted: &'a BTreeMap<u64, Option<Hash>>,
+}
+
+/// Step 5: every other checkpoint the store keeps opens with the log's
+/// key and signs the tree its entries give at that size.
+fn check_history(
+    src: &mut dyn Source,
+    opts: &Options,
+    seen: &Seen,
+    history: &[(u64, Vec<u8>)],
+    problems: &mut Vec<Problem>,
+) -> Result<(), SourceError> {
+    let (size, note) = (seen.size, seen.note);
     let mut now: Option<u64> = None;
-    for (s, old) in &history {
+    for (s, old) in history {
         if *s > size {
             // Committed while this audit read: not a problem, unless the
             // source's own head is behind it.
@@ -663,11 +738,11 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
                 message: format!(
                     "the store keeps a checkpoint of size {s}, beyond its latest ({size})"
                 ),
-                evidence: vec![old.clone(), note.clone()],
+                evidence: vec![old.clone(), note.to_vec()],
             });
             continue;
         }
-        match open_checkpoint(old, &origin, opts.verifier, &[]) {
+        match open_checkpoint(old, seen.origin, opts.verifier, &[]) {
             Err(e) => problems.push(Problem {
                 step: "history",
                 index: None,
@@ -685,92 +760,83 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
                 ),
                 evidence: vec![old.clone()],
             }),
-            Ok(_) if *s > reach => {}
+            Ok(_) if *s > seen.reach => {}
             Ok(o) => {
-                if wanted.get(s).copied().flatten() != Some(o.checkpoint.root) {
+                if seen.wanted.get(s).copied().flatten() != Some(o.checkpoint.root) {
                     problems.push(Problem {
                         step: "history",
                         index: None,
                         message: format!(
                             "the log signed a different tree of size {s} than its entries give: history rewritten"
                         ),
-                        evidence: vec![old.clone(), note.clone()],
+                        evidence: vec![old.clone(), note.to_vec()],
                     });
                 }
             }
         }
     }
+    Ok(())
+}
 
-    // 6. consistency with what this auditor saw before
-    if let (Some(prev), Some(prev_note)) = (&previous, opts.previous) {
-        let (m, r) = (prev.checkpoint.size, prev.checkpoint.root);
-        if m > size {
-            problems.push(Problem {
-                step: "consistency",
-                index: None,
-                message: format!(
-                    "the log showed size {m} before and shows {size} now: it shrank (history rewritten)"
-                ),
-                evidence: vec![prev_note.to_vec(), note.clone()],
-            });
-        } else if m > reach {
-            // Entries are missing below it: reported above, not provable.
-        } else if m == size && r != report.root {
-            problems.push(Problem {
-                step: "consistency",
-                index: None,
-                message: format!(
-                    "two checkpoints of size {size} with different roots: a split view"
-                ),
-                evidence: vec![prev_note.to_vec(), note.clone()],
-            });
-        } else if wanted.get(&m).copied().flatten() != Some(r) {
-            problems.push(Problem {
-                step: "consistency",
-                index: None,
-                message: format!(
-                    "the checkpoint of size {m} seen before is not a prefix of the one of size {size}: history rewritten"
-                ),
-                evidence: vec![prev_note.to_vec(), note.clone()],
-            });
-        } else if m < size {
-            let cell = std::cell::RefCell::new(&mut *src);
-            let tiles = chit_log::tiles::TileSource::new(size, |t: &Tile| {
-                let TileKind::Hashes(l) = t.kind else {
-                    return Err("not a hash tile".to_string());
-                };
-                let mut data = cell
-                    .borrow_mut()
-                    .tile(l, t.index, t.width)
-                    .map_err(|e| e.to_string())?
-                    .ok_or_else(|| format!("tile {} is missing", t.path()))?;
-                data.truncate(usize::from(t.width) * 32);
-                Ok(data)
-            });
-            match tree::consistency_proof(&tiles, m, size)
-                .and_then(|p| tree::verify_consistency(m, size, &r, &report.root, &p))
-            {
-                Ok(()) => report.consistent_from = Some(m),
-                Err(e) => problems.push(Problem {
-                    step: "consistency",
-                    index: None,
-                    message: format!(
-                        "the consistency proof from size {m} to {size}, made from the log's tiles, fails: {e}"
-                    ),
-                    evidence: vec![prev_note.to_vec(), note.clone()],
-                }),
-            }
-        } else {
-            report.consistent_from = Some(m);
+/// Step 6: the checkpoint this auditor saw before is a prefix of the
+/// latest (a consistency proof from the log's tiles, where it is smaller).
+/// Returns the size it was proven consistent from, if it was.
+fn check_consistency(
+    src: &mut dyn Source,
+    seen: &Seen,
+    prev: &SignedCheckpoint,
+    prev_note: &[u8],
+    root: &Hash,
+    problems: &mut Vec<Problem>,
+) -> Option<u64> {
+    let (size, note) = (seen.size, seen.note);
+    let (m, r) = (prev.checkpoint.size, prev.checkpoint.root);
+    let problem = |message: String| Problem {
+        step: "consistency",
+        index: None,
+        message,
+        evidence: vec![prev_note.to_vec(), note.to_vec()],
+    };
+    if m > size {
+        problems.push(problem(format!(
+            "the log showed size {m} before and shows {size} now: it shrank (history rewritten)"
+        )));
+    } else if m > seen.reach {
+        // Entries are missing below it: reported above, not provable.
+    } else if m == size && r != *root {
+        problems.push(problem(format!(
+            "two checkpoints of size {size} with different roots: a split view"
+        )));
+    } else if seen.wanted.get(&m).copied().flatten() != Some(r) {
+        problems.push(problem(format!(
+            "the checkpoint of size {m} seen before is not a prefix of the one of size {size}: history rewritten"
+        )));
+    } else if m < size {
+        let cell = std::cell::RefCell::new(&mut *src);
+        let tiles = chit_log::tiles::TileSource::new(size, |t: &Tile| {
+            let TileKind::Hashes(l) = t.kind else {
+                return Err("not a hash tile".to_string());
+            };
+            let mut data = cell
+                .borrow_mut()
+                .tile(l, t.index, t.width)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("tile {} is missing", t.path()))?;
+            data.truncate(usize::from(t.width) * 32);
+            Ok(data)
+        });
+        match tree::consistency_proof(&tiles, m, size)
+            .and_then(|p| tree::verify_consistency(m, size, &r, root, &p))
+        {
+            Ok(()) => return Some(m),
+            Err(e) => problems.push(problem(format!(
+                "the consistency proof from size {m} to {size}, made from the log's tiles, fails: {e}"
+            ))),
         }
+    } else {
+        return Some(m);
     }
-
-    // 7. streams
-    let mut gaps = Gaps::default();
-    src.packets(&mut |p| gaps.push(p))?;
-    report.gaps = gaps.finish();
-    report.problems.extend(problems);
-    Ok(report)
+    None
 }
 
 /// Entries `from..to` missing: named one by one (a few), else as a range.
