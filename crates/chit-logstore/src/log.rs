@@ -153,6 +153,22 @@ impl Subtrees {
 /// How many times a batch is recomputed when another sequencer commits first.
 const RETRIES: usize = 16;
 
+/// The stored head a batch extends: its size, its checkpoint's bytes and
+/// its tree's right edge.
+struct Head {
+    size: u64,
+    note: Vec<u8>,
+    edge: Edge,
+}
+
+/// A batch planned over a head: each submission's outcome, what is to be
+/// written, and the new entries' leaf hashes.
+struct Planned<'a> {
+    outcomes: Vec<Outcome>,
+    batch: Batch<'a>,
+    leaves: Vec<Hash>,
+}
+
 impl Log {
     /// Creates a log in an empty store: its description, policy and the
     /// signed checkpoint of the empty tree.
@@ -318,220 +334,42 @@ impl Log {
     /// ([`Compiled::check_all`] on [`Log::checker`]); their bytes are
     /// written as they are, not copied.
     pub fn submit_checked(&mut self, checked: &[Submitted]) -> Result<Submission, LogError> {
-        let signer = self
-            .signer
-            .as_ref()
-            .ok_or_else(|| LogError::Key("appending needs the log's private key (--key)".into()))?;
+        if self.signer.is_none() {
+            return Err(LogError::Key(
+                "appending needs the log's private key (--key)".into(),
+            ));
+        }
         let mut last_conflict = None;
         for _ in 0..RETRIES {
-            if self.store.changed_elsewhere()? {
-                // The stored tree may have changed since this log checked
-                // or wrote it: it is read and checked again below.
-                self.tree_checked = false;
-                self.subtrees.clear();
-                self.edge = None;
-            }
-            let (size, note) = self.store.head()?;
-            // The partial tile at each level: the stored tree's right edge,
-            // which both its root and the batch's new tiles are made from.
-            let edge_read = match self.edge.take() {
-                Some((bytes, kept)) if bytes == note => kept,
-                _ => read_right_edge(&mut *self.store, size)?,
-            };
-            let edge: HashMap<(u8, u64), &[u8]> =
-                edge_read.iter().map(|(k, d)| (*k, &d[..])).collect();
-            // Only what this log signed is extended: the stored tiles must
-            // give the root its latest checkpoint signs. A head with the
-            // very bytes this log last committed is one it signed (its
-            // signature is not checked again); its tiles are not read back
-            // where the store says no one else has written since.
-            let ours = match &self.written {
-                Some((bytes, size, root)) if *bytes == note => Some((*size, *root)),
-                _ => None,
-            };
-            if !(self.tree_checked && ours.is_some()) {
-                self.subtrees.clear();
-                let (signed_size, signed_root) = match ours {
-                    Some(sr) => sr,
-                    None => {
-                        let signed = open_checkpoint(&note, &self.meta.origin, &self.verifier, &[])
-                            .map_err(|e| {
-                                LogError::Checkpoint(format!("the log's latest checkpoint: {e}"))
-                            })?;
-                        (signed.checkpoint.size, signed.checkpoint.root)
-                    }
-                };
-                let src = StoreTiles::new(&mut *self.store, Some(&edge), size, &mut self.subtrees);
-                let stored_root = tree::root(&src, size);
-                if signed_size != size || stored_root.ok() != Some(signed_root) {
-                    // Never taken on trust again until a commit of its own.
-                    self.written = None;
-                    self.tree_checked = false;
-                    self.subtrees.clear();
-                    return Err(LogError::Checkpoint(format!(
-                        "the store's tree of {size} entries is not the one its latest checkpoint signs \
-                         (edited behind chit's back?): nothing appended; run chit log audit"
-                    )));
-                }
-                self.tree_checked = true;
-            }
-            let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(checked.len());
-            // 2. dedup
-            let accepted: Vec<Hash> = checked
-                .iter()
-                .filter(|c| matches!(c.verdict, Admission::Accept { .. }))
-                .map(|c| c.sha256)
-                .collect();
-            // 2-3. what the log holds of the batch: its receipts, and the
-            // logged packets its streams' rules need (one read).
-            let packets: Vec<_> = checked
-                .iter()
-                .filter_map(|c| match &c.verdict {
-                    Admission::Accept {
-                        packet: Some(p), ..
-                    } => Some(&**p),
-                    _ => None,
-                })
-                .collect();
-            let keys = StreamCheck::keys(&packets);
-            let (found, rows) = self.store.lookup(&accepted, &keys.at, &keys.named)?;
-            // Found beyond the size read above: another sequencer committed
-            // in between; read again, so no index is answered that the
-            // checkpoint given does not cover.
-            if found.iter().flatten().any(|&i| i >= size) {
+            let head = self.head_to_extend()?;
+            let Some(planned) = self.plan(checked, &head)? else {
+                // Another sequencer committed in between: read again.
                 last_conflict = Some(StoreError::Conflict {
-                    expected: size,
-                    found: size + 1,
+                    expected: head.size,
+                    found: head.size + 1,
                 });
                 continue;
-            }
-            let mut known: HashMap<Hash, u64> = accepted
-                .iter()
-                .zip(found)
-                .filter_map(|(h, i)| i.map(|i| (*h, i)))
-                .collect();
-            let mut streams = StreamCheck::from_rows(rows);
-            let mut batch = Batch {
-                old_size: size,
-                ..Batch::default()
             };
-            let at = now_millis();
-            let mut leaves: Vec<Hash> = Vec::with_capacity(checked.len());
-            for Submitted {
-                bytes,
-                verdict,
-                sha256: sha,
-                leaf,
-            } in checked
-            {
-                let outcome = match verdict {
-                    Admission::Unreadable(why) => Outcome::Unreadable(why.clone()),
-                    Admission::Refuse(r) => Outcome::Refused(r.clone()),
-                    Admission::Accept {
-                        status,
-                        packet,
-                        kind,
-                        art_id,
-                    } => {
-                        if let Some(&index) = known.get(sha) {
-                            Outcome::Duplicate {
-                                index,
-                                sha256: *sha,
-                                leaf: *leaf,
-                            }
-                        } else {
-                            let index = size + batch.entries.len() as u64;
-                            let admitted = match packet {
-                                Some(p) => streams.admit(p, index).map(Some),
-                                None => Ok(None),
-                            };
-                            match admitted {
-                                Err(r) => Outcome::Refused(r),
-                                Ok(row) => {
-                                    batch.labels.push(crate::store::Label {
-                                        index,
-                                        kind: kind.to_string(),
-                                        art_id: art_id.clone(),
-                                        stream_id: packet.as_ref().map(|p| p.stream_id.to_string()),
-                                    });
-                                    batch.packets.extend(row);
-                                    known.insert(*sha, index);
-                                    leaves.push(*leaf);
-                                    batch.entries.push(NewEntry {
-                                        index,
-                                        sha256: *sha,
-                                        data: bytes,
-                                        integrated_at: at,
-                                    });
-                                    Outcome::Appended {
-                                        index,
-                                        sha256: *sha,
-                                        leaf: *leaf,
-                                        status: *status,
-                                    }
-                                }
-                            }
-                        }
-                    }
-                };
-                outcomes.push(Some(outcome));
-            }
-            let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
-            if batch.entries.is_empty() {
-                self.edge = Some((note.clone(), edge_read));
+            if planned.batch.entries.is_empty() {
+                self.edge = Some((head.note.clone(), head.edge));
                 return Ok(Submission {
-                    outcomes,
-                    size,
-                    checkpoint: note,
+                    outcomes: planned.outcomes,
+                    size: head.size,
+                    checkpoint: head.note,
                     tiles: Vec::new(),
                 });
             }
-            // 4. tree
-            batch.tiles = grow(&mut *self.store, size, &leaves, Some(&edge))?;
-            let new_size = batch.new_size();
-            let root = {
-                let overlay = overlay(&batch.tiles);
-                let src = StoreTiles::new(
-                    &mut *self.store,
-                    Some(&overlay),
-                    new_size,
-                    &mut self.subtrees,
-                );
-                tree::root(&src, new_size)
-            };
-            // A failed commit leaves hashes of tiles never written.
-            let root = root.inspect_err(|_| self.subtrees.clear())?;
-            // 5. sign
-            batch.checkpoint = Checkpoint::new(&self.meta.origin, new_size, root)
-                .sign(signer)
-                .map_err(|e| LogError::Checkpoint(e.to_string()))?;
-            // 6. commit
+            let Planned {
+                outcomes,
+                mut batch,
+                leaves,
+            } = planned;
+            let root = self.grow_and_sign(&mut batch, &leaves, &head)?;
             match self.store.commit(&batch) {
-                Ok(()) => {
-                    self.written = Some((batch.checkpoint.clone(), new_size, root));
-                    self.tree_checked = true;
-                    // The new edge: the tiles the batch grew, and the old
-                    // edge's where a level's partial tile did not change.
-                    let keep = edge_keys(new_size);
-                    let mut next = edge_read;
-                    next.retain(|k, _| keep.contains(k));
-                    for (level, index, data) in &batch.tiles {
-                        if keep.contains(&(*level, *index)) {
-                            next.insert((*level, *index), data.clone());
-                        }
-                    }
-                    self.edge = Some((batch.checkpoint.clone(), next));
-                    return Ok(Submission {
-                        outcomes,
-                        size: new_size,
-                        checkpoint: batch.checkpoint,
-                        tiles: batch.tiles,
-                    });
-                }
+                Ok(()) => return Ok(self.committed(batch, root, head.edge, outcomes)),
                 Err(StoreError::Conflict { expected, found }) => {
                     self.subtrees.clear();
                     last_conflict = Some(StoreError::Conflict { expected, found });
-                    continue;
                 }
                 Err(e) => {
                     self.subtrees.clear();
@@ -542,6 +380,237 @@ impl Log {
         Err(last_conflict
             .map(LogError::Store)
             .unwrap_or_else(|| LogError::Io("the batch could not be committed".into())))
+    }
+
+    /// Step 1 of a batch: the stored head and its tree's right edge, the
+    /// stored tree held to the root its checkpoint signs (once, until the
+    /// store says someone else wrote to it). Only what this log signed is
+    /// extended.
+    fn head_to_extend(&mut self) -> Result<Head, LogError> {
+        if self.store.changed_elsewhere()? {
+            // The stored tree may have changed since this log checked or
+            // wrote it: it is read and checked again below.
+            self.tree_checked = false;
+            self.subtrees.clear();
+            self.edge = None;
+        }
+        let (size, note) = self.store.head()?;
+        // The partial tile at each level: the stored tree's right edge,
+        // which both its root and the batch's new tiles are made from.
+        let edge = match self.edge.take() {
+            Some((bytes, kept)) if bytes == note => kept,
+            _ => read_right_edge(&mut *self.store, size)?,
+        };
+        // A head with the very bytes this log last committed is one it
+        // signed (its signature is not checked again); its tiles are not
+        // read back where the store says no one else has written since.
+        let ours = match &self.written {
+            Some((bytes, size, root)) if *bytes == note => Some((*size, *root)),
+            _ => None,
+        };
+        if !(self.tree_checked && ours.is_some()) {
+            self.subtrees.clear();
+            let (signed_size, signed_root) = match ours {
+                Some(sr) => sr,
+                None => {
+                    let signed = open_checkpoint(&note, &self.meta.origin, &self.verifier, &[])
+                        .map_err(|e| {
+                            LogError::Checkpoint(format!("the log's latest checkpoint: {e}"))
+                        })?;
+                    (signed.checkpoint.size, signed.checkpoint.root)
+                }
+            };
+            let view: HashMap<(u8, u64), &[u8]> = edge.iter().map(|(k, d)| (*k, &d[..])).collect();
+            let src = StoreTiles::new(&mut *self.store, Some(&view), size, &mut self.subtrees);
+            let stored_root = tree::root(&src, size);
+            if signed_size != size || stored_root.ok() != Some(signed_root) {
+                // Never taken on trust again until a commit of its own.
+                self.written = None;
+                self.tree_checked = false;
+                self.subtrees.clear();
+                return Err(LogError::Checkpoint(format!(
+                    "the store's tree of {size} entries is not the one its latest checkpoint signs \
+                     (edited behind chit's back?): nothing appended; run chit log audit"
+                )));
+            }
+            self.tree_checked = true;
+        }
+        Ok(Head { size, note, edge })
+    }
+
+    /// Steps 2 and 3 of a batch: each submission's outcome in order, a
+    /// duplicate answered with where it is, a packet held to its logged
+    /// stream ([`StreamCheck::admit`]), the rest appended; or None where
+    /// another sequencer committed since the head was read (the batch is
+    /// planned again, so no index is answered that the checkpoint given
+    /// does not cover).
+    fn plan<'a>(
+        &mut self,
+        checked: &'a [Submitted],
+        head: &Head,
+    ) -> Result<Option<Planned<'a>>, LogError> {
+        let size = head.size;
+        let accepted: Vec<Hash> = checked
+            .iter()
+            .filter(|c| matches!(c.verdict, Admission::Accept { .. }))
+            .map(|c| c.sha256)
+            .collect();
+        // What the log holds of the batch: its receipts, and the logged
+        // packets its streams' rules need (one read).
+        let packets: Vec<_> = checked
+            .iter()
+            .filter_map(|c| match &c.verdict {
+                Admission::Accept {
+                    packet: Some(p), ..
+                } => Some(&**p),
+                _ => None,
+            })
+            .collect();
+        let keys = StreamCheck::keys(&packets);
+        let (found, rows) = self.store.lookup(&accepted, &keys.at, &keys.named)?;
+        if found.iter().flatten().any(|&i| i >= size) {
+            return Ok(None);
+        }
+        let mut known: HashMap<Hash, u64> = accepted
+            .iter()
+            .zip(found)
+            .filter_map(|(h, i)| i.map(|i| (*h, i)))
+            .collect();
+        let mut streams = StreamCheck::from_rows(rows);
+        let mut batch = Batch {
+            old_size: size,
+            ..Batch::default()
+        };
+        let at = now_millis();
+        let mut leaves: Vec<Hash> = Vec::with_capacity(checked.len());
+        let mut outcomes: Vec<Outcome> = Vec::with_capacity(checked.len());
+        for c in checked {
+            let (status, kind, art_id, packet) = match &c.verdict {
+                Admission::Unreadable(why) => {
+                    outcomes.push(Outcome::Unreadable(why.clone()));
+                    continue;
+                }
+                Admission::Refuse(r) => {
+                    outcomes.push(Outcome::Refused(r.clone()));
+                    continue;
+                }
+                Admission::Accept {
+                    status,
+                    kind,
+                    art_id,
+                    packet,
+                } => (status, kind, art_id, packet),
+            };
+            if let Some(&index) = known.get(&c.sha256) {
+                outcomes.push(Outcome::Duplicate {
+                    index,
+                    sha256: c.sha256,
+                    leaf: c.leaf,
+                });
+                continue;
+            }
+            let index = size + batch.entries.len() as u64;
+            let row = match packet {
+                Some(p) => match streams.admit(p, index) {
+                    Ok(row) => Some(row),
+                    Err(r) => {
+                        outcomes.push(Outcome::Refused(r));
+                        continue;
+                    }
+                },
+                None => None,
+            };
+            batch.labels.push(crate::store::Label {
+                index,
+                kind: kind.to_string(),
+                art_id: art_id.clone(),
+                stream_id: packet.as_ref().map(|p| p.stream_id.to_string()),
+            });
+            batch.packets.extend(row);
+            known.insert(c.sha256, index);
+            leaves.push(c.leaf);
+            batch.entries.push(NewEntry {
+                index,
+                sha256: c.sha256,
+                data: &c.bytes,
+                integrated_at: at,
+            });
+            outcomes.push(Outcome::Appended {
+                index,
+                sha256: c.sha256,
+                leaf: c.leaf,
+                status: *status,
+            });
+        }
+        Ok(Some(Planned {
+            outcomes,
+            batch,
+            leaves,
+        }))
+    }
+
+    /// Steps 4 and 5 of a batch: the tree grown by its leaves (the tiles
+    /// it completes or changes), its new root, and the checkpoint signed.
+    fn grow_and_sign(
+        &mut self,
+        batch: &mut Batch,
+        leaves: &[Hash],
+        head: &Head,
+    ) -> Result<Hash, LogError> {
+        let edge: HashMap<(u8, u64), &[u8]> = head.edge.iter().map(|(k, d)| (*k, &d[..])).collect();
+        batch.tiles = grow(&mut *self.store, head.size, leaves, Some(&edge))?;
+        let new_size = batch.new_size();
+        let root = {
+            let overlay = overlay(&batch.tiles);
+            let src = StoreTiles::new(
+                &mut *self.store,
+                Some(&overlay),
+                new_size,
+                &mut self.subtrees,
+            );
+            tree::root(&src, new_size)
+        };
+        // A failed commit leaves hashes of tiles never written.
+        let root = root.inspect_err(|_| self.subtrees.clear())?;
+        let signer = self
+            .signer
+            .as_ref()
+            .ok_or_else(|| LogError::Key("appending needs the log's private key (--key)".into()))?;
+        batch.checkpoint = Checkpoint::new(&self.meta.origin, new_size, root)
+            .sign(signer)
+            .map_err(|e| LogError::Checkpoint(e.to_string()))?;
+        Ok(root)
+    }
+
+    /// Step 6, done: the batch is committed. What this log now knows of
+    /// the store (the checkpoint it wrote, the tree's new right edge: the
+    /// tiles the batch grew, and the old edge's where a level's partial
+    /// tile did not change), and the submission's answer.
+    fn committed(
+        &mut self,
+        batch: Batch,
+        root: Hash,
+        old_edge: Edge,
+        outcomes: Vec<Outcome>,
+    ) -> Submission {
+        let new_size = batch.new_size();
+        self.written = Some((batch.checkpoint.clone(), new_size, root));
+        self.tree_checked = true;
+        let keep = edge_keys(new_size);
+        let mut next = old_edge;
+        next.retain(|k, _| keep.contains(k));
+        for (level, index, data) in &batch.tiles {
+            if keep.contains(&(*level, *index)) {
+                next.insert((*level, *index), data.clone());
+            }
+        }
+        self.edge = Some((batch.checkpoint.clone(), next));
+        Submission {
+            outcomes,
+            size: new_size,
+            checkpoint: batch.checkpoint,
+            tiles: batch.tiles,
+        }
     }
 
     /// A source of the tree of `size` leaves, read from the stored tiles
