@@ -173,11 +173,11 @@ fn canon(v: Val) -> Vec<u8> {
 }
 
 /// Checks a session receipt alone (`raw`: its bytes, for the digest its
-/// signed record binds).
+/// signed record binds): its artifacts, its Merkle root, leaf count and
+/// inclusion proofs, its timeline's order and what it says it left out.
 pub(crate) fn check_receipt(doc: &Doc, raw: Option<&[u8]>, _ctx: &Context) -> Checked {
     let root = doc.root();
     let mut r = Report::new(KIND);
-    let text = |v: Val, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
     let session_id = root.get("session").and_then(|s| text(s, "id"));
     if session_id.is_none() {
         r.error(
@@ -186,130 +186,180 @@ pub(crate) fn check_receipt(doc: &Doc, raw: Option<&[u8]>, _ctx: &Context) -> Ch
             "the receipt needs session.id, a string",
         );
     }
-    // The artifacts.
-    let mut listed: Vec<Listed> = Vec::new();
-    match root.get("artifacts").and_then(|a| a.as_array()) {
-        None => r.error(
+    let listed = listed_artifacts(root, &mut r);
+    let merkle = root.get("merkle");
+    let root_claim = merkle.and_then(|m| text(m, "root"));
+    if let Some(m) = merkle {
+        if let Some(version) = merkle_version(m, &mut r) {
+            let computed = merkle_root_matches(version, &listed, root_claim.as_deref(), &mut r);
+            leaf_count(m, &listed, &mut r);
+            let root_hex = computed.map(|h| crate::digest::hex(&h)).unwrap_or_default();
+            inclusion_proofs(m, version, &root_hex, &listed, &mut r);
+        }
+    } else {
+        r.error(
+            crate::rule::SCHEMA,
+            "/merkle",
+            "the receipt needs a merkle section",
+        );
+    }
+    timeline_order(root, &mut r);
+    left_out(root, &mut r);
+    let facts = session_id.map(|session_id| SessionFacts {
+        session_id,
+        receipt_digest: raw.map(crate::digest::sha256_tagged),
+        merkle_root: root_claim,
+        artifacts: listed,
+        source: Origin::unknown(),
+    });
+    Checked {
+        // Even for a package that fails on its own: what its signed record
+        // binds is still worth saying.
+        facts: facts.map(|f| crate::facts::Facts::Session(Box::new(f))),
+        ..Checked::of(r)
+    }
+}
+
+/// A string member of an object.
+fn text(v: Val, k: &str) -> Option<String> {
+    v.get(k).and_then(|x| x.as_str()).map(str::to_owned)
+}
+
+/// The artifacts the receipt lists, each with an id and a payload type.
+fn listed_artifacts(root: Val, r: &mut Report) -> Vec<Listed> {
+    let Some(items) = root.get("artifacts").and_then(|a| a.as_array()) else {
+        r.error(
             crate::rule::SCHEMA,
             "/artifacts",
             "the receipt needs an artifacts array",
-        ),
-        Some(items) => {
-            for (i, a) in items.enumerate() {
-                let (Some(artifact_id), Some(payload_type)) =
-                    (text(a, "artifact_id"), text(a, "payload_type"))
-                else {
-                    r.error(
-                        crate::rule::SCHEMA,
-                        format!("/artifacts/{i}"),
-                        format!("artifact {i} needs artifact_id and payload_type strings"),
-                    );
-                    continue;
-                };
-                listed.push(Listed {
-                    artifact_id,
-                    payload_type,
-                    digest: text(a, "digest"),
-                    signed_at: text(a, "signed_at"),
-                });
-            }
-        }
-    }
-    let merkle = root.get("merkle");
-    let version = match merkle.map(|m| m.get("merkle_version")) {
-        None => {
+        );
+        return Vec::new();
+    };
+    let mut listed = Vec::new();
+    for (i, a) in items.enumerate() {
+        let (Some(artifact_id), Some(payload_type)) =
+            (text(a, "artifact_id"), text(a, "payload_type"))
+        else {
             r.error(
                 crate::rule::SCHEMA,
-                "/merkle",
-                "the receipt needs a merkle section",
+                format!("/artifacts/{i}"),
+                format!("artifact {i} needs artifact_id and payload_type strings"),
+            );
+            continue;
+        };
+        listed.push(Listed {
+            artifact_id,
+            payload_type,
+            digest: text(a, "digest"),
+            signed_at: text(a, "signed_at"),
+        });
+    }
+    listed
+}
+
+/// The tree's version: Treeship reads a missing one as 1.
+fn merkle_version(merkle: Val, r: &mut Report) -> Option<u8> {
+    let Some(v) = merkle.get("merkle_version") else {
+        return Some(1);
+    };
+    match v.as_i64() {
+        Some(1) => Some(1),
+        Some(2) => Some(2),
+        _ => {
+            r.error(
+                rule::MERKLE_ROOT,
+                "/merkle/merkle_version",
+                "merkle_version must be 1 or 2, the versions Treeship knows",
             );
             None
         }
-        // Treeship reads a missing version as 1.
-        Some(None) => Some(1u8),
-        Some(Some(v)) => match v.as_i64() {
-            Some(1) => Some(1),
-            Some(2) => Some(2),
-            _ => {
-                r.error(
-                    rule::MERKLE_ROOT,
-                    "/merkle/merkle_version",
-                    "merkle_version must be 1 or 2, the versions Treeship knows",
-                );
-                None
-            }
-        },
-    };
-    let root_claim = merkle.and_then(|m| text(m, "root"));
-    if let (Some(m), Some(version)) = (merkle, version) {
-        let ids: Vec<&str> = listed.iter().map(|a| a.artifact_id.as_str()).collect();
-        let computed = merkle_root(version, &ids);
-        let want = computed.map(|h| format!("mroot_{}", crate::digest::hex(&h)));
-        if want != root_claim {
+    }
+}
+
+/// The root the listed artifacts give is the one claimed; returns it.
+fn merkle_root_matches(
+    version: u8,
+    listed: &[Listed],
+    claim: Option<&str>,
+    r: &mut Report,
+) -> Option<[u8; 32]> {
+    let ids: Vec<&str> = listed.iter().map(|a| a.artifact_id.as_str()).collect();
+    let computed = merkle_root(version, &ids);
+    let want = computed.map(|h| format!("mroot_{}", crate::digest::hex(&h)));
+    if want.as_deref() != claim {
+        r.error(
+            rule::MERKLE_ROOT,
+            "/merkle/root",
+            format!(
+                "the Merkle root is {}, but the listed artifacts give {}: an artifact was changed, dropped \
+                 or added",
+                claim.unwrap_or("null"),
+                want.as_deref().unwrap_or("null (no artifacts)")
+            ),
+        );
+    }
+    computed
+}
+
+/// `leaf_count` is the number of artifacts listed.
+fn leaf_count(merkle: Val, listed: &[Listed], r: &mut Report) {
+    match merkle.get("leaf_count").and_then(|n| n.as_i64()) {
+        Some(n) if n == listed.len() as i64 => {}
+        n => r.error(
+            rule::LEAF_COUNT,
+            "/merkle/leaf_count",
+            format!(
+                "leaf_count is {}, but the receipt lists {} artifacts",
+                n.map_or("missing".to_owned(), |n| n.to_string()),
+                listed.len()
+            ),
+        ),
+    }
+}
+
+/// Each inclusion proof is of the artifact at its leaf index, and verifies
+/// to the root.
+fn inclusion_proofs(merkle: Val, version: u8, root_hex: &str, listed: &[Listed], r: &mut Report) {
+    let proofs = merkle
+        .get("inclusion_proofs")
+        .and_then(|l| l.as_array())
+        .into_iter()
+        .flatten();
+    for (i, e) in proofs.enumerate() {
+        let art = text(e, "artifact_id").unwrap_or_default();
+        let index = e.get("leaf_index").and_then(|n| n.as_i64());
+        let proof = e.get("proof");
+        let at_index = index
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| listed.get(n))
+            .map(|a| a.artifact_id.as_str());
+        let why = if at_index != Some(art.as_str()) {
+            Some("it is not the artifact at its leaf index".to_owned())
+        } else if proof
+            .and_then(|p| p.get("leaf_index"))
+            .and_then(|n| n.as_i64())
+            != index
+        {
+            Some("its proof's leaf_index is not its own".to_owned())
+        } else {
+            proof.and_then(|p| verify_proof(version, root_hex, &art, p).err())
+        };
+        if let Some(why) = why {
             r.error(
-                rule::MERKLE_ROOT,
-                "/merkle/root",
+                rule::INCLUSION,
+                format!("/merkle/inclusion_proofs/{i}"),
                 format!(
-                    "the Merkle root is {}, but the listed artifacts give {}: an artifact was changed, dropped \
-                     or added",
-                    root_claim.as_deref().unwrap_or("null"),
-                    want.as_deref().unwrap_or("null (no artifacts)")
+                    "the inclusion proof for {} does not verify: {why}",
+                    if art.is_empty() { "?" } else { &art }
                 ),
             );
         }
-        match m.get("leaf_count").and_then(|n| n.as_i64()) {
-            Some(n) if n == listed.len() as i64 => {}
-            n => r.error(
-                rule::LEAF_COUNT,
-                "/merkle/leaf_count",
-                format!(
-                    "leaf_count is {}, but the receipt lists {} artifacts",
-                    n.map_or("missing".to_owned(), |n| n.to_string()),
-                    listed.len()
-                ),
-            ),
-        }
-        let root_hex = computed.map(|h| crate::digest::hex(&h)).unwrap_or_default();
-        for (i, e) in m
-            .get("inclusion_proofs")
-            .and_then(|l| l.as_array())
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let at = format!("/merkle/inclusion_proofs/{i}");
-            let art = text(e, "artifact_id").unwrap_or_default();
-            let index = e.get("leaf_index").and_then(|n| n.as_i64());
-            let proof = e.get("proof");
-            let why = if index
-                .and_then(|n| usize::try_from(n).ok())
-                .and_then(|n| listed.get(n))
-                .map(|a| a.artifact_id.as_str())
-                != Some(art.as_str())
-            {
-                Some("it is not the artifact at its leaf index".to_owned())
-            } else if proof
-                .and_then(|p| p.get("leaf_index"))
-                .and_then(|n| n.as_i64())
-                != index
-            {
-                Some("its proof's leaf_index is not its own".to_owned())
-            } else {
-                proof.and_then(|p| verify_proof(version, &root_hex, &art, p).err())
-            };
-            if let Some(why) = why {
-                r.error(
-                    rule::INCLUSION,
-                    at,
-                    format!(
-                        "the inclusion proof for {} does not verify: {why}",
-                        if art.is_empty() { "?" } else { &art }
-                    ),
-                );
-            }
-        }
     }
-    // The timeline, in Treeship's order.
+}
+
+/// The timeline is in Treeship's order: (timestamp, sequence_no,
+/// event_id).
+fn timeline_order(root: Val, r: &mut Report) {
     let key = |e: Val| {
         (
             text(e, "timestamp").unwrap_or_default(),
@@ -335,35 +385,30 @@ pub(crate) fn check_receipt(doc: &Doc, raw: Option<&[u8]>, _ctx: &Context) -> Ch
             ),
         );
     }
-    if let Some(p) = root.get("proofs") {
-        let n = |k: &str| p.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
-        if n("event_log_skipped") > 0 {
-            r.warning(
-                rule::TIMELINE,
-                "/proofs/event_log_skipped",
-                format!("{} event(s) were skipped when the session closed: the receipt is not the whole event log", n("event_log_skipped")),
-            );
-        }
-        if p.get("reconcile_degraded").and_then(|b| b.as_bool()) == Some(true) {
-            r.warning(
-                rule::TIMELINE,
-                "/proofs/reconcile_degraded",
-                "git reconcile was unavailable when the session closed: its list of changed files may be incomplete",
-            );
-        }
+}
+
+/// What the receipt says it left out when the session closed.
+fn left_out(root: Val, r: &mut Report) {
+    let Some(p) = root.get("proofs") else {
+        return;
+    };
+    let skipped = p
+        .get("event_log_skipped")
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    if skipped > 0 {
+        r.warning(
+            rule::TIMELINE,
+            "/proofs/event_log_skipped",
+            format!("{skipped} event(s) were skipped when the session closed: the receipt is not the whole event log"),
+        );
     }
-    let facts = session_id.map(|session_id| SessionFacts {
-        session_id,
-        receipt_digest: raw.map(crate::digest::sha256_tagged),
-        merkle_root: root_claim,
-        artifacts: listed,
-        source: Origin::unknown(),
-    });
-    Checked {
-        // Even for a package that fails on its own: what its signed record
-        // binds is still worth saying.
-        facts: facts.map(|f| crate::facts::Facts::Session(Box::new(f))),
-        ..Checked::of(r)
+    if p.get("reconcile_degraded").and_then(|b| b.as_bool()) == Some(true) {
+        r.warning(
+            rule::TIMELINE,
+            "/proofs/reconcile_degraded",
+            "git reconcile was unavailable when the session closed: its list of changed files may be incomplete",
+        );
     }
 }
 

@@ -51,62 +51,9 @@ pub(crate) fn check_envelope(
 ) -> (Checked, Option<usize>) {
     let pae = env.pae();
     let ids = Ids::of_pae(&pae);
-
-    // 2. Signatures: the distinct trusted keys that signed.
-    let signers: Vec<crate::keys::PublicKey> = if let Some(trust) = ctx.trust {
-        env.signers(&pae, trust.public_keys(), &mut report)
-            .into_iter()
-            .copied()
-            .collect()
-    } else {
-        report.error(crate::rule::TRUST,
-            "",
-            "no trusted keys, so no signature can be checked: name the keys you trust with --trust FILE \
-             (a TOML file of [[key]] tables with name and public_key)",
-        );
-        Vec::new()
-    };
-
-    // 3. Art id.
-    if let Some(want) = ctx.expected_art {
-        if want != ids.artifact_id {
-            report.error(
-                crate::rule::ART,
-                "",
-                format!(
-                    "filed as {want}, but the envelope's art id is {}",
-                    ids.artifact_id
-                ),
-            );
-        }
-    }
-
-    // 4. Statement. Another payload type is carried, signed, but unchecked.
-    let statement = if env.payload_type == TREESHIP_RECEIPT {
-        match json::parse(&env.payload, &ctx.limits) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                report.error(
-                    crate::rule::STATEMENT,
-                    "/payload",
-                    format!("the payload is not JSON: {e}"),
-                );
-                None
-            }
-        }
-    } else {
-        report.unchecked = true;
-        report.warning(
-            crate::rule::STATEMENT,
-            "/payloadType",
-            format!(
-                "payload type {} is not a Treeship receipt statement, so chit did not check its payload: \
-                 signature and art id only",
-                env.payload_type
-            ),
-        );
-        None
-    };
+    let signers = signatures(&env, &pae, ctx, &mut report);
+    art(&ids, ctx, &mut report);
+    let statement = statement(&env, ctx, &mut report);
     let kind = statement
         .as_ref()
         .and_then(|s| statement_shape(s, &mut report));
@@ -116,117 +63,21 @@ pub(crate) fn check_envelope(
         Some(_) => None,
         None => json::parse(&env.payload, &ctx.limits).ok(),
     };
-    if let Some(want) = ctx.kind.map(Kind::name) {
-        if kind.as_deref() != Some(want) {
-            report.error(
-                crate::rule::STATEMENT,
-                "/kind",
-                format!(
-                    "the statement's kind is {}, but --kind asked for {want}",
-                    kind.as_deref().unwrap_or("missing")
-                ),
-            );
-        }
-    }
-
-    // 5. Trust: each signer allowed this kind, and enough of them. Always,
-    // whatever the payload type: a key limited to some kinds may sign no
-    // payload that is not a statement of one of them.
-    let mut signer = None;
-    let mut allowed: Vec<crate::keys::PublicKey> = Vec::new();
-    if let Some(trust) = ctx.trust {
-        for key in &signers {
-            let entries = trust.entries_for(key);
-            let name: std::sync::Arc<str> = entries.first().map_or("?".into(), |e| e.name.clone());
-            signer.get_or_insert_with(|| name.clone());
-            let ok = entries.iter().any(|e| match &kind {
-                Some(kind) => e.may_sign(kind),
-                None => e.kinds.is_none(),
-            });
-            if ok {
-                allowed.push(*key);
-            } else {
-                report.error(crate::rule::TRUST,
-                    "",
-                    match &kind {
-                        Some(kind) => format!(
-                            "key {name} signed {} {kind}, which the trust file does not let it sign",
-                            crate::report::a_or_an(kind)
-                        ),
-                        None => format!(
-                            "key {name} may sign only the kinds the trust file lists, and this envelope carries no statement of a kind"
-                        ),
-                    },
-                );
-            }
-        }
-    }
-
-    // 6. The payload under its kind; a payload that declares a kind of its
-    // own is checked under it, whatever the statement says.
+    asked_kind(kind.as_deref(), ctx, &mut report);
+    let (signer, mut allowed) = trust(&signers, kind.as_deref(), ctx, &mut report);
     let mut facts = None;
     if let Some(statement) = &statement {
-        let root = statement.root();
-        match (&kind, root.get("payload")) {
-            (Some(kind), Some(payload)) => {
-                let named = Kind::from_name(kind);
-                let declared = Kind::detect_val(payload);
-                if let (None, Some(d)) = (named, declared) {
-                    report.error(
-                        crate::rule::STATEMENT,
-                        "/kind",
-                        format!(
-                            "the statement's kind {kind} is not the kind its payload declares ({})",
-                            d.name()
-                        ),
-                    );
-                }
-                match named.or(declared) {
-                    Some(k) => {
-                        report.kind = k.name();
-                        let (inner, own_signer) = k.check_in(payload, ctx);
-                        if named.is_some() {
-                            facts = Facts::of(
-                                k,
-                                payload,
-                                &inner,
-                                signer,
-                                Some(ids.artifact_id.as_str().into()),
-                            );
-                        }
-                        report.absorb(inner, "/payload");
-                        // A lineage receipt's own signer counts with the
-                        // envelope's: distinct trusted keys allowed the kind.
-                        if let Some(own) = own_signer {
-                            if named == Some(Kind::Lineage) && !allowed.contains(&own) {
-                                allowed.push(own);
-                            }
-                        }
-                        if k == Kind::Recompute {
-                            r1_subject_is_the_packet(root, payload, &mut report);
-                        }
-                    }
-                    None => {
-                        report.unchecked = true;
-                        report.warning(
-                            crate::rule::KIND,
-                            "/payload",
-                            format!(
-                                "payload of kind {kind} not checked: chit does not know this kind"
-                            ),
-                        )
-                    }
+        let named = Named {
+            signer,
+            art_id: &ids.artifact_id,
+        };
+        if let Some(found) = payload(statement, kind.as_deref(), named, ctx, &mut report) {
+            facts = found.facts;
+            if let Some(own) = found.lineage_signer {
+                if !allowed.contains(&own) {
+                    allowed.push(own);
                 }
             }
-            (Some(_), None) => {
-                report.unchecked = true;
-                report.warning(
-                    crate::rule::STATEMENT,
-                    "/payload",
-                    "the statement carries no payload to check",
-                )
-            }
-            _ => {}
         }
     }
     let artifact = Some(crate::facts::ArtifactFacts::of(
@@ -245,6 +96,212 @@ pub(crate) fn check_envelope(
         artifact,
     };
     (checked, Some(allowed.len()))
+}
+
+/// Step 2, `signature`: the distinct trusted keys that signed.
+fn signatures(
+    env: &Envelope,
+    pae: &[u8],
+    ctx: &Context,
+    report: &mut Report,
+) -> Vec<crate::keys::PublicKey> {
+    let Some(trust) = ctx.trust else {
+        report.error(
+            crate::rule::TRUST,
+            "",
+            "no trusted keys, so no signature can be checked: name the keys you trust with --trust FILE \
+             (a TOML file of [[key]] tables with name and public_key)",
+        );
+        return Vec::new();
+    };
+    env.signers(pae, trust.public_keys(), report)
+        .into_iter()
+        .copied()
+        .collect()
+}
+
+/// Step 3, `art`: the envelope's art id is the one it was filed under.
+fn art(ids: &Ids, ctx: &Context, report: &mut Report) {
+    if let Some(want) = ctx.expected_art {
+        if want != ids.artifact_id {
+            report.error(
+                crate::rule::ART,
+                "",
+                format!(
+                    "filed as {want}, but the envelope's art id is {}",
+                    ids.artifact_id
+                ),
+            );
+        }
+    }
+}
+
+/// Step 4, `statement`: the payload read as a Treeship receipt statement.
+/// Another payload type is carried, signed, but unchecked.
+fn statement<'e>(env: &'e Envelope, ctx: &Context, report: &mut Report) -> Option<crate::Doc<'e>> {
+    if env.payload_type != TREESHIP_RECEIPT {
+        report.unchecked = true;
+        report.warning(
+            crate::rule::STATEMENT,
+            "/payloadType",
+            format!(
+                "payload type {} is not a Treeship receipt statement, so chit did not check its payload: \
+                 signature and art id only",
+                env.payload_type
+            ),
+        );
+        return None;
+    }
+    match json::parse(&env.payload, &ctx.limits) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            report.error(
+                crate::rule::STATEMENT,
+                "/payload",
+                format!("the payload is not JSON: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// Step 4, the kind `--kind` asked for.
+fn asked_kind(kind: Option<&str>, ctx: &Context, report: &mut Report) {
+    if let Some(want) = ctx.kind.map(Kind::name) {
+        if kind != Some(want) {
+            report.error(
+                crate::rule::STATEMENT,
+                "/kind",
+                format!(
+                    "the statement's kind is {}, but --kind asked for {want}",
+                    kind.unwrap_or("missing")
+                ),
+            );
+        }
+    }
+}
+
+/// Step 5, `trust`: each signer allowed this kind. Always, whatever the
+/// payload type: a key limited to some kinds may sign no payload that is
+/// not a statement of one of them. Returns the first signer's name and the
+/// keys allowed.
+fn trust(
+    signers: &[crate::keys::PublicKey],
+    kind: Option<&str>,
+    ctx: &Context,
+    report: &mut Report,
+) -> (Option<std::sync::Arc<str>>, Vec<crate::keys::PublicKey>) {
+    let mut signer = None;
+    let mut allowed = Vec::new();
+    let Some(trust) = ctx.trust else {
+        return (signer, allowed);
+    };
+    for key in signers {
+        let entries = trust.entries_for(key);
+        let name: std::sync::Arc<str> = entries.first().map_or("?".into(), |e| e.name.clone());
+        signer.get_or_insert_with(|| name.clone());
+        let ok = entries.iter().any(|e| match kind {
+            Some(kind) => e.may_sign(kind),
+            None => e.kinds.is_none(),
+        });
+        if ok {
+            allowed.push(*key);
+            continue;
+        }
+        report.error(
+            crate::rule::TRUST,
+            "",
+            match kind {
+                Some(kind) => format!(
+                    "key {name} signed {} {kind}, which the trust file does not let it sign",
+                    crate::report::a_or_an(kind)
+                ),
+                None => format!(
+                    "key {name} may sign only the kinds the trust file lists, and this envelope carries no statement of a kind"
+                ),
+            },
+        );
+    }
+    (signer, allowed)
+}
+
+/// What step 6 found in a statement's payload.
+struct PayloadFound {
+    /// What the checks across inputs need, when the statement names a kind
+    /// chit knows.
+    facts: Option<Facts>,
+    /// A lineage receipt's own signer, which counts with the envelope's.
+    lineage_signer: Option<crate::keys::PublicKey>,
+}
+
+/// Who signed and under which art id, for a payload's facts.
+struct Named<'a> {
+    signer: Option<std::sync::Arc<str>>,
+    art_id: &'a str,
+}
+
+/// Step 6: the payload under its kind; a payload that declares a kind of
+/// its own is checked under it, whatever the statement says. A kind chit
+/// does not know is a warning, never a pass.
+fn payload(
+    statement: &crate::Doc,
+    kind: Option<&str>,
+    named_by: Named,
+    ctx: &Context,
+    report: &mut Report,
+) -> Option<PayloadFound> {
+    let root = statement.root();
+    let kind = kind?;
+    let Some(payload) = root.get("payload") else {
+        report.unchecked = true;
+        report.warning(
+            crate::rule::STATEMENT,
+            "/payload",
+            "the statement carries no payload to check",
+        );
+        return None;
+    };
+    let named = Kind::from_name(kind);
+    let declared = Kind::detect_val(payload);
+    if let (None, Some(d)) = (named, declared) {
+        report.error(
+            crate::rule::STATEMENT,
+            "/kind",
+            format!(
+                "the statement's kind {kind} is not the kind its payload declares ({})",
+                d.name()
+            ),
+        );
+    }
+    let Some(k) = named.or(declared) else {
+        report.unchecked = true;
+        report.warning(
+            crate::rule::KIND,
+            "/payload",
+            format!("payload of kind {kind} not checked: chit does not know this kind"),
+        );
+        return None;
+    };
+    report.kind = k.name();
+    let (inner, own_signer) = k.check_in(payload, ctx);
+    let lineage_signer = own_signer.filter(|_| named == Some(Kind::Lineage));
+    let facts = named.and_then(|_| {
+        Facts::of(
+            k,
+            payload,
+            &inner,
+            named_by.signer,
+            Some(named_by.art_id.into()),
+        )
+    });
+    report.absorb(inner, "/payload");
+    if k == Kind::Recompute {
+        r1_subject_is_the_packet(root, payload, report);
+    }
+    Some(PayloadFound {
+        facts,
+        lineage_signer,
+    })
 }
 
 /// R1, in the envelope: a recompute result's `packet` is the art id its
