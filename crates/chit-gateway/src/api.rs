@@ -451,6 +451,52 @@ pub async fn stream(
 ) -> Result<Streamed, Stopped> {
     let measured = budget.is_none();
     let url = endpoint.route(api, req.is_chat());
+    let body = request_body(api, model, req, measured, &url)?;
+    let mut resp = client
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| describe(&url, &e))?;
+    let status = resp.status();
+    if !status.is_success() {
+        // Enough of an error's body to quote it.
+        let body = read_capped(resp, 64 << 10).await.unwrap_or_default();
+        return Err(Stopped::new(format!(
+            "{url} answered HTTP {status}{}",
+            said(&body)
+        )));
+    }
+    let mut reading = Reading::new(&url, api, req.max_tokens, occ, budget);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut ended = false;
+    while !ended {
+        // A filler that is decoding is read in batches: its events wait in
+        // the socket, and the measured request's do not queue behind them.
+        if !measured && reading.decoding.0.is_some() {
+            tokio::time::sleep(FILLER_READ_INTERVAL).await;
+        }
+        let chunk = resp.chunk().await.map_err(|e| describe(&url, &e))?;
+        let Some(chunk) = chunk else { break };
+        ended = reading.chunk(&mut buf, &chunk)?;
+    }
+    if !ended {
+        return Err(Stopped::new(format!(
+            "{url} closed the stream before its end (no [DONE] or stop event)"
+        )));
+    }
+    reading.finish()
+}
+
+/// The request's body in the API's own words; a filler's asks the endpoint
+/// to ignore end-of-sequence.
+fn request_body(
+    api: Api,
+    model: &str,
+    req: &Request,
+    measured: bool,
+    url: &str,
+) -> Result<serde_json::Value, Stopped> {
     let mut body = match (api, &req.input) {
         (Api::OpenAi, Input::Chat(messages)) => serde_json::json!({
             "model": model,
@@ -465,11 +511,9 @@ pub async fn stream(
             "sampling_params": {"max_new_tokens": req.max_tokens, "temperature": 0},
             "stream": true,
         }),
-        (_, Input::Chat(_) | Input::TokenIds(_)) => {
-            return Err(Stopped::new(format!(
+        (_, Input::Chat(_) | Input::TokenIds(_)) => return Err(Stopped::new(format!(
             "{url} takes chat messages only rendered into a prompt by the server's template first"
-        )))
-        }
+        ))),
         (Api::OpenAi, Input::Prompt(prompt)) => serde_json::json!({
             "model": model,
             "prompt": prompt,
@@ -498,152 +542,188 @@ pub async fn stream(
             _ => body["ignore_eos"] = true.into(),
         }
     }
-    let mut resp = client
-        .post(&url)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| describe(&url, &e))?;
-    let status = resp.status();
-    if !status.is_success() {
-        // Enough of an error's body to quote it.
-        let body = read_capped(resp, 64 << 10).await.unwrap_or_default();
-        return Err(Stopped::new(format!(
-            "{url} answered HTTP {status}{}",
-            said(&body)
-        )));
-    }
-    let mut decoding = Decoding(None);
-    // Declared after `decoding`, so dropped before it: the budget is 0
-    // before the occupancy change is announced.
-    let budget = Budget(budget);
-    let mut emitted = 0u64;
-    let mut out = Streamed {
-        tokens: Vec::new(),
-        at_accept: 0,
-        at_complete: 0,
-        id: None,
-    };
-    let mut buf: Vec<u8> = Vec::new();
-    let mut ended = false;
-    // A response is bounded by what it was asked for: each event by
-    // `event_limit`, the whole by that for each token it may carry, and its
-    // tokens by max_tokens; a stream past any of them is refused.
-    let event_max = event_limit(req.max_tokens);
-    let total_max = event_max.saturating_mul(req.max_tokens.saturating_add(8));
-    let mut total: u64 = 0;
-    let over_event = || {
-        Stopped::new(format!(
-            "{url} sent a stream event over the limit of {event_max} bytes for a request of max_tokens {}; chit stopped reading it",
-            req.max_tokens
-        ))
-    };
-    let too_many = || {
-        Stopped::new(format!(
-            "{url} sent more than the {} tokens (max_tokens) it was asked for; an endpoint that does not honour max_tokens cannot be measured",
-            req.max_tokens
-        ))
-    };
-    while !ended {
-        // A filler that is decoding is read in batches: its events wait in
-        // the socket, and the measured request's do not queue behind them.
-        if !measured && decoding.0.is_some() {
-            tokio::time::sleep(FILLER_READ_INTERVAL).await;
+    Ok(body)
+}
+
+/// One response being read. A response is bounded by what it was asked
+/// for: each event by `event_limit`, the whole by that for each token it
+/// may carry, and its tokens by max_tokens; a stream past any of them is
+/// refused.
+struct Reading<'a> {
+    url: &'a str,
+    api: Api,
+    measured: bool,
+    max_tokens: u64,
+    event_max: u64,
+    total_max: u64,
+    total: u64,
+    emitted: u64,
+    out: Streamed,
+    // Before `decoding`, so dropped before it: the budget is 0 before the
+    // occupancy change is announced.
+    budget: Budget<'a>,
+    decoding: Decoding<'a>,
+    occ: &'a Occupancy,
+}
+
+impl<'a> Reading<'a> {
+    fn new(
+        url: &'a str,
+        api: Api,
+        max_tokens: u64,
+        occ: &'a Occupancy,
+        budget: Option<&'a AtomicU64>,
+    ) -> Reading<'a> {
+        let event_max = event_limit(max_tokens);
+        Reading {
+            url,
+            api,
+            measured: budget.is_none(),
+            max_tokens,
+            event_max,
+            total_max: event_max.saturating_mul(max_tokens.saturating_add(8)),
+            total: 0,
+            emitted: 0,
+            out: Streamed {
+                tokens: Vec::new(),
+                at_accept: 0,
+                at_complete: 0,
+                id: None,
+            },
+            budget: Budget(budget),
+            decoding: Decoding(None),
+            occ,
         }
-        let chunk = resp.chunk().await.map_err(|e| describe(&url, &e))?;
-        let Some(chunk) = chunk else { break };
-        total = total.saturating_add(chunk.len() as u64);
-        if total > total_max {
+    }
+
+    /// Reads one chunk's whole events from `buf`; true once the stream
+    /// said it ended.
+    fn chunk(&mut self, buf: &mut Vec<u8>, chunk: &[u8]) -> Result<bool, Stopped> {
+        self.total = self.total.saturating_add(chunk.len() as u64);
+        if self.total > self.total_max {
             return Err(Stopped::new(format!(
-                "{url} sent more than {total_max} bytes for a request of max_tokens {}; chit stopped reading it",
-                req.max_tokens
+                "{} sent more than {} bytes for a request of max_tokens {}; chit stopped reading it",
+                self.url, self.total_max, self.max_tokens
             )));
         }
-        buf.extend_from_slice(&chunk);
+        buf.extend_from_slice(chunk);
         // Events end with a blank line; `start` walks the buffer, which is
         // compacted once a chunk is done.
         let mut start = 0;
+        let mut ended = false;
         while let Some((text_end, next)) = find_event_end(&buf[start..]) {
-            if text_end as u64 > event_max {
-                return Err(over_event());
+            if text_end as u64 > self.event_max {
+                return Err(self.over_event());
             }
             let event = &buf[start..start + text_end];
             start += next;
             let Some(data) = event_data(event) else {
                 continue;
             };
-            if data == b"[DONE]" {
-                ended = true;
-                break;
-            }
-            let mut got = match filler_event(api, &data, measured) {
-                Some(got) => got,
-                None => parse_event(api, &data, measured).map_err(|why| {
-                    Stopped::new(format!("{url} sent a stream event chit cannot use: {why}"))
-                })?,
-            };
-            if got.cumulative {
-                // Every token so far: it must extend what was read.
-                let seen = out.tokens.len();
-                if got.ids.len() < seen || got.ids[..seen] != out.tokens[..] {
-                    return Err(Stopped::new(format!(
-                        "{url} sent an output_ids list that does not extend the tokens it sent before"
-                    )));
-                }
-                got.ids.drain(..seen);
-                got.tokens = got.ids.len();
-            }
-            if let Some(id) = got.id {
-                out.id.get_or_insert(id);
-            }
-            if got.tokens > 0 || got.has_tokens {
-                emitted += got.tokens.max(1) as u64;
-                // The budget first: whoever wakes on the occupancy change
-                // below reads it.
-                if let Some(b) = budget.0 {
-                    b.store(
-                        req.max_tokens.saturating_sub(emitted).max(1),
-                        Ordering::SeqCst,
-                    );
-                }
-                if decoding.0.is_none() {
-                    out.at_accept = decoding.start(occ);
-                }
-                out.tokens.extend_from_slice(&got.ids);
-                let over = if measured {
-                    out.tokens.len() as u64 > req.max_tokens
-                } else {
-                    emitted > filler_limit(req.max_tokens)
-                };
-                if over {
-                    return Err(too_many());
-                }
-            }
-            if got.stop {
+            if self.event(&data)? {
                 ended = true;
                 break;
             }
         }
         buf.drain(..start);
         // What is left is the start of an event that has not ended.
-        if buf.len() as u64 > event_max {
-            return Err(over_event());
+        if buf.len() as u64 > self.event_max {
+            return Err(self.over_event());
         }
+        Ok(ended)
     }
-    if !ended {
-        return Err(Stopped::new(format!(
-            "{url} closed the stream before its end (no [DONE] or stop event)"
-        )));
+
+    /// One event's data; true when it ends the stream.
+    fn event(&mut self, data: &[u8]) -> Result<bool, Stopped> {
+        if data == b"[DONE]" {
+            return Ok(true);
+        }
+        let mut got = match filler_event(self.api, data, self.measured) {
+            Some(got) => got,
+            None => parse_event(self.api, data, self.measured).map_err(|why| {
+                Stopped::new(format!(
+                    "{} sent a stream event chit cannot use: {why}",
+                    self.url
+                ))
+            })?,
+        };
+        if got.cumulative {
+            // Every token so far: it must extend what was read.
+            let seen = self.out.tokens.len();
+            if got.ids.len() < seen || got.ids[..seen] != self.out.tokens[..] {
+                return Err(Stopped::new(format!(
+                    "{} sent an output_ids list that does not extend the tokens it sent before",
+                    self.url
+                )));
+            }
+            got.ids.drain(..seen);
+            got.tokens = got.ids.len();
+        }
+        if let Some(id) = got.id {
+            self.out.id.get_or_insert(id);
+        }
+        if got.tokens > 0 || got.has_tokens {
+            self.tokens(got.tokens, &got.ids)?;
+        }
+        Ok(got.stop)
     }
-    if decoding.0.is_some() {
-        out.at_complete = occ.now();
+
+    /// Tokens emitted: the first starts the request decoding.
+    fn tokens(&mut self, count: usize, ids: &[u64]) -> Result<(), Stopped> {
+        self.emitted += count.max(1) as u64;
+        // The budget first: whoever wakes on the occupancy change below
+        // reads it.
+        if let Some(b) = self.budget.0 {
+            b.store(
+                self.max_tokens.saturating_sub(self.emitted).max(1),
+                Ordering::SeqCst,
+            );
+        }
+        if self.decoding.0.is_none() {
+            self.out.at_accept = self.decoding.start(self.occ);
+        }
+        self.out.tokens.extend_from_slice(ids);
+        let over = if self.measured {
+            self.out.tokens.len() as u64 > self.max_tokens
+        } else {
+            self.emitted > filler_limit(self.max_tokens)
+        };
+        if over {
+            return Err(Stopped::new(format!(
+                "{} sent more than the {} tokens (max_tokens) it was asked for; an endpoint that does not honour max_tokens cannot be measured",
+                self.url, self.max_tokens
+            )));
+        }
+        Ok(())
     }
-    drop(budget);
-    drop(decoding);
-    if measured && out.tokens.is_empty() {
-        return Err(Stopped::new(format!("{url} streamed no tokens")));
+
+    fn over_event(&self) -> Stopped {
+        Stopped::new(format!(
+            "{} sent a stream event over the limit of {} bytes for a request of max_tokens {}; chit stopped reading it",
+            self.url, self.event_max, self.max_tokens
+        ))
     }
-    Ok(out)
+
+    /// The stream ended: the request stops decoding (its budget 0 first).
+    fn finish(mut self) -> Result<Streamed, Stopped> {
+        if self.decoding.0.is_some() {
+            self.out.at_complete = self.occ.now();
+        }
+        let Reading {
+            url,
+            measured,
+            out,
+            budget,
+            decoding,
+            ..
+        } = self;
+        drop(budget);
+        drop(decoding);
+        if measured && out.tokens.is_empty() {
+            return Err(Stopped::new(format!("{url} streamed no tokens")));
+        }
+        Ok(out)
+    }
 }
 
 /// (end of the event's text, end including the blank line).

@@ -334,6 +334,10 @@ fn check_measure_args(a: &MeasureArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `chit lineage measure`: the bound committed (and logged, with --log)
+/// before anything is sent, the endpoint measured level by level into the
+/// transcript, the receipt signed, written and logged, and what it found
+/// said.
 pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
     check_measure_args(a)?;
     let bound = read_bound(&a.bound)?;
@@ -351,30 +355,99 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         None => None,
         Some(store) => Some(bound_in_log(store, a)?),
     };
-    let numerics = match &a.numerics {
-        None => NumericsFile::default(),
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| Failure::error(format!("cannot read {}: {e}", p.display())))?;
-            NumericsFile::parse(&text)
-                .map_err(|e| Failure::error(format!("{}: {e}", p.display())))?
-        }
-    };
-    let gateway = a.gateway_name.clone().unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
-        format!("chit-gateway@{}", host.trim())
-    });
-    // The API and the URL measured, found before anything is written or
-    // sent, and said: the transcript and the receipt commit to that URL.
-    let endpoint = Endpoint {
-        url: a.endpoint.clone(),
-        api: a.api.as_deref().and_then(Api::parse),
-    };
+    let numerics = read_numerics(a.numerics.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
     let chat = chit_gateway::is_chat_set(&requests);
+    let (api, measured_url) = resolve_endpoint(a, &runtime, chat)?;
+    let plan = Plan {
+        endpoint: Endpoint {
+            url: a.endpoint.clone(),
+            api: Some(api),
+        },
+        model: a.model.clone(),
+        requests,
+        levels: a.levels.clone(),
+        repetitions: a.repetitions,
+        bound,
+        numerics,
+        reroute: a.reroute.clone(),
+        gateway: gateway_name(a),
+        lineage_id: a
+            .lineage_id
+            .clone()
+            .unwrap_or_else(|| format!("lineage-{}", now_secs())),
+        timeout: Duration::from_secs(a.timeout.max(1)),
+        fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
+        filler_max_tokens: a.filler_max_tokens.max(1),
+    };
+    let log_header = logged.as_ref().map(|(_, b)| b);
+    let mut transcript = open_transcript(a, &plan, api, &measured_url, log_header)?;
+    let shown = Shown {
+        multi: std::io::stderr().is_terminal().then(MultiProgress::new),
+        bars: Mutex::new(Vec::new()),
+        levels: plan.levels.len(),
+        plain: Mutex::new(Vec::new()),
+    };
+    let measured = run_until_stopped(&runtime, &plan, &key, &mut transcript, &shown);
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    let measured = measured.map_err(|(f, signal)| no_receipt(f, signal, &a.transcript))?;
+    let text = serde_json::to_string_pretty(&measured.receipt).unwrap_or_default() + "\n";
+    write_new(&a.out, text.as_bytes())?;
+    let receipt_index = match logged.as_mut() {
+        Some((log, _)) => Some(crate::shared::logs::append_one(
+            log,
+            text.as_bytes(),
+            "the receipt",
+        )?),
+        None => None,
+    };
+    table(out, &measured.levels)?;
+    say_measured(out, a, &measured)?;
+    if let (Some((log, bound)), Some(index)) = (&logged, receipt_index) {
+        writeln!(
+            out,
+            "logged      receipt at index {index}, after its bound at {} in {}; prove the order with chit log bundle {} {index}",
+            bound.index,
+            log.meta().origin,
+            bound.index
+        )
+        .map_err(Failure::write)?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// The numerics file (`--numerics`), or none.
+fn read_numerics(path: Option<&Path>) -> Result<NumericsFile, Failure> {
+    let Some(p) = path else {
+        return Ok(NumericsFile::default());
+    };
+    let text = std::fs::read_to_string(p)
+        .map_err(|e| Failure::error(format!("cannot read {}: {e}", p.display())))?;
+    NumericsFile::parse(&text).map_err(|e| Failure::error(format!("{}: {e}", p.display())))
+}
+
+/// The gateway's own name: `--gateway-name`, or chit-gateway@ this host.
+fn gateway_name(a: &MeasureArgs) -> String {
+    a.gateway_name.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+        format!("chit-gateway@{}", host.trim())
+    })
+}
+
+/// The API and the URL measured, found before anything is written or sent,
+/// and said: the transcript and the receipt commit to that URL.
+fn resolve_endpoint(
+    a: &MeasureArgs,
+    runtime: &tokio::runtime::Runtime,
+    chat: bool,
+) -> Result<(Api, String), Failure> {
+    let endpoint = Endpoint {
+        url: a.endpoint.clone(),
+        api: a.api.as_deref().and_then(Api::parse),
+    };
     let (api, measured_url) = runtime
         .block_on(endpoint.resolve(chat))
         .map_err(|f| Failure::error(f.message))?;
@@ -392,27 +465,18 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             " (found by asking the server; --api names it)"
         }
     );
-    let plan = Plan {
-        endpoint: Endpoint {
-            url: a.endpoint.clone(),
-            api: Some(api),
-        },
-        model: a.model.clone(),
-        requests,
-        levels: a.levels.clone(),
-        repetitions: a.repetitions,
-        bound,
-        numerics,
-        reroute: a.reroute.clone(),
-        gateway,
-        lineage_id: a
-            .lineage_id
-            .clone()
-            .unwrap_or_else(|| format!("lineage-{}", now_secs())),
-        timeout: Duration::from_secs(a.timeout.max(1)),
-        fill_timeout: Duration::from_secs(a.fill_timeout.max(1)),
-        filler_max_tokens: a.filler_max_tokens.max(1),
-    };
+    Ok((api, measured_url))
+}
+
+/// The transcript, created (never overwritten) with its header: what is
+/// measured, against which bound, and where the bound is logged.
+fn open_transcript(
+    a: &MeasureArgs,
+    plan: &Plan,
+    api: Api,
+    measured_url: &str,
+    logged: Option<&chit_logstore::Bundle>,
+) -> Result<chit_gateway::TranscriptWriter, Failure> {
     let salt = chit_gateway::fresh_salt().map_err(|f| Failure::error(f.message))?;
     let header = serde_json::json!({
         "transcript": "chit numeric.lineage transcript 1",
@@ -429,35 +493,36 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             "bound_digest_sha256": plan.bound.digest(),
         },
         "started_at": chit_gateway::rfc3339_micros(SystemTime::now()),
-        "log": logged.as_ref().map(|(_, b)| serde_json::json!({
+        "log": logged.map(|b| serde_json::json!({
             "origin": b.origin,
             "bound_index": b.index,
             "checkpoint": String::from_utf8_lossy(&b.checkpoint),
         })),
     });
     let objects = chit_gateway::request_objects(&plan.model, &plan.requests);
-    let mut transcript =
-        chit_gateway::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(
-            |e| {
-                if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    Failure::error(format!(
-                        "{} exists; chit never overwrites a transcript",
-                        a.transcript.display()
-                    ))
-                } else {
-                    Failure::error(format!("cannot write {}: {e}", a.transcript.display()))
-                }
-            },
-        )?;
-    let shown = Shown {
-        multi: std::io::stderr().is_terminal().then(MultiProgress::new),
-        bars: Mutex::new(Vec::new()),
-        levels: plan.levels.len(),
-        plain: Mutex::new(Vec::new()),
-    };
+    chit_gateway::TranscriptWriter::create(&a.transcript, salt, header, &objects).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            Failure::error(format!(
+                "{} exists; chit never overwrites a transcript",
+                a.transcript.display()
+            ))
+        } else {
+            Failure::error(format!("cannot write {}: {e}", a.transcript.display()))
+        }
+    })
+}
+
+/// The measurement, run until it ends or Ctrl-C (SIGINT) or SIGTERM stops
+/// it; a stopped run says which signal stopped it, and its transcript ends
+/// with its end line before chit exits.
+fn run_until_stopped(
+    runtime: &tokio::runtime::Runtime,
+    plan: &Plan,
+    key: &chit_core::keys::SecretKey,
+    transcript: &mut chit_gateway::TranscriptWriter,
+    shown: &Shown,
+) -> Result<chit_gateway::Measured, (chit_gateway::Stopped, &'static str)> {
     let stop = Arc::new(tokio::sync::Notify::new());
-    // Which signal stopped the run: Ctrl-C (SIGINT) or SIGTERM, each ending
-    // the transcript with its end line before chit exits.
     let signal: Arc<Mutex<&'static str>> = Arc::new(Mutex::new("Ctrl-C"));
     let result = runtime.block_on(async {
         let s = stop.clone();
@@ -487,51 +552,35 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             }
             s.notify_one();
         });
-        chit_gateway::measure(&plan, &key, &mut transcript, &shown, stop).await
+        chit_gateway::measure(plan, key, transcript, shown, stop).await
     });
-    runtime.shutdown_timeout(Duration::from_millis(200));
-    let measured = match result {
-        Ok(m) => m,
-        Err(f) => {
-            let exit = if f.interrupted {
-                Exit::Interrupted
-            } else {
-                Exit::Error
-            };
-            return Err(Failure {
-                exit,
-                message: format!(
-                    "{}; no receipt was signed. The transcript so far is kept in {}, marked incomplete",
-                    if f.interrupted {
-                        format!(
-                            "interrupted ({})",
-                            signal.lock().unwrap_or_else(|p| p.into_inner())
-                        )
-                    } else {
-                        f.message
-                    },
-                    a.transcript.display()
-                ),
-            });
-        }
+    let which = *signal.lock().unwrap_or_else(|p| p.into_inner());
+    result.map_err(|f| (f, which))
+}
+
+/// A measurement that stopped: no receipt, the transcript kept.
+fn no_receipt(f: chit_gateway::Stopped, signal: &str, transcript: &Path) -> Failure {
+    let (exit, why) = if f.interrupted {
+        (Exit::Interrupted, format!("interrupted ({signal})"))
+    } else {
+        (Exit::Error, f.message)
     };
-    let text = serde_json::to_string_pretty(&measured.receipt).unwrap_or_default() + "\n";
-    write_new(&a.out, text.as_bytes())?;
-    let receipt_index = match logged.as_mut() {
-        Some((log, _)) => Some(crate::shared::logs::append_one(
-            log,
-            text.as_bytes(),
-            "the receipt",
-        )?),
-        None => None,
-    };
-    table(out, &measured.levels)?;
-    let d = measured.divergence;
-    let c = d.comparison;
-    let class = measured.class;
+    Failure {
+        exit,
+        message: format!(
+            "{why}; no receipt was signed. The transcript so far is kept in {}, marked incomplete",
+            transcript.display()
+        ),
+    }
+}
+
+/// The divergence, the class and the receipt signed.
+fn say_measured(out: &mut Output, a: &MeasureArgs, measured: &chit_gateway::Measured) -> CmdResult {
+    let d = &measured.divergence;
+    let c = &d.comparison;
     // The palette is empty where colour is not wanted (a pipe, --color
     // never, NO_COLOR): the class is coloured on a terminal only.
-    let style = match class {
+    let style = match measured.class {
         Class::Invariant => out.palette.good,
         Class::Coupled => out.palette.bad,
         Class::Indeterminate => out.palette.warn,
@@ -548,7 +597,7 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
             .unwrap_or_default()
     )
     .map_err(io)?;
-    writeln!(out, "class       {style}{}{style:#}", class.name()).map_err(io)?;
+    writeln!(out, "class       {style}{}{style:#}", measured.class.name()).map_err(io)?;
     writeln!(
         out,
         "signed      {} ({})",
@@ -556,16 +605,6 @@ pub fn measure(a: &MeasureArgs, out: &mut Output) -> CmdResult {
         measured.receipt["receipt_id"].as_str().unwrap_or("")
     )
     .map_err(io)?;
-    if let (Some((log, bound)), Some(index)) = (&logged, receipt_index) {
-        writeln!(
-            out,
-            "logged      receipt at index {index}, after its bound at {} in {}; prove the order with chit log bundle {} {index}",
-            bound.index,
-            log.meta().origin,
-            bound.index
-        )
-        .map_err(io)?;
-    }
     Ok(Exit::Ok)
 }
 
