@@ -511,9 +511,11 @@ fn request_body(
             "sampling_params": {"max_new_tokens": req.max_tokens, "temperature": 0},
             "stream": true,
         }),
-        (_, Input::Chat(_) | Input::TokenIds(_)) => return Err(Stopped::new(format!(
+        (_, Input::Chat(_) | Input::TokenIds(_)) => {
+            return Err(Stopped::new(format!(
             "{url} takes chat messages only rendered into a prompt by the server's template first"
-        ))),
+        )))
+        }
         (Api::OpenAi, Input::Prompt(prompt)) => serde_json::json!({
             "model": model,
             "prompt": prompt,

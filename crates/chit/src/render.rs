@@ -159,7 +159,7 @@ fn finding_lines(s: &mut String, r: &Report, p: &Palette) {
 
 /// How many inputs and checks across inputs came out how.
 #[derive(Clone, Copy, Default)]
-pub struct Totals {
+pub struct Summary {
     pub valid: usize,
     /// Signed, payload not checked.
     pub signed: usize,
@@ -174,7 +174,7 @@ pub struct Totals {
     pub across_unchecked: usize,
 }
 
-impl Totals {
+impl Summary {
     pub fn inputs(&self) -> usize {
         self.valid + self.signed + self.unchecked + self.invalid + self.unreadable
     }
@@ -184,7 +184,7 @@ impl Totals {
 /// `, 2 signed (payload not checked)` after the valid ones where there were
 /// any, and `; checks across inputs: 0 valid, 1 invalid` where there were
 /// any (with `, 1 unchecked (members did not verify)` where some were).
-pub fn summary(t: &Totals, p: &Palette) -> String {
+pub fn summary(t: &Summary, p: &Palette) -> String {
     let Palette {
         good, bad, warn, ..
     } = *p;
@@ -233,7 +233,7 @@ pub fn summary(t: &Totals, p: &Palette) -> String {
 }
 
 /// The summary as the last line of a Markdown comment.
-pub fn markdown_summary(t: &Totals) -> String {
+pub fn markdown_summary(t: &Summary) -> String {
     let plain = summary(t, &Palette::plain());
     match plain.split_once(": ") {
         Some((head, rest)) => format!("**{head}:** {rest}"),

@@ -220,7 +220,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     progress.finish_and_clear();
     let across = cross_checks(across, &settings, out)?;
 
-    let totals = render::Totals {
+    let totals = render::Summary {
         valid: tally.valid,
         signed: tally.signed,
         unchecked: tally.unchecked,

@@ -498,7 +498,10 @@ async fn read_body(
     too_large: fn(usize) -> Response,
 ) -> Result<(BodyParts, super::budget::Held), Response> {
     use http_body_util::BodyExt;
-    let note = req.extensions().get::<Arc<super::wire::Note>>().cloned();
+    let note = req
+        .extensions()
+        .get::<Arc<super::wire::FramingNote>>()
+        .cloned();
     let announced = req
         .headers()
         .get(header::CONTENT_LENGTH)

@@ -98,7 +98,7 @@ impl Front {
     async fn answer(
         self,
         mut req: hyper::Request<hyper::body::Incoming>,
-        note: Arc<wire::Note>,
+        note: Arc<wire::FramingNote>,
     ) -> Result<axum::response::Response, std::convert::Infallible> {
         // Only a chunked body's framing can be found wrong there.
         if req.headers().contains_key(hyper::header::TRANSFER_ENCODING) {
@@ -509,7 +509,7 @@ async fn serve_connections(
                 };
                 let _ = stream.set_nodelay(true);
                 let front = front.clone();
-                let note = Arc::new(wire::Note::default());
+                let note = Arc::new(wire::FramingNote::default());
                 let io = wire::Vetted::new(
                     stream,
                     MAX_BODY as u64,

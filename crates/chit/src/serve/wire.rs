@@ -76,9 +76,9 @@ pub trait Observe: Send + Sync {
 /// What this layer learnt of a connection that a request's handler may
 /// need: why a chunked body was cut short (hyper then sees only its end).
 #[derive(Default)]
-pub struct Note(Mutex<Option<String>>);
+pub struct FramingNote(Mutex<Option<String>>);
 
-impl Note {
+impl FramingNote {
     pub fn framing_error(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -382,7 +382,7 @@ pub struct Vetted<IO> {
     refused: Option<Refusal>,
     answer: Option<(Vec<u8>, usize)>,
     observer: Arc<dyn Observe>,
-    note: Arc<Note>,
+    note: Arc<FramingNote>,
     /// How long a client may read nothing of what is written to it, and
     /// since when it has not (a client that stops reading is cut off, as
     /// one that sends slowly is).
@@ -403,7 +403,7 @@ impl<IO> Vetted<IO> {
         max_body: u64,
         write_limit: std::time::Duration,
         observer: Arc<dyn Observe>,
-        note: Arc<Note>,
+        note: Arc<FramingNote>,
     ) -> Self {
         Vetted {
             io,
@@ -813,7 +813,7 @@ mod tests {
         rt.block_on(async {
             let (mut client, server) = tokio::io::duplex(1 << 20);
             let seen = Arc::new(Count::default());
-            let note = Arc::new(Note::default());
+            let note = Arc::new(FramingNote::default());
             let limit = std::time::Duration::from_secs(5);
             let mut v = Vetted::new(server, 1000, limit, seen.clone(), note.clone());
             let data = input.to_vec();
