@@ -195,17 +195,19 @@ fn facts(bytes: &[u8], name: &str) -> RebindFacts {
         .unwrap()
 }
 
+/// `v` moved to another plan at another epoch.
+fn rebind(v: &Value, plan: &str, epoch: f64) -> Value {
+    with(
+        &with(v, "plan_ref", s(plan)),
+        "plan_epoch",
+        Value::Num(epoch),
+    )
+}
+
 #[test]
 fn epoch_rebinds() {
     let mut rng = Rng(11);
     let v1 = packet(&mut rng, "todo-1", "plan-a", 1);
-    let rebind = |v: &Value, plan: &str, epoch: f64| {
-        with(
-            &with(v, "plan_ref", s(plan)),
-            "plan_epoch",
-            Value::Num(epoch),
-        )
-    };
     let a = sealed(&v1);
     let b = sealed(&rebind(&v1, "plan-b", 2.0));
     let c = sealed(&rebind(&v1, "plan-c", 5.0));
@@ -400,13 +402,6 @@ fn plan_epoch_past_the_safe_integers_is_refused() {
 fn a_rebind_chain_flags_each_packet_against_the_one_before() {
     let mut rng = Rng(13);
     let v1 = packet(&mut rng, "todo-1", "plan-a", 1);
-    let rebind = |v: &Value, plan: &str, epoch: f64| {
-        with(
-            &with(v, "plan_ref", s(plan)),
-            "plan_epoch",
-            Value::Num(epoch),
-        )
-    };
     let a = sealed(&v1);
     let b = sealed(&rebind(&v1, "plan-b", 2.0));
     // Same plan as b, same epoch too: two fields flagged.
