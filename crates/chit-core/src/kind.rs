@@ -47,6 +47,23 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// The name Treeship's predicate registry gives this kind as a receipt
+    /// statement's `kind`, where it differs from chit's: Treeship 0.32
+    /// registers a Zerker Reason certificate as `reason.authorization.v1`.
+    pub const fn treeship_name(self) -> Option<&'static str> {
+        match self {
+            Kind::ReasonAuthorization => Some("reason.authorization.v1"),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` is this kind's name, chit's or Treeship's.
+    pub fn is_named(self, name: &str) -> bool {
+        self.name() == name || self.treeship_name() == Some(name)
+    }
+}
+
 /// The kind a report gives a signed envelope whose payload is of no kind
 /// chit knows (its signatures checked, its payload not).
 pub const ENVELOPE: &str = "envelope";

@@ -18,8 +18,10 @@ pub use crate::kind::Kind;
 use crate::report::Report;
 
 impl Kind {
+    /// The kind `name` names: chit's name for it, or the name Treeship
+    /// registers it under as a statement's kind.
     pub fn from_name(name: &str) -> Option<Kind> {
-        Kind::ALL.iter().copied().find(|k| k.name() == name)
+        Kind::ALL.iter().copied().find(|k| k.is_named(name))
     }
 
     /// The kind `name` names, or a message naming every kind chit knows.

@@ -54,24 +54,62 @@ impl ArtifactFacts {
             parent,
             record: None,
             session,
+            alone: false,
             source: Origin::unknown(),
         }
     }
 }
 
-/// The parent a statement names as Treeship's chain check reads it:
-/// `parentId`, `parent_id`, `invitation_ref`, then `subject.artifactId`.
-fn signed_parent(statement: Val<'_>) -> Option<&str> {
-    statement
+/// The parent a signed statement names, read as Treeship 0.32's
+/// `verify::signed_parent` reads it, for every record whichever version
+/// wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignedParent<'a> {
+    /// The statement signs this artifact id as its parent.
+    Named(&'a str),
+    /// An endorsement without `parentId` (every endorsement Treeship 0.31.9
+    /// or earlier made): its subject is what it endorses, not where it sits,
+    /// so its place in a chain is the store's claim only.
+    LegacyEndorsement,
+    /// The statement names no parent.
+    None,
+}
+
+/// The statement type of a Treeship endorsement.
+pub const ENDORSEMENT_TYPE: &str = "treeship/endorsement/v1";
+
+/// In order: a present `parentId` (or `parent_id`) decides, whatever its
+/// value; a session participant's `invitation_ref`; an endorsement without
+/// one is [`SignedParent::LegacyEndorsement`]; a `subject.artifactId` that
+/// is an art id; a handoff's first `artifacts` entry.
+pub fn signed_parent<'d>(statement: Val<'d>) -> SignedParent<'d> {
+    let named = |v: Val<'d>| v.as_str().map_or(SignedParent::None, SignedParent::Named);
+    if let Some(v) = statement
         .get("parentId")
         .or_else(|| statement.get("parent_id"))
         .or_else(|| statement.get("invitation_ref"))
-        .or_else(|| {
-            statement
-                .get("subject")
-                .and_then(|s| s.get("artifactId").or_else(|| s.get("artifact_id")))
-        })
-        .and_then(|p| p.as_str())
+    {
+        return named(v);
+    }
+    if statement.get("type").and_then(|t| t.as_str()) == Some(ENDORSEMENT_TYPE) {
+        return SignedParent::LegacyEndorsement;
+    }
+    if let Some(id) = statement
+        .get("subject")
+        .and_then(|s| s.get("artifactId").or_else(|| s.get("artifact_id")))
+        .filter(|id| id.as_str().is_some_and(|x| x.starts_with("art_")))
+    {
+        return named(id);
+    }
+    match statement
+        .get("artifacts")
+        .and_then(|a| a.as_array())
+        .and_then(|mut a| a.next())
+        .and_then(|a| a.as_str())
+    {
+        Some(p) => SignedParent::Named(p),
+        None => SignedParent::None,
+    }
 }
 
 /// Whether a document is a Treeship store record: an object with an
@@ -198,32 +236,7 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         }
     }
     let parent_id = field("parent_id", &mut report, false);
-    let signed = statement.and_then(signed_parent);
-    let explicit = statement
-        .and_then(|s| s.get("parentId").or_else(|| s.get("parent_id")))
-        .and_then(|p| p.as_str());
-    match (&parent_id, signed, explicit) {
-        (Some(p), Some(s), _) if p != s => report.error(
-            rule::RECORD,
-            "/parent_id",
-            format!(
-                "the record's parent_id is {p}, but its signed statement names {s} as its parent"
-            ),
-        ),
-        (Some(p), None, _) => report.error(
-            rule::RECORD,
-            "/parent_id",
-            format!("the record's parent_id is {p}, but its signed statement names no parent"),
-        ),
-        (None, _, Some(e)) => report.error(
-            rule::RECORD,
-            "/parent_id",
-            format!(
-                "the record has no parent_id, but its signed statement names {e} as its parent"
-            ),
-        ),
-        _ => {}
-    }
+    parent_link(parent_id.as_deref(), statement, &mut report);
     if let Some(a) = inner.artifact.as_mut() {
         a.record = Some(Box::new(RecordFacts {
             parent_id,
@@ -237,6 +250,48 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
     }
     inner.report = report;
     (inner, signers)
+}
+
+/// A record's `parent_id` (the edge a chain walk follows, unsigned store
+/// metadata) against the parent its statement signs, by Treeship 0.32's
+/// rule: a named parent must be the record's; an endorsement that signs
+/// none is accepted on its storage edge with a warning that says so; a
+/// record placed after a parent its statement does not name fails.
+fn parent_link(record: Option<&str>, statement: Option<Val>, report: &mut Report) {
+    let signed = statement.map_or(SignedParent::None, signed_parent);
+    match (record, signed) {
+        (Some(p), SignedParent::Named(s)) if p != s => report.error(
+            rule::RECORD,
+            "/parent_id",
+            format!("the record's parent_id is {p}, but its signed statement names {s} as its parent"),
+        ),
+        (Some(_), SignedParent::Named(_)) => {}
+        (Some(p), SignedParent::LegacyEndorsement) => report.warning(
+            rule::RECORD,
+            "/parent_id",
+            format!(
+                "an endorsement made by Treeship 0.31.9 or earlier signs no parent: its place after {p} \
+                 is the store's claim only, accepted for compatibility"
+            ),
+        ),
+        (Some(p), SignedParent::None) => report.error(
+            rule::RECORD,
+            "/parent_id",
+            format!("the record's parent_id is {p}, but its signed statement names no parent"),
+        ),
+        (None, _) => {
+            let explicit = statement
+                .and_then(|s| s.get("parentId").or_else(|| s.get("parent_id")))
+                .and_then(|p| p.as_str());
+            if let Some(e) = explicit {
+                report.error(
+                    rule::RECORD,
+                    "/parent_id",
+                    format!("the record has no parent_id, but its signed statement names {e} as its parent"),
+                );
+            }
+        }
+    }
 }
 
 /// Whether a document is a Treeship store index: an object of one member,
@@ -485,6 +540,18 @@ pub(crate) fn chains(
             .collect();
         broken.sort_by(|x, y| x.0.art_id.cmp(&y.0.art_id));
         for (a, p) in broken {
+            if a.alone {
+                report.warning(
+                    rule::CHAIN,
+                    "",
+                    format!(
+                        "{} names {p} as its parent, which is not among the inputs: an export carries one \
+                         artifact, not the chain above it; give its parent too to check the link ({})",
+                        a.art_id, a.source
+                    ),
+                );
+                continue;
+            }
             report.error(
                 rule::CHAIN,
                 "",
@@ -667,6 +734,9 @@ pub(crate) fn check_export(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
         inner.facts = None;
         inner.artifact = None;
     }
+    if let Some(a) = inner.artifact.as_mut() {
+        a.alone = true;
+    }
     (inner, signers)
 }
 
@@ -697,6 +767,53 @@ pub(crate) fn unhex32(s: &str) -> Option<[u8; 32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Treeship 0.32's order: a present `parentId` decides whatever its
+    /// value; `invitation_ref`; a legacy endorsement; an art id subject;
+    /// a handoff's first artifact.
+    #[test]
+    fn signed_parent_reads_as_treeship_does() {
+        let cases: &[(&str, SignedParent)] = &[
+            (
+                r#"{"parentId":"art_1","artifacts":["art_2"]}"#,
+                SignedParent::Named("art_1"),
+            ),
+            (r#"{"parent_id":"art_1"}"#, SignedParent::Named("art_1")),
+            (
+                r#"{"parentId":null,"subject":{"artifactId":"art_2"}}"#,
+                SignedParent::None,
+            ),
+            (
+                r#"{"invitation_ref":"art_3"}"#,
+                SignedParent::Named("art_3"),
+            ),
+            (
+                r#"{"type":"treeship/endorsement/v1","subject":{"artifactId":"art_2"}}"#,
+                SignedParent::LegacyEndorsement,
+            ),
+            (
+                r#"{"subject":{"artifactId":"art_2"}}"#,
+                SignedParent::Named("art_2"),
+            ),
+            (
+                r#"{"subject":{"artifactId":"ord_12345"}}"#,
+                SignedParent::None,
+            ),
+            (
+                r#"{"artifacts":["art_4","art_5"]}"#,
+                SignedParent::Named("art_4"),
+            ),
+            (r#"{"artifacts":[{"id":"art_4"}]}"#, SignedParent::None),
+            (
+                r#"{"type":"treeship/session-liveness/v1"}"#,
+                SignedParent::None,
+            ),
+        ];
+        for (json, want) in cases {
+            let doc = crate::json::parse(json.as_bytes(), &crate::Limits::default()).unwrap();
+            assert_eq!(signed_parent(doc.root()), *want, "{json}");
+        }
+    }
 
     /// The PAE splits back into exactly what made it; anything else is
     /// refused.

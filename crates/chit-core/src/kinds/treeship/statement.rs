@@ -167,8 +167,9 @@ fn statement<'e>(env: &'e Envelope, ctx: &Context, report: &mut Report) -> Optio
 
 /// Step 4, the kind `--kind` asked for.
 fn asked_kind(kind: Option<&str>, ctx: &Context, report: &mut Report) {
-    if let Some(want) = ctx.kind.map(Kind::name) {
-        if kind != Some(want) {
+    if let Some(want) = ctx.kind {
+        if !kind.is_some_and(|k| want.is_named(k)) {
+            let want = want.name();
             report.error(
                 crate::rule::STATEMENT,
                 "/kind",

@@ -1,0 +1,395 @@
+//! Treeship 0.32's own code (`treeship-core`, a dev-dependency only) against
+//! chit, both ways: Treeship signs and stores, chit judges, and its verdict
+//! is Treeship's (its `Verifier` and its `signed_parent` rule); chit signs,
+//! and Treeship verifies and derives the same art ids.
+
+mod common;
+use common::{chit_in, Run};
+use ed25519_dalek::VerifyingKey;
+use serde_json::{json, Value};
+use std::path::Path;
+use treeship_core::attestation::{
+    artifact_id_from_pae, pae, sign, Ed25519Signer, Envelope, Verifier,
+};
+use treeship_core::statements::{
+    payload_type, ActionStatement, EndorsementStatement, HandoffStatement, ReceiptStatement,
+    SubjectRef,
+};
+use treeship_core::storage::{Record, Store};
+use treeship_core::verify::{signed_parent, SignedParent};
+
+/// A Treeship key, and a trust file naming it for chit.
+fn ship(dir: &Path) -> Ed25519Signer {
+    let signer = Ed25519Signer::generate("key_ship").unwrap();
+    write_trust(dir, &signer.verifying_key());
+    signer
+}
+
+fn write_trust(dir: &Path, key: &VerifyingKey) {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(key.as_bytes());
+    std::fs::write(
+        dir.join("trust.toml"),
+        format!("[[key]]\nname = \"ship\"\npublic_key = \"ed25519:{b64}\"\n"),
+    )
+    .unwrap();
+}
+
+fn verify(dir: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["verify", "--trust", "trust.toml", "--json"];
+    all.extend_from_slice(args);
+    chit_in(dir, &all, None)
+}
+
+/// `--json` lines of a run.
+fn lines(run: &Run) -> Vec<Value> {
+    run.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A file under `examples/`.
+fn example_path(name: &str) -> std::path::PathBuf {
+    common::repo().join("examples").join(name)
+}
+
+fn example(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(example_path(name)).unwrap()).unwrap()
+}
+
+/// A signed statement filed in a Treeship store under `parent` (storage's
+/// unsigned edge), as `treeship attest` files it.
+fn file<T: serde::Serialize>(
+    store: &Store,
+    signer: &Ed25519Signer,
+    kind: &str,
+    statement: &T,
+    parent: Option<&str>,
+) -> String {
+    let signed = sign(&payload_type(kind), statement, signer).unwrap();
+    let body: Value = serde_json::from_slice(&signed.envelope.payload_bytes().unwrap()).unwrap();
+    store
+        .write(&Record {
+            artifact_id: signed.artifact_id.clone(),
+            digest: signed.digest.clone(),
+            payload_type: payload_type(kind),
+            key_id: "key_ship".into(),
+            signed_at: body["timestamp"].as_str().unwrap().into(),
+            parent_id: parent.map(str::to_owned),
+            envelope: signed.envelope,
+            hub_url: None,
+            anchors: Vec::new(),
+        })
+        .unwrap();
+    signed.artifact_id
+}
+
+/// Treeship's verdict on a stored record: every signature verifies, and
+/// its storage edge is the parent its statement signs (an endorsement
+/// that signs none is accepted on the edge, with a warning).
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Valid,
+    Warned,
+    Invalid,
+}
+
+fn treeship_verdict(store: &Store, signer: &Ed25519Signer, id: &str) -> Verdict {
+    let rec = store.read(id).unwrap();
+    if Verifier::from_signer(signer).verify(&rec.envelope).is_err() {
+        return Verdict::Invalid;
+    }
+    let statement: Value = serde_json::from_slice(&rec.envelope.payload_bytes().unwrap()).unwrap();
+    match (rec.parent_id.as_deref(), signed_parent(&statement)) {
+        (None, SignedParent::Named(_)) if statement.get("parentId").is_some() => Verdict::Invalid,
+        (None, _) => Verdict::Valid,
+        (Some(p), SignedParent::Named(s)) if p == s => Verdict::Valid,
+        (Some(_), SignedParent::LegacyEndorsement) => Verdict::Warned,
+        (Some(_), _) => Verdict::Invalid,
+    }
+}
+
+/// chit's verdict on the same record, with its whole store.
+fn chit_verdict(dir: &Path, id: &str) -> Verdict {
+    let run = verify(dir, &["store"]);
+    let out = lines(&run);
+    let line = out
+        .iter()
+        .find(|l| {
+            l["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with(&format!("{id}.json")))
+        })
+        .unwrap_or_else(|| panic!("no line for {id}: {}", run.stdout));
+    // Treeship's own statement types are SIGNED (signature and art id:
+    // what Treeship checks of them); the record's link is chit's verdict.
+    let has = |what: &str, rule: &str| {
+        line[what]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| rule.is_empty() || f["rule"] == rule)
+    };
+    if has("errors", "") {
+        Verdict::Invalid
+    } else if has("warnings", "record") {
+        Verdict::Warned
+    } else {
+        Verdict::Valid
+    }
+}
+
+/// Treeship 0.32 registers a Zerker Reason certificate as a receipt of kind
+/// `reason.authorization.v1`: chit recomputes it as it does a bare one.
+#[test]
+fn treeship_wraps_a_reason_certificate_and_chit_recomputes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let certificate = example("reason/certificate.json");
+    treeship_core::predicates::validate("reason.authorization.v1", Some(&certificate)).unwrap();
+    let mut stmt = ReceiptStatement::new("system://reason", "reason.authorization.v1");
+    stmt.payload = Some(certificate);
+    let signed = sign(&payload_type("receipt"), &stmt, &signer).unwrap();
+    Verifier::from_signer(&signer)
+        .verify(&signed.envelope)
+        .unwrap();
+    std::fs::write(d.join("wrapped.json"), signed.envelope.to_json().unwrap()).unwrap();
+    std::fs::copy(example_path("reason/request.json"), d.join("request.json")).unwrap();
+
+    let run = verify(d, &["wrapped.json", "--request", "request.json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let out = lines(&run);
+    assert_eq!(out[0]["kind"], "zerker.reason.authorization.v1");
+    assert_eq!(out[0]["status"], "valid");
+
+    // --require-authorized: recomputed from its request and authorized.
+    let run = verify(
+        d,
+        &[
+            "wrapped.json",
+            "--request",
+            "request.json",
+            "--require-authorized",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // A certificate alone is not recomputed, so not passed.
+    let run = verify(d, &["wrapped.json", "--require-authorized"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+
+    // The same certificate made out for another request: Treeship's
+    // signature holds, the recomputation does not.
+    let mut other = example("reason/request.json");
+    other["action"]["arguments"]["replicas"] = json!(4);
+    std::fs::write(d.join("other.json"), other.to_string()).unwrap();
+    let run = verify(d, &["wrapped.json", "--request", "other.json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+}
+
+/// chit signs a Reason certificate as Treeship registers it; treeship-core
+/// verifies the envelope, validates the predicate and derives the art id
+/// chit reports.
+#[test]
+fn chit_wraps_a_reason_certificate_as_treeship_registers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keygen = chit_in(d, &["keygen", "--out", "k.pem"], None);
+    assert_eq!(keygen.code, 0, "{}", keygen.stderr);
+    let public = common::printed(&keygen.stdout, "treeship");
+    let public = public.trim();
+    let key_id = common::printed(&keygen.stdout, "key id").trim().to_owned();
+    // chit signs canonical JSON (RFC 8785), whose numbers are doubles: the
+    // example's ticket past 2^53 is refused, so this one is small.
+    let mut certificate = example("reason/certificate.json");
+    certificate["action"]["arguments"]["ticket"] = json!(7);
+    std::fs::write(d.join("certificate.json"), certificate.to_string()).unwrap();
+    let run = chit_in(
+        d,
+        &[
+            "sign",
+            "--key",
+            "k.pem",
+            "--kind",
+            "reason.authorization.v1",
+            "--out",
+            "env.json",
+            "certificate.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    let envelope = Envelope::from_json(&std::fs::read(d.join("env.json")).unwrap()).unwrap();
+    let key = {
+        use base64::Engine;
+        let b = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(public.strip_prefix("ed25519:").unwrap())
+            .unwrap();
+        VerifyingKey::from_bytes(&b.try_into().unwrap()).unwrap()
+    };
+    let mut verifier = Verifier::new(Default::default());
+    verifier.add_key(key_id, key);
+    verifier.verify(&envelope).unwrap();
+    let statement: ReceiptStatement = envelope.unmarshal_statement().unwrap();
+    assert_eq!(statement.kind, "reason.authorization.v1");
+    treeship_core::predicates::validate(&statement.kind, statement.payload.as_ref()).unwrap();
+
+    // chit reads it back as the certificate it is: signed, and (without
+    // its request, which this changed certificate no longer matches)
+    // not recomputed, so not valid.
+    write_trust(d, &key);
+    let run = verify(d, &["env.json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(lines(&run)[0]["kind"], "zerker.reason.authorization.v1");
+    assert_eq!(lines(&run)[0]["status"], "unchecked");
+    let art = artifact_id_from_pae(&pae(
+        &envelope.payload_type,
+        &envelope.payload_bytes().unwrap(),
+    ));
+    assert_eq!(lines(&run)[0]["artifact_id"], art.as_str());
+}
+
+/// Every link kind Treeship 0.32 signs, stored as `treeship attest` stores
+/// it, and each edited storage edge: chit's verdict is Treeship's on each.
+#[test]
+fn store_links_are_judged_by_treeships_signed_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let store = Store::open(d.join("store")).unwrap();
+
+    let root = file(
+        &store,
+        &signer,
+        "action",
+        &ActionStatement::new("agent://t", "build"),
+        None,
+    );
+    let mut a2 = ActionStatement::new("agent://t", "test");
+    a2.parent_id = Some(root.clone());
+    let child = file(&store, &signer, "action", &a2, Some(&root));
+
+    // An endorsement that signs its parent (0.32), and one that does not
+    // (0.31.9 and earlier): its storage edge is accepted, with a warning.
+    let endorse = |parent: Option<&str>| {
+        let mut e = EndorsementStatement::new("human://reviewer", "review");
+        e.subject = SubjectRef {
+            artifact_id: Some(root.clone()),
+            digest: None,
+            uri: None,
+        };
+        e.parent_id = parent.map(str::to_owned);
+        e
+    };
+    let signed_endorsement = file(
+        &store,
+        &signer,
+        "endorsement",
+        &endorse(Some(&child)),
+        Some(&child),
+    );
+    let legacy_endorsement = file(&store, &signer, "endorsement", &endorse(None), Some(&child));
+    // A handoff's signed parent is its first artifact.
+    let handoff = file(
+        &store,
+        &signer,
+        "handoff",
+        &HandoffStatement::new("agent://a", "agent://b", vec![child.clone()]),
+        Some(&child),
+    );
+    // A receipt signs the parent it chains onto (0.32).
+    let mut receipt = ReceiptStatement::new("system://ci", "confirmation");
+    receipt.parent_id = Some(handoff.clone());
+    let receipt = file(&store, &signer, "receipt", &receipt, Some(&handoff));
+
+    let ids = [
+        &root,
+        &child,
+        &signed_endorsement,
+        &legacy_endorsement,
+        &handoff,
+        &receipt,
+    ];
+    for id in ids {
+        assert_eq!(
+            chit_verdict(d, id),
+            treeship_verdict(&store, &signer, id),
+            "{id}: {}",
+            verify(d, &["store"]).stdout
+        );
+    }
+    assert_eq!(chit_verdict(d, &legacy_endorsement), Verdict::Warned);
+    let run = verify(d, &["store", "--allow-unchecked"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("0.31.9"), "{}", run.stdout);
+
+    // Each storage edge moved to another artifact: Treeship fails the ones
+    // whose statement signs a parent, and so does chit.
+    for id in [&child, &signed_endorsement, &handoff, &receipt] {
+        let mut rec = store.read(id).unwrap();
+        let was = rec.parent_id.replace(root.clone());
+        if was.as_deref() == Some(&root) {
+            rec.parent_id = Some(child.clone());
+        }
+        store.write(&rec).unwrap();
+        assert_eq!(
+            treeship_verdict(&store, &signer, id),
+            Verdict::Invalid,
+            "{id}"
+        );
+        assert_eq!(chit_verdict(d, id), Verdict::Invalid, "{id}");
+        rec.parent_id = was;
+        store.write(&rec).unwrap();
+    }
+    let run = verify(d, &["store", "--allow-unchecked"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+/// A receipt export of a 0.32 receipt, which signs its parent: the export
+/// carries one artifact, so the parent outside it is said, not an error.
+#[test]
+fn an_export_of_a_receipt_that_signs_its_parent_verifies_alone() {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let mut stmt = ReceiptStatement::new("system://reason", "reason.authorization.v1");
+    stmt.payload = Some(example("reason/certificate.json"));
+    stmt.parent_id = Some("art_0123456789abcdef0123456789abcdef".into());
+    let signed = sign(&payload_type("receipt"), &stmt, &signer).unwrap();
+    let env = &signed.envelope;
+    // As `treeship receipt export --format json` writes it.
+    let message = pae(&env.payload_type, &env.payload_bytes().unwrap());
+    let export = json!({
+        "artifact_id": signed.artifact_id,
+        "algorithm": "ed25519",
+        "encoding": "base64",
+        "message_b64": STANDARD.encode(&message),
+        "signature_b64": STANDARD.encode(Envelope::sig_bytes(&env.signatures[0]).unwrap()),
+        "public_key_b64": STANDARD.encode(signer.verifying_key().as_bytes()),
+        "key_id": env.signatures[0].keyid,
+    });
+    std::fs::write(d.join("export.json"), export.to_string()).unwrap();
+    std::fs::copy(example_path("reason/request.json"), d.join("request.json")).unwrap();
+    let run = verify(d, &["export.json", "--request", "request.json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("not the chain above it"),
+        "{}",
+        run.stdout
+    );
+
+    // A signature bit flipped: Treeship's verifier and chit both fail it.
+    let mut bad = export.clone();
+    let mut sig = Envelope::sig_bytes(&env.signatures[0]).unwrap();
+    sig[0] ^= 1;
+    bad["signature_b64"] = STANDARD.encode(&sig).into();
+    std::fs::write(d.join("bad.json"), bad.to_string()).unwrap();
+    assert_eq!(
+        verify(d, &["bad.json", "--request", "request.json"]).code,
+        1
+    );
+}
