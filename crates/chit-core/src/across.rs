@@ -360,7 +360,13 @@ impl Across {
             Facts::Recompute(r) => self.results.push(r),
             Facts::Rebind(f) => self.rebinds.push(f),
             Facts::Index(f) => self.indexes.push(f),
-            Facts::Session(f) => self.sessions.push(*f),
+            Facts::Session(mut f) => {
+                for c in std::mem::take(&mut f.carried) {
+                    let origin = Origin::new(format!("{}/{}", f.source.file, c.at), None);
+                    self.add_artifact(origin, c.status, c.artifact);
+                }
+                self.sessions.push(*f);
+            }
             // Taken apart above.
             Facts::Bundle(_) => {}
         }

@@ -191,16 +191,35 @@ impl Trust {
                 kinds,
             });
         }
+        Ok(Trust::of(keys))
+    }
+
+    /// Keys that may sign any kind, by name: the keys a Treeship package
+    /// names for its own signers (`keys.json`), which no trust file pins.
+    pub fn named(keys: impl IntoIterator<Item = (String, PublicKey)>) -> Trust {
+        Trust::of(
+            keys.into_iter()
+                .map(|(name, key)| TrustedKey {
+                    name: name.into(),
+                    key,
+                    did: None,
+                    kinds: None,
+                })
+                .collect(),
+        )
+    }
+
+    fn of(keys: Vec<TrustedKey>) -> Trust {
         let public = KeyRing::new(keys.iter().map(|k| k.key));
         let mut by_key: std::collections::HashMap<[u8; 32], Vec<usize>> = Default::default();
         for (i, k) in keys.iter().enumerate() {
             by_key.entry(k.key.bytes()).or_default().push(i);
         }
-        Ok(Trust {
+        Trust {
             keys,
             public,
             by_key,
-        })
+        }
     }
 
     /// The entries that list `key` (several may, with other names or kinds).

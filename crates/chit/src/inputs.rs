@@ -228,6 +228,11 @@ pub struct PackageFiles {
     pub merkle: Option<Result<Vec<u8>, InputError>>,
     pub render: Option<Result<Vec<u8>, InputError>>,
     pub proofs: Vec<(String, Result<Vec<u8>, InputError>)>,
+    /// Treeship 0.32's sealed files: `record.json`, `keys.json` and the
+    /// envelopes under `artifacts/`.
+    pub record: Option<Result<Vec<u8>, InputError>>,
+    pub keys: Option<Result<Vec<u8>, InputError>>,
+    pub artifacts: Vec<(String, Result<Vec<u8>, InputError>)>,
     pub others: Vec<String>,
 }
 
@@ -236,16 +241,22 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
         let p = dir.join(name);
         p.exists().then(|| read(&Source::File(p), max))
     };
-    let mut proofs = Vec::new();
-    if let Ok(list) = fs::read_dir(dir.join("proofs")) {
-        for e in list.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".json") {
-                proofs.push((name, read(&Source::File(e.path()), max)));
+    // The `.json` files directly in a folder of the package, by name.
+    let jsons = |sub: &str| {
+        let mut out = Vec::new();
+        if let Ok(list) = fs::read_dir(dir.join(sub)) {
+            for e in list.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".json") && e.file_type().is_ok_and(|t| t.is_file()) {
+                    out.push((name, read(&Source::File(e.path()), max)));
+                }
             }
         }
-    }
-    proofs.sort_by(|a, b| a.0.cmp(&b.0));
+        out.sort_by(|a: &(String, _), b| a.0.cmp(&b.0));
+        out
+    };
+    let proofs = jsons("proofs");
+    let artifacts = jsons("artifacts");
     let mut others = Vec::new();
     for sub in ["approvals", "artifacts"] {
         for e in WalkDir::new(dir.join(sub))
@@ -253,7 +264,10 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
             .into_iter()
             .flatten()
         {
-            if e.file_type().is_file() {
+            let envelope = sub == "artifacts"
+                && e.depth() == 1
+                && e.file_name().to_string_lossy().ends_with(".json");
+            if e.file_type().is_file() && !envelope {
                 if let Ok(rel) = e.path().strip_prefix(dir) {
                     others.push(rel.display().to_string());
                 }
@@ -266,6 +280,9 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
         merkle: file("merkle.json"),
         render: file("render.json"),
         proofs,
+        record: file("record.json"),
+        keys: file("keys.json"),
+        artifacts,
         others,
     }
 }

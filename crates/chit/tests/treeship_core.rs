@@ -393,3 +393,304 @@ fn an_export_of_a_receipt_that_signs_its_parent_verifies_alone() {
         1
     );
 }
+
+/// One signed artifact for a package: its id, digest, envelope bytes and
+/// entry in the receipt.
+struct Sealed {
+    id: String,
+    digest: String,
+    envelope: Vec<u8>,
+    signed_at: String,
+    kind: &'static str,
+}
+
+fn seal<T: serde::Serialize>(signer: &Ed25519Signer, kind: &'static str, statement: &T) -> Sealed {
+    let r = sign(&payload_type(kind), statement, signer).unwrap();
+    let body: Value = serde_json::from_slice(&r.envelope.payload_bytes().unwrap()).unwrap();
+    Sealed {
+        id: r.artifact_id,
+        digest: r.digest,
+        envelope: r.envelope.to_json().unwrap(),
+        signed_at: body["timestamp"].as_str().unwrap().into(),
+        kind,
+    }
+}
+
+const SESSION: &str = "ssn_0123456789abcdef";
+
+/// A session's action, `meta.session_id` naming it.
+fn session_action(name: &str, parent: Option<&str>) -> ActionStatement {
+    let mut a = ActionStatement::new("agent://t", name);
+    a.parent_id = parent.map(str::to_owned);
+    a.meta = Some(json!({ "session_id": SESSION }));
+    a
+}
+
+/// A Treeship 0.32 package, built by treeship-core: the receipt, the
+/// sealed envelopes under `artifacts/`, `keys.json`, and the close record
+/// (`record.json`, a `session.v1` receipt over the digest of
+/// `receipt.json` naming the session.close as subject, as `treeship
+/// session close` signs it). `arts` runs from a session.start to a
+/// session.close.
+fn package(dir: &Path, signer: &Ed25519Signer, arts: &[Sealed]) -> std::path::PathBuf {
+    use base64::Engine;
+    use sha2::Digest;
+    use treeship_core::session::{
+        build_package_with_approvals, manifest::SessionManifest, receipt::ArtifactEntry,
+        receipt::ReceiptComposer, ApprovalsBundle,
+    };
+    let entries = arts
+        .iter()
+        .map(|s| ArtifactEntry {
+            artifact_id: s.id.clone(),
+            payload_type: payload_type(s.kind),
+            digest: Some(s.digest.clone()),
+            signed_at: Some(s.signed_at.clone()),
+            unchained: false,
+        })
+        .collect();
+    let manifest = SessionManifest::new(
+        SESSION.into(),
+        "agent://t".into(),
+        "2026-12-01T00:00:00Z".into(),
+        1_764_547_200_000,
+    );
+    let receipt = ReceiptComposer::compose(&manifest, &[], entries);
+    let bundle = ApprovalsBundle {
+        sealed_envelopes: arts
+            .iter()
+            .map(|s| (s.id.clone(), s.envelope.clone()))
+            .collect(),
+        signer_keys: vec![(
+            "key_ship".into(),
+            format!(
+                "ed25519:{}",
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(signer.verifying_key().as_bytes())
+            ),
+        )],
+        ..ApprovalsBundle::default()
+    };
+    let pkg = build_package_with_approvals(&receipt, dir, Some(&bundle))
+        .unwrap()
+        .path;
+    let bytes = std::fs::read(pkg.join("receipt.json")).unwrap();
+    let digest = format!("sha256:{}", hex(&sha2::Sha256::digest(&bytes)));
+    let mut close = ReceiptStatement::new("system://treeship", "session.v1");
+    close.subject = Some(SubjectRef {
+        artifact_id: Some(arts.last().unwrap().id.clone()),
+        digest: None,
+        uri: None,
+    });
+    close.payload = Some(json!({
+        "session_id": SESSION,
+        "actor": "agent://t",
+        "outcome": "completed",
+        "started_at": "2026-12-01T00:00:00Z",
+        "closed_at": "2026-12-01T00:01:00Z",
+        "attestation_class": "self",
+        "receipt_digest": digest,
+        "receipt_merkle_root": receipt.merkle.root,
+    }));
+    treeship_core::predicates::validate("session.v1", close.payload.as_ref()).unwrap();
+    let record = sign(&payload_type("receipt"), &close, signer).unwrap();
+    std::fs::write(pkg.join("record.json"), record.envelope.to_json().unwrap()).unwrap();
+    pkg
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Treeship's verdict on a package (`treeship package verify`): every row
+/// passes or warns.
+fn treeship_passes(pkg: &Path, signer: &Ed25519Signer) -> Result<(), String> {
+    use treeship_core::session::{verify_package_with_options, VerifyStatus};
+    let _ = signer;
+    let checks =
+        verify_package_with_options(pkg, &treeship_core::trust::TrustRootStore::empty(), false)
+            .map_err(|e| e.to_string())?;
+    let failed: Vec<String> = checks
+        .iter()
+        .filter(|c| c.status == VerifyStatus::Fail)
+        .map(|c| format!("{}: {}", c.name, c.detail))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
+    }
+}
+
+/// A 0.32 package verifies alone, from its own bytes, as Treeship's package
+/// verify does; each file it binds, changed, fails it in both.
+#[test]
+fn a_package_verifies_alone_and_every_file_it_binds_is_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let a = seal(&signer, "action", &session_action("session.start", None));
+    let b = seal(&signer, "action", &session_action("test", Some(&a.id)));
+    // A 0.31.9 endorsement: no signed parent, a warning.
+    let mut e = EndorsementStatement::new("human://reviewer", "review");
+    e.subject = SubjectRef {
+        artifact_id: Some(a.id.clone()),
+        digest: None,
+        uri: None,
+    };
+    let e = seal(&signer, "endorsement", &e);
+    let c = seal(
+        &signer,
+        "action",
+        &session_action("session.close", Some(&e.id)),
+    );
+    let (b_id, e_id) = (b.id.clone(), e.id.clone());
+    let pkg = package(d, &signer, &[a, b, e, c]);
+    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    treeship_passes(&pkg, &signer).unwrap();
+
+    // Under the trust file, and alone under the keys it names.
+    let run = verify(d, &[&name, "--allow-unchecked"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(&e_id) && run.stdout.contains("0.31.9"),
+        "{}",
+        run.stdout
+    );
+    let alone = chit_in(d, &["verify", "--json", "--allow-unchecked", &name], None);
+    assert_eq!(alone.code, 0, "{}{}", alone.stdout, alone.stderr);
+    assert!(alone.stdout.contains("keys.json"), "{}", alone.stdout);
+
+    // Each tamper, on a fresh copy: Treeship fails it, and so does chit.
+    type Tamper = Box<dyn Fn(&Path)>;
+    let edit_json = |file: &'static str, change: fn(&mut Value)| -> Tamper {
+        Box::new(move |p: &Path| {
+            let path = p.join(file);
+            let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            change(&mut v);
+            std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        })
+    };
+    let b_file = format!("artifacts/{b_id}.json");
+    let b_file: &'static str = Box::leak(b_file.into_boxed_str());
+    let tampers: Vec<(&str, Tamper)> = vec![
+        (
+            "a payload byte in an artifact's sealed copy",
+            edit_json(b_file, |v| {
+                use base64::Engine;
+                let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+                let mut p = e.decode(v["payload"].as_str().unwrap()).unwrap();
+                let at = p.windows(4).position(|w| w == b"test").unwrap();
+                p[at] = b'b';
+                v["payload"] = e.encode(p).into();
+            }),
+        ),
+        (
+            "a signature bit in record.json",
+            edit_json("record.json", |v| {
+                use base64::Engine;
+                let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+                let mut s = e
+                    .decode(v["signatures"][0]["sig"].as_str().unwrap())
+                    .unwrap();
+                s[5] ^= 1;
+                v["signatures"][0]["sig"] = e.encode(s).into();
+            }),
+        ),
+        (
+            "keys.json naming another key for the ship's key id",
+            edit_json("keys.json", |v| {
+                v["keys"]["key_ship"] =
+                    "ed25519:SeVxSanX9yDn1yvX3DdaNsLaqXcy2X3FUHSyz8QRHFY".into();
+            }),
+        ),
+        (
+            "record.json removed",
+            Box::new(|p: &Path| std::fs::remove_file(p.join("record.json")).unwrap()),
+        ),
+        (
+            "the receipt edited after it was sealed",
+            edit_json("receipt.json", |v| {
+                v["session"]["actor"] = "agent://someone-else".into();
+            }),
+        ),
+        (
+            "a sealed envelope removed",
+            Box::new(move |p: &Path| std::fs::remove_file(p.join(b_file)).unwrap()),
+        ),
+    ];
+    for (what, tamper) in &tampers {
+        let copy = tempfile::tempdir().unwrap();
+        let to = copy.path().join(&name);
+        copy_dir(&pkg, &to);
+        std::fs::copy(d.join("trust.toml"), copy.path().join("trust.toml")).unwrap();
+        tamper(&to);
+        assert!(
+            treeship_passes(&to, &signer).is_err(),
+            "Treeship passed {what}"
+        );
+        let run = verify(copy.path(), &[&name, "--allow-unchecked"]);
+        assert_eq!(
+            run.code, 1,
+            "chit passed {what}: {}{}",
+            run.stdout, run.stderr
+        );
+        let alone = chit_in(copy.path(), &["verify", "--allow-unchecked", &name], None);
+        assert_eq!(
+            alone.code, 1,
+            "chit alone passed {what}: {}{}",
+            alone.stdout, alone.stderr
+        );
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A package sealed whole whose chain is out of order: an artifact that
+/// signs a parent other than the one it follows. Treeship's chain_linkage
+/// fails it, and so does chit's, naming both.
+#[test]
+fn a_package_whose_signed_parent_is_not_the_one_before_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let a = seal(&signer, "action", &session_action("session.start", None));
+    let x = seal(&signer, "action", &session_action("x", Some(&a.id)));
+    // Follows x, but signs a as its parent.
+    let y = seal(&signer, "action", &session_action("y", Some(&a.id)));
+    let c = seal(
+        &signer,
+        "action",
+        &session_action("session.close", Some(&y.id)),
+    );
+    let (x_id, y_id) = (x.id.clone(), y.id.clone());
+    let pkg = package(d, &signer, &[a, x, y, c]);
+    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    let treeship = treeship_passes(&pkg, &signer).unwrap_err();
+    assert!(treeship.contains("chain_linkage"), "{treeship}");
+    let run = verify(d, &[&name, "--allow-unchecked"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let line = &lines(&run)[0];
+    let linkage: Vec<&Value> = line["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["rule"] == "chain_linkage")
+        .collect();
+    assert_eq!(linkage.len(), 1, "{line}");
+    let message = linkage[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&y_id) && message.contains(&x_id),
+        "{message}"
+    );
+}

@@ -381,15 +381,23 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
         f.as_ref()
             .map(|r| r.as_deref().map_err(ToString::to_string))
     }
+    type Named = (String, Result<Vec<u8>, inputs::InputError>);
+    fn borrow_all(files: &[Named]) -> Vec<(String, Result<&[u8], String>)> {
+        files
+            .iter()
+            .map(|(n, r)| (n.clone(), r.as_deref().map_err(ToString::to_string)))
+            .collect()
+    }
     let package = chit_core::kinds::treeship::session::Package {
         receipt,
         merkle: borrow(&files.merkle),
         render: borrow(&files.render),
-        proofs: files
-            .proofs
-            .iter()
-            .map(|(n, r)| (n.clone(), r.as_deref().map_err(ToString::to_string)))
-            .collect(),
+        proofs: borrow_all(&files.proofs),
+        sealed: chit_core::kinds::treeship::sealed::Sealed {
+            record: borrow(&files.record),
+            keys: borrow(&files.keys),
+            artifacts: borrow_all(&files.artifacts),
+        },
         unchecked: files.others.clone(),
     };
     match chit_core::check(&package, &settings.ctx) {

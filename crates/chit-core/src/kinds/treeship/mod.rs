@@ -1,10 +1,12 @@
 //! Treeship: what it writes, read as Treeship reads it. A signed
 //! statement in a DSSE envelope ([`statement`]); a store's records, its
 //! index, chains of artifacts by their parents and `treeship receipt
-//! export` output ([`records`]); a session package ([`session`]). Every
+//! export` output ([`records`]); a session package ([`session`]) and what
+//! a 0.32 package seals beside its receipt ([`sealed`]). Every
 //! rule id they report is in [`rule`].
 
 pub mod records;
 pub mod rule;
+pub mod sealed;
 pub mod session;
 pub mod statement;

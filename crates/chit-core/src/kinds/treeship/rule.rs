@@ -19,5 +19,7 @@ pub const LEAF_COUNT: &str = "leaf_count";
 pub const INCLUSION: &str = "inclusion";
 pub const TIMELINE: &str = "timeline_order";
 pub const PACKAGE: &str = "package";
+/// A 0.32 package's chained artifacts each sign the one before as parent.
+pub const CHAIN_LINKAGE: &str = "chain_linkage";
 /// Across inputs: the signed session record and the listed artifacts.
 pub const SESSION: &str = "session";

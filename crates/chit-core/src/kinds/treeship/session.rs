@@ -44,7 +44,10 @@ pub struct Package<'a> {
     pub render: Option<Result<&'a [u8], String>>,
     /// `proofs/*.json`: each file's name and bytes (or why not).
     pub proofs: Vec<(String, Result<&'a [u8], String>)>,
-    /// Files chit does not check (under `approvals/`, `artifacts/`).
+    /// `record.json`, `keys.json` and `artifacts/*.json` (Treeship 0.32).
+    pub sealed: super::sealed::Sealed<'a>,
+    /// Files chit does not check (under `approvals/`, and anything under
+    /// `artifacts/` that is not an envelope's `.json`).
     pub unchecked: Vec<String>,
 }
 
@@ -160,10 +163,15 @@ pub fn check_package(p: &Package, ctx: &Context) -> Result<Checked, Unreadable> 
             rule::PACKAGE,
             "",
             format!(
-                "not checked by chit: {} (approval evidence and the envelopes beside it; give the store's records to check them)",
+                "not checked by chit: {} (approval evidence; give the store's records to check what it refers to)",
                 p.unchecked.join(", ")
             ),
         );
+    }
+    if let Some(crate::facts::Facts::Session(f)) = checked.facts.as_mut() {
+        f.carried = super::sealed::check(&p.sealed, Some(f), ctx, &mut checked.report);
+    } else {
+        super::sealed::check(&p.sealed, None, ctx, r);
     }
     Ok(checked)
 }
@@ -210,6 +218,7 @@ pub(crate) fn check_receipt(doc: &Doc, raw: Option<&[u8]>, _ctx: &Context) -> Ch
         receipt_digest: raw.map(crate::digest::sha256_tagged),
         merkle_root: root_claim,
         artifacts: listed,
+        carried: Vec::new(),
         source: Origin::unknown(),
     });
     Checked {
@@ -252,6 +261,7 @@ fn listed_artifacts(root: Val, r: &mut Report) -> Vec<Listed> {
             payload_type,
             digest: text(a, "digest"),
             signed_at: text(a, "signed_at"),
+            unchained: a.get("unchained").and_then(|u| u.as_bool()) == Some(true),
         });
     }
     listed
