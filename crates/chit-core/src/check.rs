@@ -156,6 +156,20 @@ fn bundles(input: &[u8], ctx: &Context) -> Checked {
 /// signature could be counted, and its `envelope` errors already fail it.
 fn gates(mut checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked {
     reason_gate(&mut checked.report, ctx);
+    signer_gate(checked, signers, ctx)
+}
+
+/// An envelope carried inside another input (a package's sealed copy, an
+/// export bundle's member): checked as a bare one, held to the threshold
+/// and the trust file the same way (the input that carries it answers to
+/// `--require-authorized` itself).
+pub(crate) fn carried_envelope(v: crate::Val, ctx: &Context) -> Checked {
+    let (checked, signers) = kinds::treeship::statement::check_val(v, ctx);
+    signer_gate(checked, signers, ctx)
+}
+
+/// [`gates`]' part about signers.
+fn signer_gate(mut checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked {
     if ctx.trust.is_none() {
         return checked;
     }
@@ -260,6 +274,12 @@ fn check_doc(doc: &Doc, ctx: &Context) -> Checked {
         return gates(checked, signers, ctx);
     }
     if ctx.kind.is_none() {
+        if crate::kinds::treeship::export_bundle::looks_like_export_bundle(doc) {
+            // Its envelopes are each held to the trust file and threshold.
+            let mut checked = crate::kinds::treeship::export_bundle::check(doc, ctx);
+            reason_gate(&mut checked.report, ctx);
+            return checked;
+        }
         if crate::kinds::treeship::records::looks_like_index(doc) {
             // A listing of the records beside it, signed by none: what it
             // says is held against those records across inputs (a signed

@@ -140,9 +140,9 @@ pub struct ArtifactFacts {
     /// What a `session.v1` statement (a closed session's signed record)
     /// says of its session package.
     pub session: Option<Box<SessionClaim>>,
-    /// It travels alone (a `treeship receipt export`: one artifact, not
-    /// the chain above it), so a parent it names outside the inputs is
-    /// said, not an error.
+    /// It travels alone (a `treeship receipt export`, a member of an export
+    /// bundle: not the chain above it), so a parent it names outside the
+    /// inputs is said, not an error.
     pub alone: bool,
     pub source: Origin,
 }

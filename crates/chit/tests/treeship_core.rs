@@ -377,7 +377,7 @@ fn an_export_of_a_receipt_that_signs_its_parent_verifies_alone() {
     let run = verify(d, &["export.json", "--request", "request.json"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stdout.contains("not the chain above it"),
+        run.stdout.contains("not the chain above them"),
         "{}",
         run.stdout
     );
@@ -693,4 +693,90 @@ fn a_package_whose_signed_parent_is_not_the_one_before_fails() {
         message.contains(&y_id) && message.contains(&x_id),
         "{message}"
     );
+}
+
+/// An export bundle (`treeship bundle export`, `treeship-export/v1`), made
+/// by treeship-core: Treeship's import and chit both accept it, and both
+/// refuse an artifact changed in it or an unknown version. chit also holds
+/// the signed list to the envelopes carried (beyond Treeship's import).
+#[test]
+fn an_export_bundle_is_judged_as_treeships_import_judges_it() {
+    use treeship_core::bundle;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let store = Store::open(d.join("store")).unwrap();
+    let a = file(
+        &store,
+        &signer,
+        "action",
+        &ActionStatement::new("agent://t", "build"),
+        None,
+    );
+    let mut b = ActionStatement::new("agent://t", "test");
+    b.parent_id = Some(a.clone());
+    let b = file(&store, &signer, "action", &b, Some(&a));
+    let mut rs = ReceiptStatement::new("system://ci", "confirmation");
+    rs.parent_id = Some(b.clone());
+    let c = file(&store, &signer, "receipt", &rs, Some(&b));
+    // b's parent, a, stays outside the bundle.
+    let made = bundle::create(&[&b, &c], Some("release"), None, &store, &signer).unwrap();
+    let out = d.join("release.treeship");
+    bundle::export(&made.artifact_id, &out, &store).unwrap();
+
+    let imports = |path: &Path| {
+        let into = Store::open(tempfile::tempdir().unwrap().keep().join("s")).unwrap();
+        bundle::import(path, &into, &Verifier::from_signer(&signer)).is_ok()
+    };
+    assert!(imports(&out));
+    let run = verify(d, &["release.treeship", "--allow-unchecked"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let out_lines = lines(&run);
+    assert_eq!(out_lines[0]["kind"], "treeship.export-bundle");
+    assert!(
+        run.stdout.contains(&a),
+        "the outside parent is named: {}",
+        run.stdout
+    );
+    // Its members count as inputs: b's parent outside is said, not failed.
+    let chain = out_lines.iter().find(|l| l["chain"].is_string()).unwrap();
+    assert_eq!(chain["errors"].as_array().unwrap().len(), 0, "{chain}");
+
+    let tamper = |name: &str, change: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        change(&mut v);
+        let path = d.join(name);
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        path
+    };
+    // A payload byte in an artifact: both refuse it.
+    let edited = tamper("edited.treeship", &|v| {
+        use base64::Engine;
+        let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut p = e
+            .decode(v["artifacts"][0]["payload"].as_str().unwrap())
+            .unwrap();
+        let at = p.windows(4).position(|w| w == b"test").unwrap();
+        p[at] = b'b';
+        v["artifacts"][0]["payload"] = e.encode(p).into();
+    });
+    assert!(!imports(&edited));
+    let run = verify(d, &["edited.treeship", "--allow-unchecked"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    // An unknown version: both refuse it.
+    let version = tamper("version.treeship", &|v| {
+        v["version"] = "treeship-export/v9".into()
+    });
+    assert!(!imports(&version));
+    let run = verify(d, &["version.treeship", "--allow-unchecked"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    // An artifact dropped: Treeship's import takes what is left; chit holds
+    // the signed list to what the file carries.
+    let dropped = tamper("dropped.treeship", &|v| {
+        v["artifacts"].as_array_mut().unwrap().remove(0);
+    });
+    assert!(imports(&dropped));
+    let run = verify(d, &["dropped.treeship", "--allow-unchecked"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains(&b), "{}", run.stdout);
 }

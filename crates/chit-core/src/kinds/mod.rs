@@ -123,6 +123,7 @@ pub const LABELS: &[&str] = &[
     treeship::session::KIND,
     treeship::records::INDEX_KIND,
     treeship::records::EXPORT_KIND,
+    treeship::export_bundle::KIND,
 ];
 
 /// Whether a report on one input can carry the kind `name`.

@@ -2,9 +2,11 @@
 //! statement in a DSSE envelope ([`statement`]); a store's records, its
 //! index, chains of artifacts by their parents and `treeship receipt
 //! export` output ([`records`]); a session package ([`session`]) and what
-//! a 0.32 package seals beside its receipt ([`sealed`]). Every
+//! a 0.32 package seals beside its receipt ([`sealed`]); an export bundle
+//! ([`export_bundle`]). Every
 //! rule id they report is in [`rule`].
 
+pub mod export_bundle;
 pub mod records;
 pub mod rule;
 pub mod sealed;

@@ -545,8 +545,8 @@ pub(crate) fn chains(
                     rule::CHAIN,
                     "",
                     format!(
-                        "{} names {p} as its parent, which is not among the inputs: an export carries one \
-                         artifact, not the chain above it; give its parent too to check the link ({})",
+                        "{} names {p} as its parent, which is not among the inputs: an export carries its \
+                         artifacts, not the chain above them; give its parent too to check the link ({})",
                         a.art_id, a.source
                     ),
                 );

@@ -185,7 +185,7 @@ fn envelope(
         expected_art: art,
         ..*ctx
     };
-    let (checked, _) = super::statement::check_val(doc.root(), &ctx);
+    let checked = crate::check::carried_envelope(doc.root(), &ctx);
     for f in &checked.report.errors {
         r.error(f.rule, "", format!("{file}: {}", f.message));
     }
