@@ -35,6 +35,9 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// The payload type of a Treeship receipt statement.
 pub const TREESHIP_RECEIPT: &str = "application/vnd.treeship.receipt.v1+json";
+/// The payload type of a Treeship session participant, whose art id is not
+/// of its DSSE encoding ([`Envelope::ids`]).
+pub const TREESHIP_PARTICIPANT: &str = "application/vnd.treeship.session-participant.v1+json";
 
 /// DSSE's pre-authentication encoding:
 /// `"DSSEv1" SP len(type) SP type SP len(body) SP body`, lengths in bytes.
@@ -225,8 +228,41 @@ impl Envelope {
         pae(&self.payload_type, &self.payload)
     }
 
+    /// Its art id and digest, as Treeship names it: of its DSSE
+    /// encoding, or for a session participant (signed over a text of its
+    /// own) of the envelope before the countersign.
     pub fn ids(&self) -> Ids {
+        if self.payload_type == TREESHIP_PARTICIPANT {
+            return self.pending_ids();
+        }
         Ids::of_pae(&self.pae())
+    }
+
+    /// A session participant's art id and digest: of the envelope with its
+    /// first signature only (before the host countersigned), as Treeship's
+    /// JSON writes it; the art id `art_` and the first 16 bytes of its
+    /// SHA-256, the digest that SHA-256 whole.
+    fn pending_ids(&self) -> Ids {
+        use sha2::{Digest, Sha256};
+        let string = crate::canon::write_string;
+        let mut json = b"{\"payload\":".to_vec();
+        string(&crate::keys::encode_base64url(&self.payload), &mut json);
+        json.extend_from_slice(b",\"payloadType\":");
+        string(&self.payload_type, &mut json);
+        json.extend_from_slice(b",\"signatures\":[");
+        if let Some(s) = self.signatures.first() {
+            json.extend_from_slice(b"{\"keyid\":");
+            string(s.keyid.as_deref().unwrap_or(""), &mut json);
+            json.extend_from_slice(b",\"sig\":");
+            string(&crate::keys::encode_base64url(&s.sig), &mut json);
+            json.push(b'}');
+        }
+        json.extend_from_slice(b"]}");
+        let sum = Sha256::digest(&json);
+        Ids {
+            artifact_id: format!("art_{}", crate::digest::hex(&sum[..16])),
+            digest: format!("sha256:{}", crate::digest::hex(&sum)),
+        }
     }
 
     /// Signs `payload` as `payload_type` with `key`.

@@ -144,7 +144,24 @@ pub struct ArtifactFacts {
     /// bundle: not the chain above it), so a parent it names outside the
     /// inputs is said, not an error.
     pub alone: bool,
+    /// A session participant's or an invitation's part in a join.
+    pub role: Option<Box<Role>>,
     pub source: Origin,
+}
+
+/// What a join is checked by across inputs: a participant's countersign is
+/// by its invitation's issuer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A session participant: the trusted key that countersigned it, the
+    /// invitation it redeems and the session it joins.
+    Participant {
+        host: [u8; 32],
+        invitation: Box<str>,
+        session: Box<str>,
+    },
+    /// An invitation, signed by the issuer it names, to a session.
+    Invitation { issuer: [u8; 32], session: Box<str> },
 }
 
 #[derive(Clone, Debug)]
@@ -170,11 +187,12 @@ impl ArtifactFacts {
     }
 
     /// The parent the chain follows: a record's `parent_id`, else the
-    /// statement's explicit one.
+    /// statement's explicit one (a participant's: its invitation).
     pub fn edge(&self) -> Option<&str> {
-        match &self.record {
-            Some(r) => r.parent_id.as_deref(),
-            None => self.parent.as_deref(),
+        match (&self.record, self.role.as_deref()) {
+            (Some(r), _) => r.parent_id.as_deref(),
+            (None, Some(Role::Participant { invitation, .. })) => Some(invitation),
+            (None, _) => self.parent.as_deref(),
         }
     }
 }

@@ -780,3 +780,148 @@ fn an_export_bundle_is_judged_as_treeships_import_judges_it() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.stdout.contains(&b), "{}", run.stdout);
 }
+
+/// A session participant (two signatures over Treeship's pipe-delimited
+/// text, its art id from the envelope before the countersign) redeeming an
+/// invitation, both stored as Treeship stores them: chit's verdict is
+/// treeship-core's `verify_participant_artifact`, on it and on each tamper.
+#[test]
+fn a_session_participant_is_judged_as_treeship_judges_it() {
+    use base64::Engine;
+    use treeship_core::statements::invitation::{
+        GrantedCapabilities, InvitationStatement, InviteeRestriction,
+    };
+    use treeship_core::statements::session_participant::{
+        participant_artifact_id, verify_participant_artifact, SessionParticipantStatement,
+    };
+    let b64 =
+        |k: &VerifyingKey| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(k.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let host = Ed25519Signer::generate("key_ship").unwrap();
+    let other = Ed25519Signer::generate("key_other").unwrap();
+    let agent = Ed25519Signer::generate("key_agent").unwrap();
+    // Both the host and another key are trusted; the joining agent is not.
+    std::fs::write(
+        d.join("trust.toml"),
+        format!(
+            "[[key]]\nname = \"ship\"\npublic_key = \"ed25519:{}\"\n\n[[key]]\nname = \"other\"\npublic_key = \"ed25519:{}\"\n",
+            b64(&host.verifying_key()),
+            b64(&other.verifying_key())
+        ),
+    )
+    .unwrap();
+    let caps = GrantedCapabilities {
+        action_types: vec!["tool.call".into(), "agent.handoff".into()],
+    };
+    let invitation = InvitationStatement::new(
+        SESSION,
+        b64(&host.verifying_key()),
+        InviteeRestriction::Open,
+        caps.clone(),
+        "2027-01-01T00:00:00Z",
+        "00112233445566778899aabbccddeeff",
+    );
+    let inv = sign(&payload_type("invitation"), &invitation, &host).unwrap();
+    let inv_env = inv.envelope.clone();
+
+    // Files a participant envelope as Treeship stores it.
+    let store_participant = |env: &Envelope| {
+        let id = participant_artifact_id(env).unwrap();
+        let pending = {
+            let mut p = env.clone();
+            p.signatures.truncate(1);
+            p.to_json().unwrap()
+        };
+        use sha2::Digest;
+        let digest = format!("sha256:{}", hex(&sha2::Sha256::digest(&pending)));
+        let dir = tempfile::tempdir().unwrap().keep();
+        let store = Store::open(dir.join("store")).unwrap();
+        store
+            .write(&Record {
+                artifact_id: inv.artifact_id.clone(),
+                digest: inv.digest.clone(),
+                payload_type: payload_type("invitation"),
+                key_id: "key_ship".into(),
+                signed_at: "2026-12-01T00:00:00Z".into(),
+                parent_id: None,
+                envelope: inv_env.clone(),
+                hub_url: None,
+                anchors: Vec::new(),
+            })
+            .unwrap();
+        store
+            .write(&Record {
+                artifact_id: id.clone(),
+                digest,
+                payload_type: payload_type("session-participant"),
+                key_id: "key_agent".into(),
+                signed_at: "2026-12-01T00:00:05Z".into(),
+                parent_id: Some(inv.artifact_id.clone()),
+                envelope: env.clone(),
+                hub_url: None,
+                anchors: Vec::new(),
+            })
+            .unwrap();
+        std::fs::copy(d.join("trust.toml"), dir.join("trust.toml")).unwrap();
+        (dir, id)
+    };
+    let treeship = |env: &Envelope| {
+        participant_artifact_id(env).is_ok_and(|id| {
+            verify_participant_artifact(env, &id, &inv_env, host.verifying_key(), SESSION).is_ok()
+        })
+    };
+    let chit = |env: &Envelope| {
+        let (dir, id) = store_participant(env);
+        let run = verify(&dir, &["store", "--allow-unchecked"]);
+        let line = lines(&run)
+            .into_iter()
+            .find(|l| l["file"].as_str().is_some_and(|f| f.contains(&id)))
+            .unwrap();
+        (run.code == 0, format!("{line}\n{}", run.stdout))
+    };
+
+    let mut joined = SessionParticipantStatement::new(
+        SESSION,
+        inv.artifact_id.clone(),
+        b64(&agent.verifying_key()),
+        "2026-12-01T00:00:05Z",
+        caps,
+    );
+    let countersigned = |stmt: &SessionParticipantStatement, by: &Ed25519Signer| {
+        let pending = stmt.pending_envelope(&agent).unwrap();
+        SessionParticipantStatement::attach_host_countersign(&pending, by).unwrap()
+    };
+    let good = countersigned(&joined, &host);
+    assert!(treeship(&good));
+    let (ok, out) = chit(&good);
+    assert!(ok, "{out}");
+
+    // Countersigned by a trusted key that did not issue the invitation.
+    let wrong_host = countersigned(&joined, &other);
+    assert!(!treeship(&wrong_host));
+    let (ok, out) = chit(&wrong_host);
+    assert!(!ok && out.contains("issuer"), "{out}");
+    // Only the joining agent's signature.
+    let pending = joined.pending_envelope(&agent).unwrap();
+    assert!(!treeship(&pending));
+    let (ok, out) = chit(&pending);
+    assert!(!ok && out.contains("countersign"), "{out}");
+    // A bit of the joining agent's signature.
+    let mut flipped = good.clone();
+    let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut sig = e.decode(&flipped.signatures[0].sig).unwrap();
+    sig[3] ^= 1;
+    flipped.signatures[0].sig = e.encode(sig);
+    assert!(!treeship(&flipped));
+    assert!(!chit(&flipped).0);
+    // The capabilities changed after both signed.
+    let mut widened = good.clone();
+    joined
+        .capabilities
+        .action_types
+        .push("payments.send".into());
+    widened.payload = e.encode(serde_json::to_vec(&joined).unwrap());
+    assert!(!treeship(&widened));
+    assert!(!chit(&widened).0);
+}

@@ -7,6 +7,7 @@
 //! rule id they report is in [`rule`].
 
 pub mod export_bundle;
+pub mod participant;
 pub mod records;
 pub mod rule;
 pub mod sealed;

@@ -55,6 +55,7 @@ impl ArtifactFacts {
             record: None,
             session,
             alone: false,
+            role: None,
             source: Origin::unknown(),
         }
     }
@@ -562,6 +563,7 @@ pub(crate) fn chains(
                 ),
             );
         }
+        joins(&members, &present, &mut report);
         out.push(Chain {
             root,
             artifacts: members.iter().filter(|m| given(m)).count(),
@@ -571,6 +573,50 @@ pub(crate) fn chains(
     }
     out.sort_by(|a, b| a.root.cmp(&b.root));
     out
+}
+
+/// Each session participant among `members` is countersigned by the
+/// issuer of the invitation it redeems, where that is among the inputs (a
+/// missing one breaks the chain).
+fn joins(
+    members: &[&str],
+    present: &std::collections::HashMap<&str, &ArtifactFacts>,
+    report: &mut Report,
+) {
+    use crate::facts::Role;
+    for m in members {
+        let Some(Role::Participant {
+            host,
+            invitation,
+            session,
+        }) = present.get(m).and_then(|a| a.role.as_deref())
+        else {
+            continue;
+        };
+        let Some(inv) = present.get(&**invitation) else {
+            continue;
+        };
+        match inv.role.as_deref() {
+            Some(Role::Invitation { issuer, .. }) if issuer != host => report.error(
+                rule::CHAIN,
+                "",
+                format!(
+                    "participant {m} is countersigned by a key other than the issuer of the invitation it redeems ({invitation})"
+                ),
+            ),
+            Some(Role::Invitation { session: to, .. }) if to != session => report.error(
+                rule::CHAIN,
+                "",
+                format!("participant {m} joins session {session} by an invitation to {to} ({invitation})"),
+            ),
+            Some(Role::Invitation { .. }) => {}
+            _ => report.error(
+                rule::CHAIN,
+                "",
+                format!("participant {m} redeems {invitation}, which is not an invitation signed by its issuer"),
+            ),
+        }
+    }
 }
 
 /// Whether a document is `treeship receipt export` output.

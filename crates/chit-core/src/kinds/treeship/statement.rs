@@ -49,9 +49,17 @@ pub(crate) fn check_envelope(
     mut report: Report,
     ctx: &Context,
 ) -> (Checked, Option<usize>) {
-    let pae = env.pae();
-    let ids = Ids::of_pae(&pae);
-    let signers = signatures(&env, &pae, ctx, &mut report);
+    // A session participant is signed over a text of its own, and named
+    // by its envelope before the countersign; every other over DSSE's.
+    let participant = env.payload_type == super::participant::PAYLOAD_TYPE;
+    let (ids, signers) = if participant {
+        let signers = super::participant::signers(&env, ctx, &mut report);
+        (env.ids(), signers)
+    } else {
+        let pae = env.pae();
+        let signers = signatures(&env, &pae, ctx, &mut report);
+        (Ids::of_pae(&pae), signers)
+    };
     art(&ids, ctx, &mut report);
     let statement = statement(&env, ctx, &mut report);
     let kind = statement
@@ -80,14 +88,13 @@ pub(crate) fn check_envelope(
             }
         }
     }
-    let artifact = Some(crate::facts::ArtifactFacts::of(
-        &env,
-        &ids,
-        statement
-            .as_ref()
-            .or(statement_any.as_ref())
-            .map(crate::Doc::root),
-    ));
+    let any = statement
+        .as_ref()
+        .or(statement_any.as_ref())
+        .map(crate::Doc::root);
+    let mut artifact = crate::facts::ArtifactFacts::of(&env, &ids, any);
+    artifact.role = super::participant::role(&env, any, &signers, &mut report).map(Box::new);
+    let artifact = Some(artifact);
     let checked = Checked {
         report,
         artifact_id: Some(ids.artifact_id),
