@@ -925,3 +925,83 @@ fn a_session_participant_is_judged_as_treeship_judges_it() {
     assert!(!treeship(&widened));
     assert!(!chit(&widened).0);
 }
+
+/// Treeship's five command artifacts: treeship-core's `verify_command`
+/// (signature, then the payload read as its command) and chit agree on
+/// each, and on each payload Treeship cannot read as its command.
+#[test]
+fn commands_are_judged_as_treeships_verify_command_judges_them() {
+    use treeship_core::artifacts::verify_command;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let keys: std::collections::HashMap<String, VerifyingKey> =
+        [("key_ship".to_owned(), signer.verifying_key())].into();
+    let cases: Vec<(&str, Value, bool)> = vec![
+        (
+            "kill",
+            json!({"session_id": "ssn_1", "reason": "runaway", "issued_at": "2026-12-01T00:00:00Z"}),
+            true,
+        ),
+        (
+            "approval_decision",
+            json!({"approval_artifact_id": "art_1", "decision": "approve", "decided_at": "2026-12-01T00:00:00Z"}),
+            true,
+        ),
+        (
+            "approval_decision",
+            json!({"approval_artifact_id": "art_1", "decision": "reject", "reason": null, "decided_at": "2026-12-01T00:00:00Z"}),
+            true,
+        ),
+        (
+            "approval_decision",
+            json!({"approval_artifact_id": "art_1", "decision": "maybe", "decided_at": "2026-12-01T00:00:00Z"}),
+            false,
+        ),
+        (
+            "mandate_update",
+            json!({"ship_id": "ship_1", "new_bounded_actions": ["deploy"], "new_forbidden": [], "extra": 1}),
+            true,
+        ),
+        (
+            "mandate_update",
+            json!({"ship_id": "ship_1", "new_bounded_actions": ["deploy", 7], "new_forbidden": []}),
+            false,
+        ),
+        (
+            "budget_update",
+            json!({"ship_id": "ship_1", "token_limit_delta": -500}),
+            true,
+        ),
+        (
+            "budget_update",
+            json!({"ship_id": "ship_1", "token_limit_delta": 3.0}),
+            false,
+        ),
+        ("budget_update", json!({"ship_id": "ship_1"}), false),
+        (
+            "terminate_session",
+            json!({"session_id": "ssn_1", "reason": "done", "requested_at": "2026-12-01T00:00:00Z"}),
+            true,
+        ),
+        (
+            "terminate_session",
+            json!({"session_id": "ssn_1", "reason": 5, "requested_at": "2026-12-01T00:00:00Z"}),
+            false,
+        ),
+    ];
+    for (i, (command, payload, good)) in cases.iter().enumerate() {
+        let pt = format!("application/vnd.treeship.command.{command}.v1+json");
+        let signed = sign(&pt, payload, &signer).unwrap();
+        assert_eq!(
+            verify_command(&signed.envelope, &keys).is_ok(),
+            *good,
+            "Treeship on {payload}"
+        );
+        let name = format!("c{i}.json");
+        std::fs::write(d.join(&name), signed.envelope.to_json().unwrap()).unwrap();
+        let run = verify(d, &[&name]);
+        assert_eq!(run.code == 0, *good, "chit on {payload}: {}", run.stdout);
+        assert_eq!(lines(&run)[0]["kind"], "treeship.command");
+    }
+}

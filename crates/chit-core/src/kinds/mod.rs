@@ -124,6 +124,7 @@ pub const LABELS: &[&str] = &[
     treeship::records::INDEX_KIND,
     treeship::records::EXPORT_KIND,
     treeship::export_bundle::KIND,
+    treeship::command::KIND,
 ];
 
 /// Whether a report on one input can carry the kind `name`.

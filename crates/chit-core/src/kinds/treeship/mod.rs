@@ -6,6 +6,7 @@
 //! ([`export_bundle`]). Every
 //! rule id they report is in [`rule`].
 
+pub mod command;
 pub mod export_bundle;
 pub mod participant;
 pub mod records;

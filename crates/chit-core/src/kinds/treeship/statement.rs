@@ -146,6 +146,11 @@ fn art(ids: &Ids, ctx: &Context, report: &mut Report) {
 /// Step 4, `statement`: the payload read as a Treeship receipt statement.
 /// Another payload type is carried, signed, but unchecked.
 fn statement<'e>(env: &'e Envelope, ctx: &Context, report: &mut Report) -> Option<crate::Doc<'e>> {
+    if super::command::is_command(&env.payload_type) {
+        report.kind = super::command::KIND;
+        super::command::check(&env.payload_type, &env.payload, ctx, report);
+        return None;
+    }
     if env.payload_type != TREESHIP_RECEIPT {
         report.unchecked = true;
         report.warning(
