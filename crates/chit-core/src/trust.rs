@@ -73,11 +73,12 @@ impl TrustedKey {
     /// Whether this key may sign a statement of `kind`: any kind, or one
     /// listed by either of its names (chit's, or Treeship's registered one).
     pub fn may_sign(&self, kind: &str) -> bool {
-        let known = crate::kind::Kind::from_name(kind);
-        self.kinds.as_ref().is_none_or(|ks| {
-            ks.iter()
-                .any(|k| k == kind || known.is_some_and(|known| known.is_named(k)))
-        })
+        let Some(ks) = &self.kinds else {
+            return true;
+        };
+        ks.iter().any(|k| k == kind)
+            || crate::kind::Kind::from_name(kind)
+                .is_some_and(|known| ks.iter().any(|k| known.is_named(k)))
     }
 }
 

@@ -179,6 +179,9 @@ pub(crate) fn role(
     signers: &[PublicKey],
     report: &mut Report,
 ) -> Option<Role> {
+    if env.payload_type != PAYLOAD_TYPE && env.payload_type != INVITATION_PAYLOAD_TYPE {
+        return None;
+    }
     let statement = statement?;
     let session = statement
         .get("session_ref")
