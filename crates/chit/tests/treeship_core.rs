@@ -605,6 +605,10 @@ fn a_package_verifies_alone_and_every_file_it_binds_is_bound() {
             }),
         ),
         (
+            "keys.json removed",
+            Box::new(|p: &Path| std::fs::remove_file(p.join("keys.json")).unwrap()),
+        ),
+        (
             "record.json removed",
             Box::new(|p: &Path| std::fs::remove_file(p.join("record.json")).unwrap()),
         ),
@@ -1003,5 +1007,77 @@ fn commands_are_judged_as_treeships_verify_command_judges_them() {
         let run = verify(d, &[&name]);
         assert_eq!(run.code == 0, *good, "chit on {payload}: {}", run.stdout);
         assert_eq!(lines(&run)[0]["kind"], "treeship.command");
+    }
+}
+
+/// chit signs a packet, a run receipt and a numeric lineage receipt; each
+/// envelope verifies under treeship-core's `Verifier`, has the art id chit
+/// reports, and a payload of a kind Treeship registers passes its
+/// predicate schema.
+#[test]
+fn what_chit_signs_treeship_verifies() {
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keygen = chit_in(d, &["keygen", "--out", "k.pem"], None);
+    assert_eq!(keygen.code, 0, "{}", keygen.stderr);
+    let public = common::printed(&keygen.stdout, "treeship");
+    let key_id = common::printed(&keygen.stdout, "key id").trim().to_owned();
+    let key = VerifyingKey::from_bytes(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(public.trim().strip_prefix("ed25519:").unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut verifier = Verifier::new(Default::default());
+    verifier.add_key(key_id, key);
+    // The packet inside an example envelope, signed again by this key.
+    let packet: Value = {
+        let env = Envelope::from_json(&std::fs::read(example_path("packets/p0.env.json")).unwrap())
+            .unwrap();
+        let statement: Value = serde_json::from_slice(&env.payload_bytes().unwrap()).unwrap();
+        statement["payload"].clone()
+    };
+    std::fs::write(d.join("packet.json"), packet.to_string()).unwrap();
+    std::fs::copy(
+        example_path("run-receipts/agreed-verified.json"),
+        d.join("run.json"),
+    )
+    .unwrap();
+    std::fs::copy(example_path("lineage/receipt.json"), d.join("lineage.json")).unwrap();
+    for (file, kind) in [
+        ("packet.json", "verification.packet.v1"),
+        ("run.json", "run-receipt"),
+        ("lineage.json", "numeric.lineage"),
+    ] {
+        let out = format!("{file}.env");
+        let run = chit_in(
+            d,
+            &[
+                "sign", "--key", "k.pem", "--kind", kind, "--out", &out, file,
+            ],
+            None,
+        );
+        assert_eq!(run.code, 0, "{kind}: {}{}", run.stdout, run.stderr);
+        let envelope = Envelope::from_json(&std::fs::read(d.join(&out)).unwrap()).unwrap();
+        let verified = verifier.verify(&envelope).unwrap();
+        let statement: ReceiptStatement = envelope.unmarshal_statement().unwrap();
+        assert_eq!(statement.kind, kind);
+        if treeship_core::predicates::schema_json(kind).is_some() {
+            treeship_core::predicates::validate(kind, statement.payload.as_ref()).unwrap();
+        }
+        // The art id chit reports is Treeship's.
+        let shown = chit_in(d, &["verify", "--json", &out], None);
+        let line: Value = serde_json::from_str(shown.stdout.lines().next().unwrap()).unwrap();
+        assert_eq!(line["artifact_id"], verified.artifact_id.as_str(), "{kind}");
+        // One payload byte changed after signing: Treeship refuses it.
+        let mut bad = envelope.clone();
+        let mut p = envelope.payload_bytes().unwrap();
+        let at = p.iter().position(|&b| b == b':').unwrap();
+        p[at + 1] ^= 0x01;
+        bad.payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(p);
+        assert!(verifier.verify(&bad).is_err(), "{kind}");
     }
 }

@@ -56,7 +56,19 @@ pub(crate) fn check(
         return Vec::new();
     }
     let keys = s.keys.as_ref().and_then(|k| package_keys(k, ctx, r));
-    let carried = envelopes(s, keys.as_ref(), ctx, r);
+    if s.keys.is_none() {
+        // As in Treeship, which checks each sealed signature under the key
+        // the package names: without keys.json, none holds.
+        r.error(
+            rule::PACKAGE,
+            "",
+            "the package seals envelopes (record.json, artifacts/) but carries no keys.json naming \
+             the keys that signed them",
+        );
+    }
+    let Some(carried) = envelopes(s, keys.as_ref(), ctx, r) else {
+        return Vec::new();
+    };
     if let Some(f) = session {
         close_record_binds(f, s, &carried, keys.as_ref(), r);
         every_listed_is_sealed(&f.artifacts, &carried, r);
@@ -66,13 +78,13 @@ pub(crate) fn check(
 }
 
 /// Each sealed envelope, checked (under the trust file, else under the
-/// keys the package names).
+/// keys the package names); `None` when there is neither.
 fn envelopes(
     s: &Sealed,
     keys: Option<&BTreeMap<String, PublicKey>>,
     ctx: &Context,
     r: &mut Report,
-) -> Vec<Carried> {
+) -> Option<Vec<Carried>> {
     let own;
     let ctx = match (ctx.trust, keys) {
         (Some(_), _) => *ctx,
@@ -90,13 +102,8 @@ fn envelopes(
             }
         }
         (None, None) => {
-            r.warning(
-                rule::PACKAGE,
-                "",
-                "the sealed envelopes (record.json, artifacts/) were not checked: the package names \
-                 no keys (keys.json) and no trust file was given (--trust)",
-            );
-            return Vec::new();
+            // Said above (no keys.json), or keys.json is unreadable.
+            return None;
         }
     };
     let mut carried = Vec::new();
@@ -124,7 +131,7 @@ fn envelopes(
             carried.push(c);
         }
     }
-    carried
+    Some(carried)
 }
 
 /// `keys.json`: key id to public key, or its problems in `r`.
