@@ -35,6 +35,7 @@ use crate::report::Report;
 pub enum Input<'a> {
     Bytes(&'a [u8]),
     Package(&'a kinds::treeship::session::Package<'a>),
+    Journal(&'a kinds::treeship::journal::Journal<'a>),
 }
 
 impl<'a> From<&'a [u8]> for Input<'a> {
@@ -71,6 +72,12 @@ impl<'a> From<&'a kinds::treeship::session::Package<'a>> for Input<'a> {
 /// let checked = check(receipt, &Context::default()).expect("readable");
 /// assert!(checked.report.valid(), "{:?}", checked.report.errors);
 /// ```
+impl<'a> From<&'a kinds::treeship::journal::Journal<'a>> for Input<'a> {
+    fn from(j: &'a kinds::treeship::journal::Journal<'a>) -> Input<'a> {
+        Input::Journal(j)
+    }
+}
+
 pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, Unreadable> {
     let input = match input.into() {
         Input::Bytes(b) => b,
@@ -78,6 +85,16 @@ pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, 
             // Unsigned itself, it passes no threshold here: under `--trust`
             // the checks across inputs require its signed session record.
             let checked = kinds::treeship::session::check_package(p, ctx)?;
+            return Ok(gates(checked, None, ctx));
+        }
+        Input::Journal(j) => {
+            // A local hash chain, signed by none: its chain is what it
+            // proves, so it passes no threshold.
+            let mut checked = kinds::treeship::journal::check_journal(j, ctx);
+            if ctx.trust.is_some() {
+                // No key signed it: under a trust file it is not valid.
+                checked.report.unchecked = true;
+            }
             return Ok(gates(checked, None, ctx));
         }
     };

@@ -19,12 +19,17 @@ pub enum Source {
     /// A Treeship session package: a `*.treeship` folder holding a
     /// `receipt.json`, checked as one input.
     Package(PathBuf),
+    /// A Treeship Approval Use Journal: a folder holding `records/` and
+    /// `heads/current.json` (or `journal.json`), checked as one input.
+    Journal(PathBuf),
 }
 
 impl Source {
     pub fn label(&self) -> String {
         match self {
-            Source::File(p) | Source::Broken(p, _) | Source::Package(p) => p.display().to_string(),
+            Source::File(p) | Source::Broken(p, _) | Source::Package(p) | Source::Journal(p) => {
+                p.display().to_string()
+            }
             Source::Stdin => "-".to_string(),
         }
     }
@@ -96,6 +101,7 @@ fn expand_all(inputs: &[PathBuf], notes: &mut Vec<String>) -> Vec<Source> {
         match fs::metadata(input) {
             Err(e) => out.push(Source::Broken(input.clone(), describe_io(&e))),
             Ok(m) if m.is_dir() && is_package(input) => out.push(Source::Package(input.clone())),
+            Ok(m) if m.is_dir() && is_journal(input) => out.push(Source::Journal(input.clone())),
             Ok(m) if m.is_dir() => walk(input, &mut out, notes),
             Ok(_) => out.push(Source::File(input.clone())),
         }
@@ -117,6 +123,7 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
     seen.insert(root_real.clone());
     let mut found: Vec<PathBuf> = Vec::new();
     let mut packages: Vec<PathBuf> = Vec::new();
+    let mut journals: Vec<PathBuf> = Vec::new();
     // walkdir can follow links, but not only those that stay inside the
     // root, and it would enter a folder reached by two paths twice. So it
     // walks without following links, and each link to a folder inside the
@@ -193,6 +200,11 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
                     packages.push(entry.into_path());
                     continue;
                 }
+                if is_journal(entry.path()) {
+                    entries.skip_current_dir();
+                    journals.push(entry.into_path());
+                    continue;
+                }
                 opened = Some(entry.into_path());
             } else if ft.is_file() {
                 if is_json(entry.path()) {
@@ -211,12 +223,46 @@ fn walk(root: &Path, out: &mut Vec<Source>, notes: &mut Vec<String>) {
     out.extend(found.into_iter().map(Source::File));
     packages.sort_unstable();
     out.extend(packages.into_iter().map(Source::Package));
+    journals.sort_unstable();
+    out.extend(journals.into_iter().map(Source::Journal));
 }
 
 /// Whether a folder is a Treeship session package: named `*.treeship`, with
 /// a `receipt.json` in it.
 pub fn is_package(dir: &Path) -> bool {
     dir.extension().is_some_and(|e| e == "treeship") && dir.join("receipt.json").is_file()
+}
+
+/// Whether a folder is a Treeship Approval Use Journal: `records/` beside
+/// `heads/current.json` or `journal.json`.
+pub fn is_journal(dir: &Path) -> bool {
+    dir.join("records").is_dir()
+        && (dir.join("heads/current.json").is_file() || dir.join("journal.json").is_file())
+}
+
+/// The files of a journal, each read under `max` bytes: its head and the
+/// `.json` files in `records/`.
+pub struct JournalFiles {
+    pub head: Option<Result<Vec<u8>, InputError>>,
+    pub records: Vec<(String, Result<Vec<u8>, InputError>)>,
+}
+
+pub fn read_journal(dir: &Path, max: usize) -> JournalFiles {
+    let head = dir.join("heads/current.json");
+    let mut records = Vec::new();
+    if let Ok(list) = fs::read_dir(dir.join("records")) {
+        for e in list.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".json") && e.file_type().is_ok_and(|t| t.is_file()) {
+                records.push((name, read(&Source::File(e.path()), max)));
+            }
+        }
+    }
+    records.sort_by(|a, b| a.0.cmp(&b.0));
+    JournalFiles {
+        head: head.exists().then(|| read(&Source::File(head), max)),
+        records,
+    }
 }
 
 /// The files of a session package, each read under `max` bytes: its
@@ -322,7 +368,7 @@ pub enum InputError {
     /// Found so while folders were walked (a broken link, a loop).
     #[error("{0}")]
     Broken(String),
-    #[error("a session package is read as a folder, not a stream")]
+    #[error("a session package or a journal is read as a folder, not a stream")]
     Package,
     #[error("is a folder")]
     Folder,
@@ -370,7 +416,7 @@ fn is_json(path: &Path) -> bool {
 pub fn read(source: &Source, max: usize) -> Result<Vec<u8>, InputError> {
     match source {
         Source::Broken(_, why) => Err(InputError::Broken(why.clone())),
-        Source::Package(_) => Err(InputError::Package),
+        Source::Package(_) | Source::Journal(_) => Err(InputError::Package),
         Source::Stdin => read_bounded(io::stdin().lock(), None, max),
         Source::File(p) => {
             let opened = open_file(p)?;
@@ -519,7 +565,7 @@ pub fn describe_io(e: &io::Error) -> String {
 pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, InputError> {
     match source {
         Source::Broken(_, why) => Err(InputError::Broken(why.clone())),
-        Source::Package(_) => Err(InputError::Package),
+        Source::Package(_) | Source::Journal(_) => Err(InputError::Package),
         Source::Stdin => Ok(Box::new(io::stdin())),
         Source::File(p) => Ok(open_file(p)?.reader),
     }
@@ -531,7 +577,7 @@ pub fn open(source: &Source) -> Result<Box<dyn Read + Send>, InputError> {
 pub fn open_capped(source: &Source, max: usize) -> Result<Box<dyn Read + Send>, InputError> {
     let reader = match source {
         Source::Broken(_, why) => return Err(InputError::Broken(why.clone())),
-        Source::Package(_) => return Err(InputError::Package),
+        Source::Package(_) | Source::Journal(_) => return Err(InputError::Package),
         Source::Stdin => Box::new(io::stdin()) as Box<dyn Read + Send>,
         Source::File(p) => {
             let opened = open_file(p)?;
@@ -684,6 +730,9 @@ mod tests {
                 Source::Broken(p, why) => format!("broken {} ({why})", p.display()),
                 Source::Package(p) => {
                     format!("package {}", p.strip_prefix(root).unwrap().display())
+                }
+                Source::Journal(p) => {
+                    format!("journal {}", p.strip_prefix(root).unwrap().display())
                 }
                 Source::Stdin => "-".into(),
             })

@@ -1081,3 +1081,164 @@ fn what_chit_signs_treeship_verifies() {
         assert!(verifier.verify(&bad).is_err(), "{kind}");
     }
 }
+
+/// An Approval Use Journal written by treeship-core (uses, a revocation, a
+/// checkpoint): `verify_integrity` and chit agree on it, and on each change
+/// Treeship's hash chain catches.
+#[test]
+fn a_journal_is_judged_as_treeships_verify_integrity_judges_it() {
+    use treeship_core::journal::{
+        append_checkpoint, append_revocation, append_use, verify_integrity, Journal,
+    };
+    use treeship_core::statements::{ApprovalRevocation, ApprovalUse, JournalCheckpoint};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = d.join("journal");
+    let journal = Journal::new(&path);
+    let approval_use = |n: u32| ApprovalUse {
+        type_: String::new(),
+        use_id: format!("use_{n}"),
+        grant_id: "grant_1".into(),
+        grant_digest: "sha256:aa".into(),
+        nonce_digest: format!("sha256:{n:02}"),
+        actor: "agent://t".into(),
+        action: "deploy \"prod\"\n".into(),
+        subject: "env://prod".into(),
+        session_id: Some(SESSION.into()),
+        action_artifact_id: None,
+        receipt_digest: None,
+        use_number: n,
+        max_uses: Some(3),
+        idempotency_key: None,
+        created_at: "2026-12-01T00:00:00Z".into(),
+        expires_at: None,
+        previous_record_digest: String::new(),
+        record_digest: String::new(),
+        signature: None,
+        signature_alg: None,
+        signing_key_id: None,
+    };
+    append_use(&journal, approval_use(1)).unwrap();
+    append_use(&journal, approval_use(2)).unwrap();
+    append_revocation(
+        &journal,
+        ApprovalRevocation {
+            type_: String::new(),
+            revocation_id: "rev_1".into(),
+            grant_id: "grant_1".into(),
+            grant_digest: "sha256:aa".into(),
+            revoker: "human://lead".into(),
+            reason: None,
+            created_at: "2026-12-01T00:01:00Z".into(),
+            previous_record_digest: String::new(),
+            record_digest: String::new(),
+            signature: None,
+            signature_alg: None,
+            signing_key_id: None,
+        },
+    )
+    .unwrap();
+    append_checkpoint(
+        &journal,
+        JournalCheckpoint {
+            type_: String::new(),
+            checkpoint_id: "cp_1".into(),
+            checkpoint_kind: Default::default(),
+            from_record_index: 1,
+            to_record_index: 3,
+            merkle_root: "sha256:bb".into(),
+            leaf_count: 3,
+            journal_id: "j_1".into(),
+            created_at: "2026-12-01T00:02:00Z".into(),
+            hub_id: String::new(),
+            hub_public_key: String::new(),
+            hub_signature: String::new(),
+            signed_at: String::new(),
+            covered_use_ids: vec!["use_1".into(), "use_2".into()],
+            covered_grant_ids: Vec::new(),
+            previous_record_digest: String::new(),
+            record_digest: String::new(),
+            signature: None,
+            signature_alg: None,
+            signing_key_id: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(verify_integrity(&journal).unwrap(), 4);
+    let run = chit_in(d, &["verify", "--json", "journal"], None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(lines(&run)[0]["kind"], "treeship.journal");
+    // Signed by no one: under a trust file it is not valid, unless
+    // --allow-unchecked accepts what was checked.
+    let _ = ship(d);
+    assert_eq!(verify(d, &["journal"]).code, 1);
+    assert_eq!(verify(d, &["journal", "--allow-unchecked"]).code, 0);
+
+    // Each change on a fresh copy: Treeship's chain catches it, and so
+    // does chit's.
+    type Tamper = Box<dyn Fn(&Path)>;
+    let tampers: Vec<(&str, Tamper)> = vec![
+        (
+            "a record's field edited",
+            Box::new(|j: &Path| {
+                let f = first_json(&j.join("records"), 1);
+                let t = std::fs::read_to_string(&f)
+                    .unwrap()
+                    .replace("env://prod", "env://dev");
+                std::fs::write(f, t).unwrap();
+            }),
+        ),
+        (
+            "a middle record removed",
+            Box::new(|j: &Path| std::fs::remove_file(first_json(&j.join("records"), 1)).unwrap()),
+        ),
+        (
+            "the last record removed",
+            Box::new(|j: &Path| std::fs::remove_file(first_json(&j.join("records"), 3)).unwrap()),
+        ),
+    ];
+    for (what, tamper) in &tampers {
+        let copy = tempfile::tempdir().unwrap();
+        copy_dir(&path, &copy.path().join("journal"));
+        tamper(&copy.path().join("journal"));
+        assert!(
+            verify_integrity(&Journal::new(copy.path().join("journal"))).is_err(),
+            "Treeship passed {what}"
+        );
+        let run = chit_in(copy.path(), &["verify", "journal"], None);
+        assert_eq!(
+            run.code, 1,
+            "chit passed {what}: {}{}",
+            run.stdout, run.stderr
+        );
+    }
+    // Members reordered in a record: the same record to Treeship, and to chit.
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(&path, &copy.path().join("journal"));
+    let f = first_json(&copy.path().join("journal/records"), 0);
+    let v: serde_json::Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    let reversed: String = {
+        let parts: Vec<String> = v
+            .iter()
+            .rev()
+            .map(|(k, v)| format!("{}:{}", json!(k), v))
+            .collect();
+        format!("{{{}}}", parts.join(","))
+    };
+    std::fs::write(&f, reversed).unwrap();
+    assert!(verify_integrity(&Journal::new(copy.path().join("journal"))).is_ok());
+    let run = chit_in(copy.path(), &["verify", "journal"], None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+/// The `n`th `.json` file of a folder, by name.
+fn first_json(dir: &Path, n: usize) -> std::path::PathBuf {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files.swap_remove(n)
+}

@@ -125,6 +125,7 @@ pub const LABELS: &[&str] = &[
     treeship::records::EXPORT_KIND,
     treeship::export_bundle::KIND,
     treeship::command::KIND,
+    treeship::journal::KIND,
 ];
 
 /// Whether a report on one input can carry the kind `name`.

@@ -205,6 +205,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                 .map(|&(source, label)| {
                     let r = match source {
                         Source::Package(dir) => check_package(label, dir, &settings),
+                        Source::Journal(dir) => check_journal(label, dir, &settings),
                         _ => {
                             let bytes = inputs::read(source, limits.max_size);
                             check(label, None, bytes.as_deref(), &settings)
@@ -417,6 +418,33 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
             (status, shown, facts.into_iter().collect(), Vec::new())
         }
     }
+}
+
+/// Checks and renders a Treeship journal: its files read here, checked as
+/// one input.
+fn check_journal(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) -> Done {
+    let files = inputs::read_journal(dir, settings.ctx.limits.max_size);
+    let journal = chit_core::kinds::treeship::journal::Journal {
+        head: files
+            .head
+            .as_ref()
+            .map(|r| r.as_deref().map_err(ToString::to_string)),
+        records: files
+            .records
+            .iter()
+            .map(|(n, r)| (n.clone(), r.as_deref().map_err(ToString::to_string)))
+            .collect(),
+    };
+    let result = chit_core::check(&journal, &settings.ctx)
+        .map(|c| c.report)
+        .map_err(|e| crate::render::unreadable(&e));
+    let o = InputResult {
+        file,
+        line: None,
+        result,
+        artifact_id: None,
+    };
+    no_facts(finish(&o, None, settings))
 }
 
 /// One input's status, rendering and cross-document facts.

@@ -8,6 +8,7 @@
 
 pub mod command;
 pub mod export_bundle;
+pub mod journal;
 pub mod participant;
 pub mod records;
 pub mod rule;

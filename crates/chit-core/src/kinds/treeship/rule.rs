@@ -23,3 +23,5 @@ pub const PACKAGE: &str = "package";
 pub const CHAIN_LINKAGE: &str = "chain_linkage";
 /// Across inputs: the signed session record and the listed artifacts.
 pub const SESSION: &str = "session";
+/// A journal's hash chain: each record's digest, link and the head.
+pub const JOURNAL: &str = "journal";
