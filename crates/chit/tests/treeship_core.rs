@@ -85,6 +85,17 @@ fn file<T: serde::Serialize>(
     signed.artifact_id
 }
 
+/// Two actions filed in a store, the second signing the first as parent:
+/// their art ids.
+fn two_actions(store: &Store, signer: &Ed25519Signer) -> (String, String) {
+    let build = ActionStatement::new("agent://t", "build");
+    let root = file(store, signer, "action", &build, None);
+    let mut test = ActionStatement::new("agent://t", "test");
+    test.parent_id = Some(root.clone());
+    let child = file(store, signer, "action", &test, Some(&root));
+    (root, child)
+}
+
 /// Treeship's verdict on a stored record: every signature verifies, and
 /// its storage edge is the parent its statement signs (an endorsement
 /// that signs none is accepted on the edge, with a warning).
@@ -259,17 +270,7 @@ fn store_links_are_judged_by_treeships_signed_parent() {
     let d = dir.path();
     let signer = ship(d);
     let store = Store::open(d.join("store")).unwrap();
-
-    let root = file(
-        &store,
-        &signer,
-        "action",
-        &ActionStatement::new("agent://t", "build"),
-        None,
-    );
-    let mut a2 = ActionStatement::new("agent://t", "test");
-    a2.parent_id = Some(root.clone());
-    let child = file(&store, &signer, "action", &a2, Some(&root));
+    let (root, child) = two_actions(&store, &signer);
 
     // An endorsement that signs its parent (0.32), and one that does not
     // (0.31.9 and earlier): its storage edge is accepted, with a warning.
@@ -710,16 +711,7 @@ fn an_export_bundle_is_judged_as_treeships_import_judges_it() {
     let d = dir.path();
     let signer = ship(d);
     let store = Store::open(d.join("store")).unwrap();
-    let a = file(
-        &store,
-        &signer,
-        "action",
-        &ActionStatement::new("agent://t", "build"),
-        None,
-    );
-    let mut b = ActionStatement::new("agent://t", "test");
-    b.parent_id = Some(a.clone());
-    let b = file(&store, &signer, "action", &b, Some(&a));
+    let (a, b) = two_actions(&store, &signer);
     let mut rs = ReceiptStatement::new("system://ci", "confirmation");
     rs.parent_id = Some(b.clone());
     let c = file(&store, &signer, "receipt", &rs, Some(&b));

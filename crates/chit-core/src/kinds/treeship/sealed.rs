@@ -116,16 +116,8 @@ fn envelopes(
             (format!("artifacts/{name}"), art, b)
         }));
     for (file, art, bytes) in files {
-        let bytes = match bytes {
-            Ok(b) => *b,
-            Err(why) => {
-                r.error(
-                    rule::PACKAGE,
-                    "",
-                    format!("{file} could not be read: {why}"),
-                );
-                continue;
-            }
+        let Some(bytes) = super::session::readable(&file, bytes, r) else {
+            continue;
         };
         if let Some(c) = envelope(&file, art, bytes, keys, &ctx, r) {
             carried.push(c);
