@@ -176,53 +176,9 @@ fn gates(mut checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked
     signer_gate(checked, signers, ctx)
 }
 
-/// An envelope carried inside another input (a package's sealed copy, an
-/// export bundle's member): checked as a bare one, held to the threshold
-/// and the trust file the same way (the input that carries it answers to
-/// `--require-authorized` itself).
-pub(crate) fn carried_envelope(v: crate::Val, ctx: &Context) -> Checked {
-    let (checked, signers) = kinds::treeship::statement::check_val(v, ctx);
-    signer_gate(checked, signers, ctx)
-}
-
-/// [`gates`]' part about signers.
-fn signer_gate(mut checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked {
-    if ctx.trust.is_none() {
-        return checked;
-    }
-    if let Some(signers) = signers.filter(|&n| n < ctx.threshold) {
-        let message = if checked.artifact_id.is_some() {
-            format!(
-                "{signers} distinct trusted key(s) signed; {} required",
-                ctx.threshold
-            )
-        } else {
-            format!(
-                "not signed by enough trusted keys: {signers} of {} required. With --trust every input must be signed \
-                 by keys the trust file lists: give its signed envelope (chit sign), or check it without --trust",
-                ctx.threshold
-            )
-        };
-        let path = if checked.artifact_id.is_some() {
-            "/signatures"
-        } else {
-            ""
-        };
-        checked.report.error(crate::rule::THRESHOLD, path, message);
-    }
-    let r = &checked.report;
-    if [
-        crate::rule::SIGNATURE,
-        crate::rule::TRUST,
-        crate::rule::THRESHOLD,
-    ]
-    .iter()
-    .any(|rule| r.breaks(rule))
-    {
-        checked.facts = None;
-        checked.artifact = None;
-    }
-    checked
+/// [`gates`]' part about signers ([`Checked::held_to_signers`]).
+fn signer_gate(checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked {
+    checked.held_to_signers(signers, ctx.trust.is_some(), ctx.threshold)
 }
 
 /// Under `--require-authorized`, `--request` or `--call`, an input that is

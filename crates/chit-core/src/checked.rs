@@ -29,6 +29,54 @@ impl Checked {
         self.report.status()
     }
 
+    /// Held to the trust file (when `trusted`): at least `threshold`
+    /// distinct trusted keys allowed its kind signed it (`signers`; `None`
+    /// for an envelope that could not be read, whose errors already fail
+    /// it); one that is not, or whose signature or trust failed, counts
+    /// toward nothing across inputs (an unsigned or forged packet fills no
+    /// gap in a stream).
+    pub(crate) fn held_to_signers(
+        mut self,
+        signers: Option<usize>,
+        trusted: bool,
+        threshold: usize,
+    ) -> Checked {
+        if !trusted {
+            return self;
+        }
+        if let Some(signers) = signers.filter(|&n| n < threshold) {
+            let (path, message) = if self.artifact_id.is_some() {
+                (
+                    "/signatures",
+                    format!("{signers} distinct trusted key(s) signed; {threshold} required"),
+                )
+            } else {
+                (
+                    "",
+                    format!(
+                        "not signed by enough trusted keys: {signers} of {threshold} required. With --trust every \
+                         input must be signed by keys the trust file lists: give its signed envelope (chit sign), \
+                         or check it without --trust"
+                    ),
+                )
+            };
+            self.report.error(crate::rule::THRESHOLD, path, message);
+        }
+        let r = &self.report;
+        if [
+            crate::rule::SIGNATURE,
+            crate::rule::TRUST,
+            crate::rule::THRESHOLD,
+        ]
+        .iter()
+        .any(|rule| r.breaks(rule))
+        {
+            self.facts = None;
+            self.artifact = None;
+        }
+        self
+    }
+
     /// A verdict with nothing more to tell.
     pub fn of(report: Report) -> Checked {
         Checked {

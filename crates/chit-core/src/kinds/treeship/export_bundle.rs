@@ -149,7 +149,7 @@ fn member(v: Val, ctx: &Context) -> Member {
     });
     Member {
         ids,
-        checked: crate::check::carried_envelope(v, ctx),
+        checked: super::statement::carried(v, ctx),
     }
 }
 

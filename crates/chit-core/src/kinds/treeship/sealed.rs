@@ -116,7 +116,7 @@ fn envelopes(
             (format!("artifacts/{name}"), art, b)
         }));
     for (file, art, bytes) in files {
-        let Some(bytes) = super::session::readable(&file, bytes, r) else {
+        let Some(bytes) = readable(&file, bytes, r) else {
             continue;
         };
         if let Some(c) = envelope(&file, art, bytes, keys, &ctx, r) {
@@ -184,7 +184,7 @@ fn envelope(
         expected_art: art,
         ..*ctx
     };
-    let checked = crate::check::carried_envelope(doc.root(), &ctx);
+    let checked = super::statement::carried(doc.root(), &ctx);
     for f in &checked.report.errors {
         r.error(f.rule, "", format!("{file}: {}", f.message));
     }
@@ -488,5 +488,24 @@ fn close_record_binds(
             "record.json is signed by {signer}, which is neither the signer of session.close {subject} \
              nor the record key that session.close names"
         ));
+    }
+}
+
+/// A package file's bytes, or why it could not be read (an error in `r`).
+pub(crate) fn readable<'b>(
+    file: &str,
+    bytes: &'b Result<&[u8], String>,
+    r: &mut Report,
+) -> Option<&'b [u8]> {
+    match bytes {
+        Ok(b) => Some(b),
+        Err(why) => {
+            r.error(
+                rule::PACKAGE,
+                "",
+                format!("{file} could not be read: {why}"),
+            );
+            None
+        }
     }
 }

@@ -119,7 +119,7 @@ pub fn check_package(p: &Package, ctx: &Context) -> Result<Checked, Unreadable> 
             );
             continue;
         };
-        let Some(bytes) = readable(&file, bytes, r) else {
+        let Some(bytes) = super::sealed::readable(&file, bytes, r) else {
             continue;
         };
         match (by_art.get(art), crate::json::parse(bytes, &ctx.limits)) {
@@ -218,25 +218,6 @@ pub(crate) fn check_receipt(doc: &Doc, raw: Option<&[u8]>, _ctx: &Context) -> Ch
         // binds is still worth saying.
         facts: facts.map(|f| crate::facts::Facts::Session(Box::new(f))),
         ..Checked::of(r)
-    }
-}
-
-/// A package file's bytes, or why it could not be read (an error in `r`).
-pub(crate) fn readable<'b>(
-    file: &str,
-    bytes: &'b Result<&[u8], String>,
-    r: &mut Report,
-) -> Option<&'b [u8]> {
-    match bytes {
-        Ok(b) => Some(b),
-        Err(why) => {
-            r.error(
-                rule::PACKAGE,
-                "",
-                format!("{file} could not be read: {why}"),
-            );
-            None
-        }
     }
 }
 

@@ -32,6 +32,15 @@ pub(crate) fn check(doc: &crate::Doc, ctx: &Context) -> (Checked, Option<usize>)
     check_val(doc.root(), ctx)
 }
 
+/// An envelope carried inside another input (a package's sealed copy, an
+/// export bundle's member): checked as a bare one, and held to the trust
+/// file and threshold the same way (the input that carries it answers to
+/// `--require-authorized` itself).
+pub(crate) fn carried(v: crate::Val, ctx: &Context) -> Checked {
+    let (checked, signers) = check_val(v, ctx);
+    checked.held_to_signers(signers, ctx.trust.is_some(), ctx.threshold)
+}
+
 /// [`check`] of an envelope that is a value inside a document (a Treeship
 /// store record's `envelope`).
 pub(crate) fn check_val(v: crate::Val, ctx: &Context) -> (Checked, Option<usize>) {
