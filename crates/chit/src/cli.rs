@@ -1098,7 +1098,8 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_depth, value_parser = parse_depth)]
     pub max_depth: usize,
 
-    /// Most bytes in one input (a file, standard input, or one line of JSON Lines).
+    /// Most bytes in one input (a file, standard input, one line of JSON Lines, or a Treeship package
+    /// or journal folder, its files together).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_size)]
     pub max_size: usize,
 

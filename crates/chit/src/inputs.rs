@@ -240,35 +240,73 @@ pub fn is_journal(dir: &Path) -> bool {
         && (dir.join("heads/current.json").is_file() || dir.join("journal.json").is_file())
 }
 
-/// The files of a journal, each read under `max` bytes: its head and the
-/// `.json` files in `records/`.
+/// Reads the files of a folder that is one input (a package, a journal)
+/// under one limit for them all: `--max-size` bounds the input, however
+/// many files it holds.
+struct Together {
+    left: std::cell::Cell<usize>,
+    max: usize,
+}
+
+impl Together {
+    fn new(max: usize) -> Together {
+        Together {
+            left: std::cell::Cell::new(max),
+            max,
+        }
+    }
+
+    fn read(&self, path: PathBuf) -> Result<Vec<u8>, InputError> {
+        let left = self.left.get();
+        match read(&Source::File(path), left) {
+            Ok(b) => {
+                self.left.set(left - b.len().min(left));
+                Ok(b)
+            }
+            Err(e) if e.is_size() => Err(InputError::FolderTooLarge(self.max)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The `.json` files directly in `dir`, by name.
+    fn jsons(&self, dir: &Path) -> Vec<(String, Result<Vec<u8>, InputError>)> {
+        let mut found = Vec::new();
+        if let Ok(list) = fs::read_dir(dir) {
+            for e in list.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".json") && e.file_type().is_ok_and(|t| t.is_file()) {
+                    found.push((name, e.path()));
+                }
+            }
+        }
+        found.sort();
+        found
+            .into_iter()
+            .map(|(name, path)| (name, self.read(path)))
+            .collect()
+    }
+}
+
+/// The files of a journal, read under `max` bytes together: its head and
+/// the `.json` files in `records/`.
 pub struct JournalFiles {
     pub head: Option<Result<Vec<u8>, InputError>>,
     pub records: Vec<(String, Result<Vec<u8>, InputError>)>,
 }
 
 pub fn read_journal(dir: &Path, max: usize) -> JournalFiles {
+    let together = Together::new(max);
     let head = dir.join("heads/current.json");
-    let mut records = Vec::new();
-    if let Ok(list) = fs::read_dir(dir.join("records")) {
-        for e in list.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".json") && e.file_type().is_ok_and(|t| t.is_file()) {
-                records.push((name, read(&Source::File(e.path()), max)));
-            }
-        }
-    }
-    records.sort_by(|a, b| a.0.cmp(&b.0));
     JournalFiles {
-        head: head.exists().then(|| read(&Source::File(head), max)),
-        records,
+        head: head.exists().then(|| together.read(head)),
+        records: together.jsons(&dir.join("records")),
     }
 }
 
-/// The files of a session package, each read under `max` bytes: its
+/// The files of a session package, read under `max` bytes together: its
 /// receipt (or why it could not be read), `merkle.json`, `render.json`,
-/// `proofs/*.json`, and the names of the other files, which chit does not
-/// check.
+/// `proofs/*.json`, 0.32's sealed files, and the names of the other files,
+/// which chit does not check.
 pub struct PackageFiles {
     pub receipt: Result<Vec<u8>, InputError>,
     pub merkle: Option<Result<Vec<u8>, InputError>>,
@@ -283,26 +321,18 @@ pub struct PackageFiles {
 }
 
 pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
+    let together = Together::new(max);
+    let receipt = together.read(dir.join("receipt.json"));
     let file = |name: &str| {
         let p = dir.join(name);
-        p.exists().then(|| read(&Source::File(p), max))
+        p.exists().then(|| together.read(p))
     };
-    // The `.json` files directly in a folder of the package, by name.
-    let jsons = |sub: &str| {
-        let mut out = Vec::new();
-        if let Ok(list) = fs::read_dir(dir.join(sub)) {
-            for e in list.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name.ends_with(".json") && e.file_type().is_ok_and(|t| t.is_file()) {
-                    out.push((name, read(&Source::File(e.path()), max)));
-                }
-            }
-        }
-        out.sort_by(|a: &(String, _), b| a.0.cmp(&b.0));
-        out
-    };
-    let proofs = jsons("proofs");
-    let artifacts = jsons("artifacts");
+    let merkle = file("merkle.json");
+    let render = file("render.json");
+    let record = file("record.json");
+    let keys = file("keys.json");
+    let proofs = together.jsons(&dir.join("proofs"));
+    let artifacts = together.jsons(&dir.join("artifacts"));
     let mut others = Vec::new();
     for sub in ["approvals", "artifacts"] {
         for e in WalkDir::new(dir.join(sub))
@@ -322,12 +352,12 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
     }
     others.sort();
     PackageFiles {
-        receipt: read(&Source::File(dir.join("receipt.json")), max),
-        merkle: file("merkle.json"),
-        render: file("render.json"),
+        receipt,
+        merkle,
+        render,
         proofs,
-        record: file("record.json"),
-        keys: file("keys.json"),
+        record,
+        keys,
         artifacts,
         others,
     }
@@ -386,6 +416,10 @@ pub enum InputError {
     OverLimit(usize),
     #[error("the line is over the limit of {0} bytes (raise it with --max-size)")]
     LineTooLong(usize),
+    /// A folder read as one input (a package, a journal): its files
+    /// together.
+    #[error("the folder's files are over the limit of {0} bytes together, as one input (raise it with --max-size)")]
+    FolderTooLarge(usize),
     #[error(
         "the line is over the limit of {max} bytes and has no end within {seen} bytes; the rest \
          of the input is not read (raise the limit with --max-size)"
@@ -403,7 +437,10 @@ impl InputError {
     pub fn is_size(&self) -> bool {
         matches!(
             self,
-            InputError::TooLarge { .. } | InputError::OverLimit(_) | InputError::LineTooLong(_)
+            InputError::TooLarge { .. }
+                | InputError::OverLimit(_)
+                | InputError::LineTooLong(_)
+                | InputError::FolderTooLarge(_)
         )
     }
 }
@@ -742,6 +779,39 @@ mod tests {
     /// A `*.treeship` folder with a receipt.json is one input, found by a
     /// walk or named; its files are not inputs of their own. A folder so
     /// named without one is walked as any folder.
+    /// A package or a journal is one input: `--max-size` bounds its files
+    /// together, however many there are.
+    #[test]
+    fn a_folder_input_is_read_under_one_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let pkg = d.path().join("s.treeship");
+        fs::create_dir_all(pkg.join("proofs")).unwrap();
+        fs::write(pkg.join("receipt.json"), [b'x'; 10]).unwrap();
+        fs::write(pkg.join("proofs/a.json"), [b'x'; 10]).unwrap();
+        fs::write(pkg.join("proofs/b.json"), [b'x'; 10]).unwrap();
+        let files = read_package(&pkg, 25);
+        assert!(files.receipt.is_ok());
+        assert!(files.proofs[0].1.is_ok());
+        assert_eq!(files.proofs[1].1, Err(InputError::FolderTooLarge(25)));
+        assert!(files.proofs[1].1.as_ref().unwrap_err().is_size());
+
+        let j = d.path().join("journal");
+        fs::create_dir_all(j.join("records")).unwrap();
+        fs::create_dir_all(j.join("heads")).unwrap();
+        fs::write(j.join("heads/current.json"), [b'x'; 10]).unwrap();
+        for n in 1..=3 {
+            fs::write(
+                j.join(format!("records/{n:010}.approval-use.x.json")),
+                [b'x'; 10],
+            )
+            .unwrap();
+        }
+        assert!(is_journal(&j));
+        let files = read_journal(&j, 35);
+        let ok: Vec<bool> = files.records.iter().map(|(_, r)| r.is_ok()).collect();
+        assert_eq!(ok, [true, true, false]);
+    }
+
     #[test]
     fn a_session_package_is_one_input() {
         let dir = tempfile::tempdir().unwrap();
