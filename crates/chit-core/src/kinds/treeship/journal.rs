@@ -174,7 +174,10 @@ pub fn check_journal(j: &Journal, ctx: &Context) -> Checked {
                 r.error(
                     rule::JOURNAL,
                     "",
-                    format!("{at} is not a {kind} record: {why}"),
+                    format!(
+                        "{at} is not {} {kind} record: {why}",
+                        crate::report::a_or_an(kind)
+                    ),
                 );
                 return Checked::of(r);
             }
