@@ -1002,7 +1002,8 @@ fn commands_are_judged_as_treeships_verify_command_judges_them() {
     }
 }
 
-/// chit signs a packet, a run receipt and a numeric lineage receipt; each
+/// chit signs a packet, a recompute result, a run receipt and a numeric
+/// lineage receipt; each
 /// envelope verifies under treeship-core's `Verifier`, has the art id chit
 /// reports, and a payload of a kind Treeship registers passes its
 /// predicate schema.
@@ -1039,19 +1040,36 @@ fn what_chit_signs_treeship_verifies() {
     )
     .unwrap();
     std::fs::copy(example_path("lineage/receipt.json"), d.join("lineage.json")).unwrap();
+    // A recompute result names the packet it checks, as its subject too.
+    let packet_art = "art_0123456789abcdef0123456789abcdef";
+    std::fs::write(
+        d.join("recompute.json"),
+        json!({
+            "schema": "verification.recompute.v1",
+            "packet": packet_art,
+            "packet_id": "p0",
+            "method": "difr",
+            "verdict": "match",
+            "distance": 0.05,
+            "threshold": 0.1,
+            "recomputed_at": "2026-12-01T00:00:00Z",
+        })
+        .to_string(),
+    )
+    .unwrap();
     for (file, kind) in [
         ("packet.json", "verification.packet.v1"),
+        ("recompute.json", "verification.recompute.v1"),
         ("run.json", "run-receipt"),
         ("lineage.json", "numeric.lineage"),
     ] {
         let out = format!("{file}.env");
-        let run = chit_in(
-            d,
-            &[
-                "sign", "--key", "k.pem", "--kind", kind, "--out", &out, file,
-            ],
-            None,
-        );
+        let mut args = vec!["sign", "--key", "k.pem", "--kind", kind, "--out", &out];
+        if kind == "verification.recompute.v1" {
+            args.extend(["--subject", packet_art]);
+        }
+        args.push(file);
+        let run = chit_in(d, &args, None);
         assert_eq!(run.code, 0, "{kind}: {}{}", run.stdout, run.stderr);
         let envelope = Envelope::from_json(&std::fs::read(d.join(&out)).unwrap()).unwrap();
         let verified = verifier.verify(&envelope).unwrap();
