@@ -238,19 +238,37 @@ impl Envelope {
         Ids::of_pae(&self.pae())
     }
 
-    /// A session participant's art id and digest: of the envelope with its
-    /// first signature only (before the host countersigned), as Treeship's
-    /// JSON writes it; the art id `art_` and the first 16 bytes of its
-    /// SHA-256, the digest that SHA-256 whole.
+    /// A session participant's art id and digest, as Treeship names it:
+    /// the art id `art_` and the first 16 bytes of the SHA-256 of the
+    /// envelope with its first signature only (before the host
+    /// countersigned), the digest the SHA-256 of the envelope whole, each
+    /// as Treeship's JSON writes it.
     fn pending_ids(&self) -> Ids {
         use sha2::{Digest, Sha256};
+        let pending = Sha256::digest(self.treeship_json(1));
+        Ids {
+            artifact_id: format!("art_{}", crate::digest::hex(&pending[..16])),
+            digest: format!(
+                "sha256:{}",
+                crate::digest::hex(&Sha256::digest(self.treeship_json(usize::MAX)))
+            ),
+        }
+    }
+
+    /// The envelope as Treeship's JSON writes it (base64url without
+    /// padding, members in its order), with at most `signatures` of its
+    /// signatures.
+    fn treeship_json(&self, signatures: usize) -> Vec<u8> {
         let string = crate::canon::write_string;
         let mut json = b"{\"payload\":".to_vec();
         string(&crate::keys::encode_base64url(&self.payload), &mut json);
         json.extend_from_slice(b",\"payloadType\":");
         string(&self.payload_type, &mut json);
         json.extend_from_slice(b",\"signatures\":[");
-        if let Some(s) = self.signatures.first() {
+        for (i, s) in self.signatures.iter().take(signatures).enumerate() {
+            if i > 0 {
+                json.push(b',');
+            }
             json.extend_from_slice(b"{\"keyid\":");
             string(s.keyid.as_deref().unwrap_or(""), &mut json);
             json.extend_from_slice(b",\"sig\":");
@@ -258,11 +276,7 @@ impl Envelope {
             json.push(b'}');
         }
         json.extend_from_slice(b"]}");
-        let sum = Sha256::digest(&json);
-        Ids {
-            artifact_id: format!("art_{}", crate::digest::hex(&sum[..16])),
-            digest: format!("sha256:{}", crate::digest::hex(&sum)),
-        }
+        json
     }
 
     /// Signs `payload` as `payload_type` with `key`.

@@ -403,6 +403,8 @@ struct Sealed {
     envelope: Vec<u8>,
     signed_at: String,
     kind: &'static str,
+    /// Sealed off the chain (an invitation, a participant).
+    unchained: bool,
 }
 
 fn seal<T: serde::Serialize>(signer: &Ed25519Signer, kind: &'static str, statement: &T) -> Sealed {
@@ -412,8 +414,12 @@ fn seal<T: serde::Serialize>(signer: &Ed25519Signer, kind: &'static str, stateme
         id: r.artifact_id,
         digest: r.digest,
         envelope: r.envelope.to_json().unwrap(),
-        signed_at: body["timestamp"].as_str().unwrap().into(),
+        signed_at: body["timestamp"]
+            .as_str()
+            .unwrap_or("2026-12-01T00:00:05Z")
+            .into(),
         kind,
+        unchained: false,
     }
 }
 
@@ -447,7 +453,7 @@ fn package(dir: &Path, signer: &Ed25519Signer, arts: &[Sealed]) -> std::path::Pa
             payload_type: payload_type(s.kind),
             digest: Some(s.digest.clone()),
             signed_at: Some(s.signed_at.clone()),
-            unchained: false,
+            unchained: s.unchained,
         })
         .collect();
     let manifest = SessionManifest::new(
@@ -824,13 +830,12 @@ fn a_session_participant_is_judged_as_treeship_judges_it() {
     // Files a participant envelope as Treeship stores it.
     let store_participant = |env: &Envelope| {
         let id = participant_artifact_id(env).unwrap();
-        let pending = {
-            let mut p = env.clone();
-            p.signatures.truncate(1);
-            p.to_json().unwrap()
-        };
+        // As Treeship's package lists it: of the countersigned envelope.
         use sha2::Digest;
-        let digest = format!("sha256:{}", hex(&sha2::Sha256::digest(&pending)));
+        let digest = format!(
+            "sha256:{}",
+            hex(&sha2::Sha256::digest(env.to_json().unwrap()))
+        );
         let dir = tempfile::tempdir().unwrap().keep();
         let store = Store::open(dir.join("store")).unwrap();
         store
@@ -1251,4 +1256,89 @@ fn first_json(dir: &Path, n: usize) -> std::path::PathBuf {
         .collect();
     files.sort();
     files.swap_remove(n)
+}
+
+/// A 0.32 package with a join sealed off the chain: the invitation and the
+/// countersigned participant (listed by its own art id and the digest of
+/// the countersigned envelope, as Treeship lists it). Treeship's package
+/// verify and chit pass it; countersigned by a key other than the
+/// invitation's issuer, both fail it.
+#[test]
+fn a_package_with_a_join_is_judged_as_treeship_judges_it() {
+    use base64::Engine;
+    use sha2::Digest;
+    use treeship_core::statements::invitation::{
+        GrantedCapabilities, InvitationStatement, InviteeRestriction,
+    };
+    use treeship_core::statements::session_participant::{
+        participant_artifact_id, SessionParticipantStatement,
+    };
+    let b64 =
+        |k: &VerifyingKey| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(k.as_bytes());
+    let caps = || GrantedCapabilities {
+        action_types: vec!["tool.call".into()],
+    };
+    let build = |countersigner: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_owned();
+        let host = ship(&d);
+        let other = Ed25519Signer::generate("key_ship").unwrap();
+        let agent = Ed25519Signer::generate("key_agent").unwrap();
+        let invitation = InvitationStatement::new(
+            SESSION,
+            b64(&host.verifying_key()),
+            InviteeRestriction::Open,
+            caps(),
+            "2099-01-01T00:00:00Z",
+            "00112233445566778899aabbccddeeff",
+        );
+        let mut inv = seal(&host, "invitation", &invitation);
+        inv.unchained = true;
+        let joined = SessionParticipantStatement::new(
+            SESSION,
+            inv.id.clone(),
+            b64(&agent.verifying_key()),
+            "2026-12-01T00:00:10Z",
+            caps(),
+        );
+        let pending = joined.pending_envelope(&agent).unwrap();
+        let by = if countersigner == "host" {
+            &host
+        } else {
+            &other
+        };
+        let env = SessionParticipantStatement::attach_host_countersign(&pending, by).unwrap();
+        let participant = Sealed {
+            id: participant_artifact_id(&pending).unwrap(),
+            digest: format!(
+                "sha256:{}",
+                hex(&sha2::Sha256::digest(env.to_json().unwrap()))
+            ),
+            envelope: env.to_json().unwrap(),
+            signed_at: "2026-12-01T00:00:10Z".into(),
+            kind: "session-participant",
+            unchained: true,
+        };
+        let start = seal(&host, "action", &session_action("session.start", None));
+        let close = seal(
+            &host,
+            "action",
+            &session_action("session.close", Some(&start.id)),
+        );
+        let pkg = package(&d, &host, &[start, inv, participant, close]);
+        (dir, pkg)
+    };
+
+    let (dir, pkg) = build("host");
+    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    treeship_passes(&pkg, &Ed25519Signer::generate("x").unwrap()).unwrap();
+    let run = verify(dir.path(), &[&name, "--allow-unchecked"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    // Countersigned by another key, whatever keys.json says of it.
+    let (dir, pkg) = build("other");
+    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(treeship_passes(&pkg, &Ed25519Signer::generate("x").unwrap()).is_err());
+    let run = verify(dir.path(), &[&name, "--allow-unchecked"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
 }
