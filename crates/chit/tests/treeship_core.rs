@@ -1342,3 +1342,78 @@ fn a_package_with_a_join_is_judged_as_treeship_judges_it() {
     let run = verify(dir.path(), &[&name, "--allow-unchecked"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
 }
+
+/// A hub-org checkpoint in a journal vouches only under a signature by a
+/// hub the trust file lists, as treeship-core's
+/// `verify_hub_checkpoint_signature` requires: the hub's own checkpoint
+/// passes; one a stranger minted (its chain whole) fails.
+#[test]
+fn a_hub_checkpoint_is_taken_only_from_a_trusted_hub() {
+    use base64::Engine;
+    use ed25519_dalek::Signer as _;
+    use treeship_core::journal::{append_checkpoint, verify_integrity, Journal};
+    use treeship_core::statements::{CheckpointKind, JournalCheckpoint};
+    let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let checkpoint_by = |dir: &Path, hub: &ed25519_dalek::SigningKey| {
+        let journal = Journal::new(dir.join("journal"));
+        let mut cp = JournalCheckpoint {
+            type_: "treeship/journal-checkpoint/v1".into(),
+            checkpoint_id: "cp_hub".into(),
+            checkpoint_kind: CheckpointKind::HubOrg,
+            from_record_index: 0,
+            to_record_index: 0,
+            merkle_root: "sha256:cc".into(),
+            leaf_count: 0,
+            journal_id: "j_1".into(),
+            created_at: "2026-12-01T00:03:00Z".into(),
+            hub_id: "hub://example".into(),
+            hub_public_key: e.encode(hub.verifying_key().as_bytes()),
+            hub_signature: String::new(),
+            signed_at: "2026-12-01T00:03:00Z".into(),
+            covered_use_ids: vec!["use_1".into()],
+            covered_grant_ids: vec!["grant_1".into()],
+            previous_record_digest: String::new(),
+            record_digest: String::new(),
+            signature: None,
+            signature_alg: None,
+            signing_key_id: None,
+        };
+        cp.hub_signature = e.encode(hub.sign(&cp.canonical_hub_signing_bytes()).to_bytes());
+        append_checkpoint(&journal, cp).unwrap();
+        assert!(verify_integrity(&journal).is_ok());
+    };
+    let hub = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+    let stranger = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+    let trust = |dir: &Path| write_trust(dir, &hub.verifying_key());
+
+    let ours = tempfile::tempdir().unwrap();
+    checkpoint_by(ours.path(), &hub);
+    trust(ours.path());
+    let run = verify(ours.path(), &["journal", "--allow-unchecked"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // Without a trust file no hub can be taken.
+    let run = chit_in(ours.path(), &["verify", "journal"], None);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+
+    let theirs = tempfile::tempdir().unwrap();
+    checkpoint_by(theirs.path(), &stranger);
+    trust(theirs.path());
+    let run = verify(theirs.path(), &["journal", "--allow-unchecked"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("not in the trust file"),
+        "{}",
+        run.stdout
+    );
+    let untrusted = treeship_core::statements::verify_hub_checkpoint_signature(
+        &serde_json::from_slice(
+            &std::fs::read(first_json(&theirs.path().join("journal/records"), 0)).unwrap(),
+        )
+        .unwrap(),
+        &treeship_core::trust::TrustRootStore::empty(),
+    );
+    assert_eq!(
+        untrusted,
+        treeship_core::statements::HubCheckpointVerification::UntrustedIssuer
+    );
+}

@@ -216,6 +216,11 @@ pub fn check_journal(j: &Journal, ctx: &Context) -> Checked {
             );
             return Checked::of(r);
         }
+        if kind == "journal-checkpoint"
+            && root.get("checkpoint_kind").and_then(|k| k.as_str()) == Some("hub-org")
+        {
+            hub_signed(root, &at, ctx, &mut r);
+        }
         prior = stored.to_owned();
         count += 1;
     }
@@ -230,6 +235,93 @@ pub fn check_journal(j: &Journal, ctx: &Context) -> Checked {
         r.warning(rule::JOURNAL, "", "the journal holds no records");
     }
     Checked::of(r)
+}
+
+/// A hub-org checkpoint vouches for single use only under a signature by
+/// a hub the trust file lists, over its members as treeship-core signs
+/// them (every member but `hub_signature` and `record_digest`, none
+/// skipped); as in Treeship, a missing member, an untrusted hub key or a
+/// signature that does not verify fails it.
+fn hub_signed(cp: Val, at: &str, ctx: &Context, r: &mut Report) {
+    let mut fail = |why: String| r.error(rule::JOURNAL, "", format!("{at}: {why}"));
+    let text = |k: &str| cp.get(k).and_then(|v| v.as_str()).unwrap_or("");
+    for field in ["hub_id", "hub_public_key", "hub_signature", "signed_at"] {
+        if text(field).is_empty() {
+            return fail(format!("a hub-org checkpoint needs {field}"));
+        }
+    }
+    let key = Some(text("hub_public_key"))
+        .filter(|k| crate::keys::is_base64url_unpadded(k))
+        .and_then(|k| crate::keys::PublicKey::parse(&format!("ed25519:{k}")).ok());
+    let sig = Some(text("hub_signature"))
+        .filter(|s| crate::keys::is_base64url_unpadded(s))
+        .and_then(crate::keys::decode_base64);
+    let (Some(key), Some(sig)) = (key, sig) else {
+        return fail("its hub key or signature is not base64url Ed25519".to_owned());
+    };
+    let Some(trust) = ctx.trust else {
+        return fail(
+            "a hub-org checkpoint is taken only from a hub the trust file lists: give --trust"
+                .to_owned(),
+        );
+    };
+    if trust.entries_for(&key).is_empty() {
+        return fail(format!(
+            "its hub key {} is not in the trust file",
+            key.treeship()
+        ));
+    }
+    let mut signed = b"{".to_vec();
+    let members: [(&str, bool); 15] = [
+        ("type", false),
+        ("checkpoint_id", false),
+        ("checkpoint_kind", false),
+        ("from_record_index", true),
+        ("to_record_index", true),
+        ("merkle_root", false),
+        ("leaf_count", true),
+        ("journal_id", false),
+        ("created_at", false),
+        ("hub_id", false),
+        ("hub_public_key", false),
+        ("signed_at", false),
+        ("covered_use_ids", false),
+        ("covered_grant_ids", false),
+        ("previous_record_digest", false),
+    ];
+    for (i, (name, whole)) in members.into_iter().enumerate() {
+        if i > 0 {
+            signed.push(b',');
+        }
+        crate::canon::write_string(name, &mut signed);
+        signed.push(b':');
+        let v = cp.get(name);
+        if whole {
+            // Read as a whole number when the record was: written as read.
+            let n = v.and_then(|v| v.number_text()).unwrap_or("0");
+            signed.extend_from_slice(n.as_bytes());
+        } else if name.starts_with("covered_") {
+            signed.push(b'[');
+            for (j, item) in v
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                if j > 0 {
+                    signed.push(b',');
+                }
+                crate::canon::write_string(item.as_str().unwrap_or(""), &mut signed);
+            }
+            signed.push(b']');
+        } else {
+            crate::canon::write_string(text(name), &mut signed);
+        }
+    }
+    signed.push(b'}');
+    if !key.verify_strict(&signed, &sig) {
+        fail("its hub signature does not verify under the hub key it names".to_owned());
+    }
 }
 
 /// The head names the last record: records deleted off the end leave it
