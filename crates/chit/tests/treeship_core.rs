@@ -433,6 +433,20 @@ fn session_action(name: &str, parent: Option<&str>) -> ActionStatement {
     a
 }
 
+/// A package folder's name, as given to chit.
+fn name_of(pkg: &Path) -> String {
+    pkg.file_name().unwrap().to_str().unwrap().to_owned()
+}
+
+/// The session.close of the session, signing `parent` as its parent.
+fn close_after(signer: &Ed25519Signer, parent: &Sealed) -> Sealed {
+    seal(
+        signer,
+        "action",
+        &session_action("session.close", Some(&parent.id)),
+    )
+}
+
 /// A Treeship 0.32 package, built by treeship-core: the receipt, the
 /// sealed envelopes under `artifacts/`, `keys.json`, and the close record
 /// (`record.json`, a `session.v1` receipt over the digest of
@@ -546,14 +560,10 @@ fn a_package_verifies_alone_and_every_file_it_binds_is_bound() {
         uri: None,
     };
     let e = seal(&signer, "endorsement", &e);
-    let c = seal(
-        &signer,
-        "action",
-        &session_action("session.close", Some(&e.id)),
-    );
+    let c = close_after(&signer, &e);
     let (b_id, e_id) = (b.id.clone(), e.id.clone());
     let pkg = package(d, &signer, &[a, b, e, c]);
-    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    let name = name_of(&pkg);
     treeship_passes(&pkg, &signer).unwrap();
 
     // Under the trust file, and alone under the keys it names.
@@ -679,14 +689,10 @@ fn a_package_whose_signed_parent_is_not_the_one_before_fails() {
     let x = seal(&signer, "action", &session_action("x", Some(&a.id)));
     // Follows x, but signs a as its parent.
     let y = seal(&signer, "action", &session_action("y", Some(&a.id)));
-    let c = seal(
-        &signer,
-        "action",
-        &session_action("session.close", Some(&y.id)),
-    );
+    let c = close_after(&signer, &y);
     let (x_id, y_id) = (x.id.clone(), y.id.clone());
     let pkg = package(d, &signer, &[a, x, y, c]);
-    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    let name = name_of(&pkg);
     let treeship = treeship_passes(&pkg, &signer).unwrap_err();
     assert!(treeship.contains("chain_linkage"), "{treeship}");
     let run = verify(d, &[&name, "--allow-unchecked"]);
@@ -1320,24 +1326,20 @@ fn a_package_with_a_join_is_judged_as_treeship_judges_it() {
             unchained: true,
         };
         let start = seal(&host, "action", &session_action("session.start", None));
-        let close = seal(
-            &host,
-            "action",
-            &session_action("session.close", Some(&start.id)),
-        );
+        let close = close_after(&host, &start);
         let pkg = package(&d, &host, &[start, inv, participant, close]);
         (dir, pkg)
     };
 
     let (dir, pkg) = build("host");
-    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    let name = name_of(&pkg);
     treeship_passes(&pkg, &Ed25519Signer::generate("x").unwrap()).unwrap();
     let run = verify(dir.path(), &[&name, "--allow-unchecked"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 
     // Countersigned by another key, whatever keys.json says of it.
     let (dir, pkg) = build("other");
-    let name = pkg.file_name().unwrap().to_str().unwrap().to_owned();
+    let name = name_of(&pkg);
     assert!(treeship_passes(&pkg, &Ed25519Signer::generate("x").unwrap()).is_err());
     let run = verify(dir.path(), &[&name, "--allow-unchecked"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
