@@ -361,10 +361,8 @@ impl Across {
             Facts::Rebind(f) => self.rebinds.push(f),
             Facts::Index(f) => self.indexes.push(f),
             Facts::Session(mut f) => {
-                for c in std::mem::take(&mut f.carried) {
-                    let origin = Origin::new(format!("{}/{}", f.source.file, c.at), None);
-                    self.add_artifact(origin, c.status, c.artifact);
-                }
+                let carried = std::mem::take(&mut f.carried);
+                self.add_entries(&f.source, carried);
                 self.sessions.push(*f);
             }
             // Taken apart above.
@@ -372,11 +370,11 @@ impl Across {
         }
     }
 
-    /// A file of log bundles: each entry's facts and artifact, with its own
-    /// status, under `FILE/N` where the file holds several; and the
-    /// lineage order to prove.
-    fn add_bundles(&mut self, source: Origin, b: crate::kinds::log_bundle::BundleFacts) {
-        for e in b.entries {
+    /// The inputs one input carries (a file of bundles' entries, a
+    /// package's sealed envelopes): each one's facts and artifact, with its
+    /// own status, under `FILE` and its place in it.
+    fn add_entries(&mut self, source: &Origin, entries: Vec<crate::facts::Entry>) {
+        for e in entries {
             let origin = if e.at.is_empty() {
                 source.clone()
             } else {
@@ -389,6 +387,13 @@ impl Across {
                 self.add(origin, e.status, f);
             }
         }
+    }
+
+    /// A file of log bundles: each entry's facts and artifact, with its own
+    /// status, under `FILE/N` where the file holds several; and the
+    /// lineage order to prove.
+    fn add_bundles(&mut self, source: Origin, b: crate::kinds::log_bundle::BundleFacts) {
+        self.add_entries(&source, b.entries);
         self.bounds.extend(
             b.lineage
                 .bounds

@@ -221,44 +221,10 @@ pub struct SessionFacts {
     pub merkle_root: Option<String>,
     pub artifacts: Vec<Listed>,
     /// The envelopes the package seals beside its receipt (its close
-    /// record, its artifacts' copies), checked: they stand among the inputs.
-    pub carried: Vec<Carried>,
+    /// record, its artifacts' copies), checked: they stand among the inputs
+    /// as a bundle's entries do (`PKG/artifacts/…`).
+    pub carried: Vec<Entry>,
     pub source: Origin,
-}
-
-/// One envelope a package carries, checked, named by its file in the
-/// package.
-#[derive(Clone, Debug)]
-pub struct Carried {
-    pub at: String,
-    pub status: crate::report::Status,
-    pub artifact: ArtifactFacts,
-    /// The parent its statement signs, by Treeship 0.32's rule.
-    pub link: Link,
-    /// What binding the package's close record reads of it.
-    pub close: CloseFacts,
-}
-
-/// What a package's close record is bound by: an action's name and the
-/// session its `meta` names, the art id its statement names as subject, a
-/// `session.close`'s record key, and the key id of its first signature.
-#[derive(Clone, Debug, Default)]
-pub struct CloseFacts {
-    pub action: Option<Box<str>>,
-    pub session: Option<Box<str>>,
-    pub subject: Option<Box<str>>,
-    /// `meta.record_key`: its `key_id` and `public_key`.
-    pub record_key: Option<(Box<str>, Box<str>)>,
-    pub keyid: Option<Box<str>>,
-}
-
-/// The parent a signed statement names, owned (see
-/// [`crate::kinds::treeship::records::SignedParent`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Link {
-    Named(Box<str>),
-    LegacyEndorsement,
-    None,
 }
 
 /// One artifact a session receipt lists.

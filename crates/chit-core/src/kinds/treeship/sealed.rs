@@ -16,9 +16,10 @@ use super::records::SignedParent;
 use super::rule;
 use crate::context::Context;
 use crate::envelope::Envelope;
-use crate::facts::{Carried, CloseFacts, Link, Listed, SessionFacts};
+use crate::facts::{ArtifactFacts, Entry, Facts, Listed, SessionFacts};
 use crate::keys::PublicKey;
 use crate::report::Report;
+use crate::report::Status;
 use crate::trust::Trust;
 use std::collections::BTreeMap;
 
@@ -40,6 +41,40 @@ impl Sealed<'_> {
     }
 }
 
+/// One envelope a package carries, checked, named by its file in the
+/// package, with what binding the package reads of it.
+struct Carried {
+    at: String,
+    status: Status,
+    artifact: ArtifactFacts,
+    facts: Option<Facts>,
+    /// The parent its statement signs, by Treeship 0.32's rule.
+    link: Link,
+    /// What binding the package's close record reads of it.
+    close: CloseFacts,
+}
+
+/// What a package's close record is bound by: an action's name and the
+/// session its `meta` names, the art id its statement names as subject, a
+/// `session.close`'s record key, and the key id of its first signature.
+#[derive(Default)]
+struct CloseFacts {
+    action: Option<Box<str>>,
+    session: Option<Box<str>>,
+    subject: Option<Box<str>>,
+    /// `meta.record_key`: its `key_id` and `public_key`.
+    record_key: Option<(Box<str>, Box<str>)>,
+    keyid: Option<Box<str>>,
+}
+
+/// The parent a signed statement names, owned (see
+/// [`SignedParent`]).
+enum Link {
+    Named(Box<str>),
+    LegacyEndorsement,
+    None,
+}
+
 /// The payload type of a Treeship action.
 const ACTION: &str = "application/vnd.treeship.action.v1+json";
 
@@ -51,7 +86,7 @@ pub(crate) fn check(
     session: Option<&SessionFacts>,
     ctx: &Context,
     r: &mut Report,
-) -> Vec<Carried> {
+) -> Vec<Entry> {
     if s.is_empty() {
         return Vec::new();
     }
@@ -75,6 +110,14 @@ pub(crate) fn check(
         chain_linkage(&f.artifacts, &carried, r);
     }
     carried
+        .into_iter()
+        .map(|c| Entry {
+            at: format!("/{}", c.at),
+            status: c.status,
+            facts: c.facts,
+            artifact: Some(c.artifact),
+        })
+        .collect()
 }
 
 /// Each sealed envelope, checked (under the trust file, else under the
@@ -208,6 +251,7 @@ fn envelope(
         at: file.to_owned(),
         status: checked.report.status(),
         artifact,
+        facts: checked.facts,
         link,
         close: close_facts(&env, statement),
     })
