@@ -148,6 +148,14 @@ impl PublicKey {
         Ok(PublicKey(key))
     }
 
+    /// Reads a key as Treeship writes one inside its statements: 32 bytes
+    /// in base64url without padding (and no other spelling).
+    pub fn from_base64url(s: &str) -> Option<PublicKey> {
+        is_base64url_unpadded(s)
+            .then(|| PublicKey::parse(&format!("ed25519:{s}")).ok())
+            .flatten()
+    }
+
     pub fn bytes(&self) -> [u8; 32] {
         self.0.to_bytes()
     }

@@ -56,14 +56,7 @@ enum When {
 
 type Member = (&'static str, Shape, When);
 
-const SIGNATURE: [Member; 3] = [
-    ("signature", Shape::Text, When::Optional),
-    ("signature_alg", Shape::Text, When::Optional),
-    ("signing_key_id", Shape::Text, When::Optional),
-];
-
-/// Each record type, its file name kind and its members in declared order
-/// (the signature members follow).
+/// Each record type, its file name kind and its members in declared order.
 const RECORDS: &[(&str, &str, &[Member])] = &[
     (
         "approval-use",
@@ -87,6 +80,9 @@ const RECORDS: &[(&str, &str, &[Member])] = &[
             ("expires_at", Shape::Text, When::Optional),
             ("previous_record_digest", Shape::Text, When::Default),
             ("record_digest", Shape::Text, When::Default),
+            ("signature", Shape::Text, When::Optional),
+            ("signature_alg", Shape::Text, When::Optional),
+            ("signing_key_id", Shape::Text, When::Optional),
         ],
     ),
     (
@@ -102,6 +98,9 @@ const RECORDS: &[(&str, &str, &[Member])] = &[
             ("created_at", Shape::Text, When::Required),
             ("previous_record_digest", Shape::Text, When::Default),
             ("record_digest", Shape::Text, When::Default),
+            ("signature", Shape::Text, When::Optional),
+            ("signature_alg", Shape::Text, When::Optional),
+            ("signing_key_id", Shape::Text, When::Optional),
         ],
     ),
     (
@@ -125,8 +124,32 @@ const RECORDS: &[(&str, &str, &[Member])] = &[
             ("covered_grant_ids", Shape::Texts, When::NotEmpty),
             ("previous_record_digest", Shape::Text, When::Default),
             ("record_digest", Shape::Text, When::Default),
+            ("signature", Shape::Text, When::Optional),
+            ("signature_alg", Shape::Text, When::Optional),
+            ("signing_key_id", Shape::Text, When::Optional),
         ],
     ),
+];
+
+/// What a hub signs of a hub-org checkpoint, as treeship-core writes it:
+/// every member but `hub_signature`, `record_digest` and the record's own
+/// signature, none left out.
+const HUB_SIGNED: &[Member] = &[
+    ("type", Shape::Text, When::Required),
+    ("checkpoint_id", Shape::Text, When::Required),
+    ("checkpoint_kind", Shape::CheckpointKind, When::Default),
+    ("from_record_index", Shape::Whole, When::Required),
+    ("to_record_index", Shape::Whole, When::Required),
+    ("merkle_root", Shape::Text, When::Required),
+    ("leaf_count", Shape::Whole, When::Required),
+    ("journal_id", Shape::Text, When::Required),
+    ("created_at", Shape::Text, When::Required),
+    ("hub_id", Shape::Text, When::Default),
+    ("hub_public_key", Shape::Text, When::Default),
+    ("signed_at", Shape::Text, When::Default),
+    ("covered_use_ids", Shape::Texts, When::Default),
+    ("covered_grant_ids", Shape::Texts, When::Default),
+    ("previous_record_digest", Shape::Text, When::Default),
 ];
 
 /// Checks a journal as one input.
@@ -250,9 +273,7 @@ fn hub_signed(cp: Val, at: &str, ctx: &Context, r: &mut Report) {
             return fail(format!("a hub-org checkpoint needs {field}"));
         }
     }
-    let key = Some(text("hub_public_key"))
-        .filter(|k| crate::keys::is_base64url_unpadded(k))
-        .and_then(|k| crate::keys::PublicKey::parse(&format!("ed25519:{k}")).ok());
+    let key = crate::keys::PublicKey::from_base64url(text("hub_public_key"));
     let sig = Some(text("hub_signature"))
         .filter(|s| crate::keys::is_base64url_unpadded(s))
         .and_then(crate::keys::decode_base64);
@@ -271,54 +292,10 @@ fn hub_signed(cp: Val, at: &str, ctx: &Context, r: &mut Report) {
             key.treeship()
         ));
     }
-    let mut signed = b"{".to_vec();
-    let members: [(&str, bool); 15] = [
-        ("type", false),
-        ("checkpoint_id", false),
-        ("checkpoint_kind", false),
-        ("from_record_index", true),
-        ("to_record_index", true),
-        ("merkle_root", false),
-        ("leaf_count", true),
-        ("journal_id", false),
-        ("created_at", false),
-        ("hub_id", false),
-        ("hub_public_key", false),
-        ("signed_at", false),
-        ("covered_use_ids", false),
-        ("covered_grant_ids", false),
-        ("previous_record_digest", false),
-    ];
-    for (i, (name, whole)) in members.into_iter().enumerate() {
-        if i > 0 {
-            signed.push(b',');
-        }
-        crate::canon::write_string(name, &mut signed);
-        signed.push(b':');
-        let v = cp.get(name);
-        if whole {
-            // Read as a whole number when the record was: written as read.
-            let n = v.and_then(|v| v.number_text()).unwrap_or("0");
-            signed.extend_from_slice(n.as_bytes());
-        } else if name.starts_with("covered_") {
-            signed.push(b'[');
-            for (j, item) in v
-                .and_then(|v| v.as_array())
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                if j > 0 {
-                    signed.push(b',');
-                }
-                crate::canon::write_string(item.as_str().unwrap_or(""), &mut signed);
-            }
-            signed.push(b']');
-        } else {
-            crate::canon::write_string(text(name), &mut signed);
-        }
-    }
-    signed.push(b'}');
+    let signed = match written(cp, HUB_SIGNED) {
+        Ok(b) => b,
+        Err(why) => return fail(why),
+    };
     if !key.verify_strict(&signed, &sig) {
         fail("its hub signature does not verify under the hub key it names".to_owned());
     }
@@ -361,14 +338,15 @@ fn head_is_the_last(j: &Journal, last: &str, ctx: &Context, r: &mut Report) {
     }
 }
 
-/// A record's JSON as treeship-core writes it, `record_digest` empty.
+/// A record's JSON as treeship-core writes it (`members` in their order),
+/// `record_digest` empty.
 fn written(v: Val, members: &[Member]) -> Result<Vec<u8>, String> {
     if !v.is_object() {
         return Err("not a JSON object".to_owned());
     }
     let mut out = b"{".to_vec();
     let mut first = true;
-    for &(name, shape, when) in members.iter().chain(SIGNATURE.iter()) {
+    for &(name, shape, when) in members {
         let value = v
             .get(name)
             .filter(|x| !(x.is_null() && when != When::Required));
@@ -398,8 +376,10 @@ fn written(v: Val, members: &[Member]) -> Result<Vec<u8>, String> {
                 When::Default => {
                     key(&mut out);
                     out.extend_from_slice(match shape {
+                        Shape::Text => b"\"\"",
                         Shape::CheckpointKind => b"\"local-journal\"",
-                        _ => b"\"\"",
+                        Shape::Texts => b"[]",
+                        Shape::Whole | Shape::Whole32 => b"0",
                     });
                 }
                 When::Optional | When::NotEmpty => {}

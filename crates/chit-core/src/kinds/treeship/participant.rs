@@ -115,8 +115,7 @@ pub(crate) fn signers(env: &Envelope, ctx: &Context, report: &mut Report) -> Vec
         .root()
         .get("joining_agent")
         .and_then(|k| k.as_str())
-        .filter(|k| crate::keys::is_base64url_unpadded(k))
-        .and_then(|k| PublicKey::parse(&format!("ed25519:{k}")).ok());
+        .and_then(PublicKey::from_base64url);
     match joining {
         None => report.error(
             crate::rule::STATEMENT,
@@ -201,9 +200,7 @@ pub(crate) fn role(
         return None;
     }
     let issuer = statement.get("issuer").and_then(|i| i.as_str());
-    let key = issuer
-        .filter(|k| crate::keys::is_base64url_unpadded(k))
-        .and_then(|k| PublicKey::parse(&format!("ed25519:{k}")).ok());
+    let key = issuer.and_then(PublicKey::from_base64url);
     match key {
         Some(k) if signers.contains(&k) => Some(Role::Invitation {
             issuer: k.bytes(),
