@@ -88,14 +88,13 @@ pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, 
             return Ok(gates(checked, None, ctx));
         }
         Input::Journal(j) => {
-            // A local hash chain, signed by none: its chain is what it
-            // proves, so it passes no threshold.
-            let mut checked = kinds::treeship::journal::check_journal(j, ctx);
-            if ctx.trust.is_some() {
-                // No key signed it: under a trust file it is not valid.
-                checked.report.unchecked = true;
-            }
-            return Ok(gates(checked, None, ctx));
+            // A local hash chain that no key signed: under a trust file it
+            // passes the threshold only as any unsigned document does,
+            // with --accept-unsigned (its hub checkpoints are held to the
+            // trust file either way).
+            let checked = kinds::treeship::journal::check_journal(j, ctx);
+            let signers = (!ctx.accept_unsigned).then_some(0);
+            return Ok(gates(checked, signers, ctx));
         }
     };
     if ctx.bundles_only {

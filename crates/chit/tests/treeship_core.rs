@@ -1189,11 +1189,13 @@ fn a_journal_is_judged_as_treeships_verify_integrity_judges_it() {
     let run = chit_in(d, &["verify", "--json", "journal"], None);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(lines(&run)[0]["kind"], "treeship.journal");
-    // Signed by no one: under a trust file it is not valid, unless
-    // --allow-unchecked accepts what was checked.
+    // Signed by no one: under a trust file it passes as an unsigned
+    // document does, with --accept-unsigned; --allow-unchecked (signatures
+    // alone) is not that.
     let _ = ship(d);
     assert_eq!(verify(d, &["journal"]).code, 1);
-    assert_eq!(verify(d, &["journal", "--allow-unchecked"]).code, 0);
+    assert_eq!(verify(d, &["journal", "--allow-unchecked"]).code, 1);
+    assert_eq!(verify(d, &["journal", "--accept-unsigned"]).code, 0);
 
     // Each change on a fresh copy: Treeship's chain catches it, and so
     // does chit's.
@@ -1391,7 +1393,7 @@ fn a_hub_checkpoint_is_taken_only_from_a_trusted_hub() {
     let ours = tempfile::tempdir().unwrap();
     checkpoint_by(ours.path(), &hub);
     trust(ours.path());
-    let run = verify(ours.path(), &["journal", "--allow-unchecked"]);
+    let run = verify(ours.path(), &["journal", "--accept-unsigned"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     // Without a trust file no hub can be taken.
     let run = chit_in(ours.path(), &["verify", "journal"], None);
@@ -1400,7 +1402,7 @@ fn a_hub_checkpoint_is_taken_only_from_a_trusted_hub() {
     let theirs = tempfile::tempdir().unwrap();
     checkpoint_by(theirs.path(), &stranger);
     trust(theirs.path());
-    let run = verify(theirs.path(), &["journal", "--allow-unchecked"]);
+    let run = verify(theirs.path(), &["journal", "--accept-unsigned"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stdout.contains("not in the trust file"),

@@ -252,7 +252,7 @@ pub fn check_journal(j: &Journal, ctx: &Context) -> Checked {
         rule::JOURNAL,
         "",
         "a journal is signed by no one: its chain shows no record was changed alone, not who wrote it \
-         (under --trust it is not valid)",
+         (under --trust it passes only with --accept-unsigned)",
     );
     if count == 0 {
         r.warning(rule::JOURNAL, "", "the journal holds no records");
