@@ -577,6 +577,11 @@ fn a_package_verifies_alone_and_every_file_it_binds_is_bound() {
     let alone = chit_in(d, &["verify", "--json", "--allow-unchecked", &name], None);
     assert_eq!(alone.code, 0, "{}{}", alone.stdout, alone.stderr);
     assert!(alone.stdout.contains("keys.json"), "{}", alone.stdout);
+    // Under keys nobody pinned it is signed, not valid: without
+    // --allow-unchecked it fails.
+    let unpinned = chit_in(d, &["verify", "--json", &name], None);
+    assert_eq!(unpinned.code, 1, "{}", unpinned.stdout);
+    assert_eq!(lines(&unpinned)[0]["status"], "signed");
 
     // Each tamper, on a fresh copy: Treeship fails it, and so does chit.
     type Tamper = Box<dyn Fn(&Path)>;

@@ -133,6 +133,10 @@ fn envelopes(
         (Some(_), _) => *ctx,
         (None, Some(keys)) => {
             own = Trust::named(keys.iter().map(|(id, k)| (id.clone(), *k)));
+            // Signatures good under keys nobody pinned: who signed is not
+            // known, so the package is not valid (--allow-unchecked accepts
+            // signatures alone).
+            r.unchecked = true;
             r.warning(
                 rule::PACKAGE,
                 "",
