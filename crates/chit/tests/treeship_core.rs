@@ -807,6 +807,7 @@ fn a_session_participant_is_judged_as_treeship_judges_it() {
     use treeship_core::statements::session_participant::{
         participant_artifact_id, verify_participant_artifact, SessionParticipantStatement,
     };
+    use treeship_core::statements::SessionLivenessStatement;
     let b64 =
         |k: &VerifyingKey| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(k.as_bytes());
     let dir = tempfile::tempdir().unwrap();
@@ -936,6 +937,43 @@ fn a_session_participant_is_judged_as_treeship_judges_it() {
     widened.payload = e.encode(serde_json::to_vec(&joined).unwrap());
     assert!(!treeship(&widened));
     assert!(!chit(&widened).0);
+
+    // The host's liveness record, filed as Treeship's countersign files it:
+    // under the participant it attests, which its statement signs as
+    // `participant_ref`. Filed under another artifact, it fails.
+    let (dir, participant) = store_participant(&good);
+    let store = Store::open(dir.join("store")).unwrap();
+    let liveness = SessionLivenessStatement::new(
+        SESSION,
+        participant.clone(),
+        b64(&agent.verifying_key()),
+        "nonce-0001",
+        "2026-12-01T00:00:01Z",
+        "2026-12-01T00:00:04Z",
+    );
+    let signed = sign(&payload_type("session-liveness"), &liveness, &host).unwrap();
+    assert!(Verifier::from_signer(&host)
+        .verify(&signed.envelope)
+        .is_ok());
+    let mut record = Record {
+        artifact_id: signed.artifact_id.clone(),
+        digest: signed.digest.clone(),
+        payload_type: payload_type("session-liveness"),
+        key_id: "key_ship".into(),
+        signed_at: "2026-12-01T00:00:06Z".into(),
+        parent_id: Some(participant),
+        envelope: signed.envelope.clone(),
+        hub_url: None,
+        anchors: Vec::new(),
+    };
+    store.write(&record).unwrap();
+    let run = verify(&dir, &["store", "--allow-unchecked"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    record.parent_id = Some(inv.artifact_id.clone());
+    store.write(&record).unwrap();
+    let run = verify(&dir, &["store", "--allow-unchecked"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("participant"), "{}", run.stdout);
 }
 
 /// Treeship's five command artifacts: treeship-core's `verify_command`

@@ -113,6 +113,28 @@ pub fn signed_parent<'d>(statement: Val<'d>) -> SignedParent<'d> {
     }
 }
 
+/// The statement type of a session liveness, the host's signed record that
+/// a join answered its challenge.
+pub const LIVENESS_TYPE: &str = "treeship/session-liveness/v1";
+
+/// The parent a stored record's statement vouches for: its
+/// [`signed_parent`], or, for a session liveness (from which
+/// `signed_parent` reads none), the participant it attests: Treeship files
+/// a liveness under that participant, and its `participant_ref` is signed.
+fn filed_parent<'d>(statement: Val<'d>) -> SignedParent<'d> {
+    match signed_parent(statement) {
+        SignedParent::None
+            if statement.get("type").and_then(|t| t.as_str()) == Some(LIVENESS_TYPE) =>
+        {
+            statement
+                .get("participant_ref")
+                .and_then(|p| p.as_str())
+                .map_or(SignedParent::None, SignedParent::Named)
+        }
+        signed => signed,
+    }
+}
+
 /// Whether a document is a Treeship store record: an object with an
 /// `artifact_id` and an `envelope`.
 pub fn looks_like_record(doc: &Doc) -> bool {
@@ -259,7 +281,7 @@ pub(crate) fn check_record(doc: &Doc, ctx: &Context) -> (Checked, Option<usize>)
 /// none is accepted on its storage edge with a warning that says so; a
 /// record placed after a parent its statement does not name fails.
 fn parent_link(record: Option<&str>, statement: Option<Val>, report: &mut Report) {
-    let signed = statement.map_or(SignedParent::None, signed_parent);
+    let signed = statement.map_or(SignedParent::None, filed_parent);
     match (record, signed) {
         (Some(p), SignedParent::Named(s)) if p != s => report.error(
             rule::RECORD,
@@ -858,6 +880,31 @@ mod tests {
         for (json, want) in cases {
             let doc = crate::json::parse(json.as_bytes(), &crate::Limits::default()).unwrap();
             assert_eq!(signed_parent(doc.root()), *want, "{json}");
+        }
+    }
+
+    /// A liveness is filed under the participant it signs; any other
+    /// statement under the parent `signed_parent` reads.
+    #[test]
+    fn a_liveness_is_filed_under_its_participant() {
+        let cases: &[(&str, SignedParent)] = &[
+            (
+                r#"{"type":"treeship/session-liveness/v1","participant_ref":"art_9"}"#,
+                SignedParent::Named("art_9"),
+            ),
+            (
+                r#"{"type":"treeship/session-liveness/v1","participant_ref":7}"#,
+                SignedParent::None,
+            ),
+            (
+                r#"{"type":"treeship/session-liveness/v1","parentId":"art_1","participant_ref":"art_9"}"#,
+                SignedParent::Named("art_1"),
+            ),
+            (r#"{"participant_ref":"art_9"}"#, SignedParent::None),
+        ];
+        for (json, want) in cases {
+            let doc = crate::json::parse(json.as_bytes(), &crate::Limits::default()).unwrap();
+            assert_eq!(filed_parent(doc.root()), *want, "{json}");
         }
     }
 
