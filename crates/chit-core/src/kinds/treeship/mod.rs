@@ -3,9 +3,10 @@
 //! index, chains of artifacts by their parents and `treeship receipt
 //! export` output ([`records`]); a session package ([`session`]) and what
 //! a 0.32 package seals beside its receipt ([`sealed`]); an export bundle
-//! ([`export_bundle`]). Every
+//! ([`export_bundle`]); an action under a mandate ([`action_v2`]). Every
 //! rule id they report is in [`rule`].
 
+pub mod action_v2;
 pub mod command;
 pub mod export_bundle;
 pub mod journal;

@@ -23,5 +23,10 @@ pub const PACKAGE: &str = "package";
 pub const CHAIN_LINKAGE: &str = "chain_linkage";
 /// Across inputs: the signed session record and the listed artifacts.
 pub const SESSION: &str = "session";
+/// An action/v2's mandate: scope, audience, window, holder, and what it
+/// claims of its grant.
+pub const MANDATE: &str = "mandate";
+/// An action/v2's carried grants: they resolve and narrow at every hop.
+pub const GRANT_CHAIN: &str = "grant_chain";
 /// A journal's hash chain: each record's digest, link and the head.
 pub const JOURNAL: &str = "journal";

@@ -70,7 +70,7 @@ pub(crate) fn check_envelope(
         (Ids::of_pae(&pae), signers)
     };
     art(&ids, ctx, &mut report);
-    let statement = statement(&env, ctx, &mut report);
+    let statement = statement(&env, &signers, ctx, &mut report);
     let kind = statement
         .as_ref()
         .and_then(|s| statement_shape(s, &mut report));
@@ -154,10 +154,20 @@ fn art(ids: &Ids, ctx: &Context, report: &mut Report) {
 
 /// Step 4, `statement`: the payload read as a Treeship receipt statement.
 /// Another payload type is carried, signed, but unchecked.
-fn statement<'e>(env: &'e Envelope, ctx: &Context, report: &mut Report) -> Option<crate::Doc<'e>> {
+fn statement<'e>(
+    env: &'e Envelope,
+    signers: &[crate::keys::PublicKey],
+    ctx: &Context,
+    report: &mut Report,
+) -> Option<crate::Doc<'e>> {
     if super::command::is_command(&env.payload_type) {
         report.kind = super::command::KIND;
         super::command::check(&env.payload_type, &env.payload, ctx, report);
+        return None;
+    }
+    if env.payload_type == super::action_v2::PAYLOAD_TYPE {
+        report.kind = super::action_v2::KIND;
+        super::action_v2::check(&env.payload, signers, ctx, report);
         return None;
     }
     if env.payload_type != TREESHIP_RECEIPT {
