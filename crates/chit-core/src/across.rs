@@ -70,6 +70,7 @@ impl Facts {
             Facts::Index(f) => f.source = source,
             Facts::Session(f) => f.source = source,
             Facts::Bundle(_) => {}
+            Facts::Intent(f) => f.source = source,
         }
     }
 }
@@ -92,6 +93,8 @@ pub enum Subject {
     /// A numeric lineage receipt's log bundle against its bound's, given
     /// in another file (`chit verify --log-key`): the bound logged first.
     Lineage,
+    /// A Verifiable Intent credential against the layer above it.
+    Intent,
 }
 
 impl Subject {
@@ -105,6 +108,7 @@ impl Subject {
             Subject::Index => "index",
             Subject::Session => "session",
             Subject::Lineage => "lineage",
+            Subject::Intent => "intent",
         }
     }
 }
@@ -218,6 +222,7 @@ pub struct Across {
     artifacts: Vec<crate::facts::ArtifactFacts>,
     indexes: Vec<crate::kinds::treeship::records::IndexFacts>,
     sessions: Vec<crate::kinds::treeship::session::SessionFacts>,
+    intents: Vec<crate::kinds::intent::IntentFacts>,
     /// Bounds logged (their digest, log index, where) and receipts whose
     /// bound was not in their own file (their bound's digest, log index,
     /// where), from files of log bundles.
@@ -244,6 +249,7 @@ impl Across {
             artifacts: Vec::new(),
             indexes: Vec::new(),
             sessions: Vec::new(),
+            intents: Vec::new(),
             bounds: Vec::new(),
             waiting: Vec::new(),
             packet_arts: std::collections::HashSet::new(),
@@ -365,6 +371,7 @@ impl Across {
                 self.add_entries(&f.source, carried);
                 self.sessions.push(*f);
             }
+            Facts::Intent(f) => self.intents.push(*f),
             // Taken apart above.
             Facts::Bundle(_) => {}
         }
@@ -450,6 +457,7 @@ impl Across {
             artifacts,
             indexes,
             sessions,
+            intents,
             seen,
             trusted,
             failed,
@@ -536,6 +544,30 @@ impl Across {
             );
             out.push(
                 CrossReport::new(Subject::Session, pkg.session_id.clone(), detail, report)
+                    .over(members),
+            );
+        }
+        // Each Verifiable Intent credential against the layer above it,
+        // when that is among the inputs. Its own signature is what this
+        // checks, so it is held to itself only where it failed outright.
+        let given = crate::kinds::intent::Above::of(&intents);
+        for f in &intents {
+            let Some((report, above)) = crate::kinds::intent::against_above(f, &given) else {
+                continue;
+            };
+            let above = above.map(|a| &a.source);
+            let members = failed
+                .among([&f.source].into_iter().chain(above), [])
+                .into_iter()
+                .filter(|(o, s)| *o != f.source || *s == Status::Invalid)
+                .collect();
+            let detail = format!(
+                "{} against {}",
+                f.layer.name(),
+                above.map_or("none given".to_owned(), |a| a.to_string())
+            );
+            out.push(
+                CrossReport::new(Subject::Intent, f.source.to_string(), detail, report)
                     .over(members),
             );
         }

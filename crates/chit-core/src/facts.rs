@@ -54,6 +54,8 @@ pub enum Facts {
     /// A file of log bundles: its entries' own, and the lineage order
     /// still to prove across files.
     Bundle(Box<BundleFacts>),
+    /// A Verifiable Intent credential, against the layer above it.
+    Intent(Box<crate::kinds::intent::IntentFacts>),
 }
 
 /// A value the stream rules compare but never show (a digest): the first

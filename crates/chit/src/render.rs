@@ -171,6 +171,8 @@ pub struct Summary {
     /// unchecked ones are those whose members did not all verify.
     pub across_valid: usize,
     pub across_invalid: usize,
+    /// Not every part of them checked.
+    pub across_signed: usize,
     pub across_unchecked: usize,
 }
 
@@ -214,12 +216,19 @@ pub fn summary(t: &Summary, p: &Palette) -> String {
     }
     s.push_str(&part(t.invalid, "invalid"));
     s.push_str(&part(t.unreadable, "unreadable"));
-    if t.across_valid + t.across_invalid + t.across_unchecked > 0 {
+    if t.across_valid + t.across_invalid + t.across_signed + t.across_unchecked > 0 {
         let _ = write!(
             s,
             "; checks across inputs: {good}{} valid{good:#}",
             t.across_valid
         );
+        if t.across_signed > 0 {
+            let _ = write!(
+                s,
+                ", {warn}{} signed (not all checked){warn:#}",
+                t.across_signed
+            );
+        }
         s.push_str(&part(t.across_invalid, "invalid"));
         if t.across_unchecked > 0 {
             let _ = write!(

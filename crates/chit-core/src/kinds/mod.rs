@@ -2,6 +2,7 @@
 //! and nothing else.
 
 pub mod executor_packet;
+pub mod intent;
 pub mod lineage_bound;
 pub mod log_bundle;
 pub mod numeric_lineage;

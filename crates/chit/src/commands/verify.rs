@@ -229,6 +229,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         unreadable: tally.unreadable,
         across_valid: across.valid,
         across_invalid: across.invalid,
+        across_signed: across.signed,
         across_unchecked: across.unchecked,
     };
     let total = totals.inputs();
@@ -251,7 +252,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
         Exit::Error
     } else if tally.invalid > 0
         || across.invalid + across.unchecked > 0
-        || (tally.signed + tally.unchecked > 0 && !args.allow_unchecked)
+        || (tally.signed + tally.unchecked + across.signed > 0 && !args.allow_unchecked)
     {
         Exit::Invalid
     } else {
@@ -464,6 +465,10 @@ fn no_facts((status, shown): (Status, String)) -> Done {
 struct AcrossTally {
     valid: usize,
     invalid: usize,
+    /// Not every part checked (a Verifiable Intent credential against its
+    /// layer above): as a signed input, they pass only with
+    /// --allow-unchecked.
+    signed: usize,
     /// Their members did not all verify.
     unchecked: usize,
 }
@@ -482,6 +487,7 @@ fn cross_checks(
         match c.status {
             Status::Valid => tally.valid += 1,
             Status::Invalid => tally.invalid += 1,
+            Status::Signed => tally.signed += 1,
             _ => tally.unchecked += 1,
         }
         // --quiet shows only what is not valid, across documents too.
