@@ -317,6 +317,11 @@ pub struct PackageFiles {
     pub record: Option<Result<Vec<u8>, InputError>>,
     pub keys: Option<Result<Vec<u8>, InputError>>,
     pub artifacts: Vec<(String, Result<Vec<u8>, InputError>)>,
+    /// The approval evidence: `approvals/grants/`, `uses/` and
+    /// `checkpoints/`.
+    pub grants: Vec<(String, Result<Vec<u8>, InputError>)>,
+    pub uses: Vec<(String, Result<Vec<u8>, InputError>)>,
+    pub checkpoints: Vec<(String, Result<Vec<u8>, InputError>)>,
     pub others: Vec<String>,
 }
 
@@ -333,6 +338,9 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
     let keys = file("keys.json");
     let proofs = together.jsons(&dir.join("proofs"));
     let artifacts = together.jsons(&dir.join("artifacts"));
+    let grants = together.jsons(&dir.join("approvals/grants"));
+    let uses = together.jsons(&dir.join("approvals/uses"));
+    let checkpoints = together.jsons(&dir.join("approvals/checkpoints"));
     let mut others = Vec::new();
     for sub in ["approvals", "artifacts"] {
         for e in WalkDir::new(dir.join(sub))
@@ -340,10 +348,22 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
             .into_iter()
             .flatten()
         {
-            let envelope = sub == "artifacts"
-                && e.depth() == 1
-                && e.file_name().to_string_lossy().ends_with(".json");
-            if e.file_type().is_file() && !envelope {
+            let json = e.file_name().to_string_lossy().ends_with(".json");
+            let read = match sub {
+                "artifacts" => e.depth() == 1 && json,
+                // Evidence the approval rules read.
+                _ => {
+                    e.depth() == 2
+                        && json
+                        && e.path()
+                            .parent()
+                            .and_then(|p| p.file_name())
+                            .is_some_and(|d| {
+                                ["grants", "uses", "checkpoints"].contains(&&*d.to_string_lossy())
+                            })
+                }
+            };
+            if e.file_type().is_file() && !read {
                 if let Ok(rel) = e.path().strip_prefix(dir) {
                     others.push(rel.display().to_string());
                 }
@@ -359,6 +379,9 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
         record,
         keys,
         artifacts,
+        grants,
+        uses,
+        checkpoints,
         others,
     }
 }

@@ -397,6 +397,7 @@ fn an_export_of_a_receipt_that_signs_its_parent_verifies_alone() {
 
 /// One signed artifact for a package: its id, digest, envelope bytes and
 /// entry in the receipt.
+#[derive(Clone)]
 struct Sealed {
     id: String,
     digest: String,
@@ -454,6 +455,17 @@ fn close_after(signer: &Ed25519Signer, parent: &Sealed) -> Sealed {
 /// session close` signs it). `arts` runs from a session.start to a
 /// session.close.
 fn package(dir: &Path, signer: &Ed25519Signer, arts: &[Sealed]) -> std::path::PathBuf {
+    package_with(dir, signer, arts, Default::default())
+}
+
+/// [`package`], with approval evidence (`extra`'s grants, uses and
+/// checkpoints) under `approvals/`.
+fn package_with(
+    dir: &Path,
+    signer: &Ed25519Signer,
+    arts: &[Sealed],
+    extra: treeship_core::session::ApprovalsBundle,
+) -> std::path::PathBuf {
     use base64::Engine;
     use sha2::Digest;
     use treeship_core::session::{
@@ -490,8 +502,9 @@ fn package(dir: &Path, signer: &Ed25519Signer, arts: &[Sealed]) -> std::path::Pa
                     .encode(signer.verifying_key().as_bytes())
             ),
         )],
-        ..ApprovalsBundle::default()
+        ..extra
     };
+    let _: &ApprovalsBundle = &bundle;
     let pkg = build_package_with_approvals(&receipt, dir, Some(&bundle))
         .unwrap()
         .path;
@@ -1463,4 +1476,170 @@ fn a_hub_checkpoint_is_taken_only_from_a_trusted_hub() {
         untrusted,
         treeship_core::statements::HubCheckpointVerification::UntrustedIssuer
     );
+}
+
+/// A package whose action consumed an approval: the grant carried under
+/// `approvals/grants`, the journal's use record under `approvals/uses`.
+/// Treeship's package verify and chit pass it, and each change to the
+/// evidence that Treeship fails, chit fails, naming Treeship's row.
+#[test]
+fn a_packages_approval_evidence_is_judged_as_treeship_judges_it() {
+    use treeship_core::session::ApprovalsBundle;
+    use treeship_core::statements::{
+        approval_use_record_digest, nonce_digest, ApprovalScope, ApprovalStatement, ApprovalUse,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let mut approval = ApprovalStatement::new("human://lead", "nonce-1");
+    approval.scope = Some(ApprovalScope {
+        max_actions: Some(1),
+        ..Default::default()
+    });
+    let grant = sign(&payload_type("approval"), &approval, &signer).unwrap();
+    let start = seal(&signer, "action", &session_action("session.start", None));
+    let mut deploy = session_action("deploy", Some(&start.id));
+    deploy.approval_nonce = Some("nonce-1".into());
+    deploy.meta = Some(json!({ "session_id": SESSION, "approval_use_id": "use_1" }));
+    let deploy = seal(&signer, "action", &deploy);
+    let close = close_after(&signer, &deploy);
+    let use_record = |n: u32, previous: &str| {
+        let mut u = ApprovalUse {
+            type_: "treeship/approval-use/v1".into(),
+            use_id: format!("use_{n}"),
+            grant_id: grant.artifact_id.clone(),
+            grant_digest: grant.digest.clone(),
+            nonce_digest: nonce_digest("nonce-1"),
+            actor: "agent://t".into(),
+            action: "deploy".into(),
+            subject: String::new(),
+            session_id: Some(SESSION.into()),
+            action_artifact_id: None,
+            receipt_digest: None,
+            use_number: n,
+            max_uses: Some(1),
+            idempotency_key: None,
+            created_at: "2026-12-01T00:00:10Z".into(),
+            expires_at: None,
+            previous_record_digest: previous.into(),
+            record_digest: String::new(),
+            signature: None,
+            signature_alg: None,
+            signing_key_id: None,
+        };
+        u.record_digest = approval_use_record_digest(&u);
+        u
+    };
+    let first = use_record(1, "");
+    let build = |uses: Vec<ApprovalUse>, grants: Vec<(String, Vec<u8>)>| {
+        let at = tempfile::tempdir().unwrap().keep();
+        let pkg = package_with(
+            &at,
+            &signer,
+            &[start.clone(), deploy.clone(), close.clone()],
+            ApprovalsBundle {
+                grants,
+                uses,
+                ..Default::default()
+            },
+        );
+        std::fs::copy(d.join("trust.toml"), at.join("trust.toml")).unwrap();
+        (at, pkg)
+    };
+    let honest_grants = vec![(grant.artifact_id.clone(), grant.envelope.to_json().unwrap())];
+    let chit = |at: &Path, pkg: &Path| verify(at, &[&name_of(pkg), "--allow-unchecked"]);
+
+    let (at, pkg) = build(vec![first.clone()], honest_grants.clone());
+    treeship_passes(&pkg, &signer).unwrap();
+    let run = chit(&at, &pkg);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    let edited = |f: &dyn Fn(&mut ApprovalUse), redigest: bool| {
+        let mut u = first.clone();
+        f(&mut u);
+        if redigest {
+            u.record_digest = approval_use_record_digest(&u);
+        }
+        u
+    };
+    let mut other = ApprovalStatement::new("human://lead", "nonce-2");
+    other.scope = approval.scope.clone();
+    let other = sign(&payload_type("approval"), &other, &signer).unwrap();
+    type Grants = Vec<(String, Vec<u8>)>;
+    let cases: Vec<(&str, Vec<ApprovalUse>, Grants, &str)> = vec![
+        (
+            "a use record edited",
+            vec![edited(&|u| u.actor = "agent://x".into(), false)],
+            honest_grants.clone(),
+            "approval-use-record-digest",
+        ),
+        (
+            "a use record edited, its digest recomputed",
+            vec![edited(&|u| u.actor = "agent://x".into(), true)],
+            honest_grants.clone(),
+            "approval-use-action-binding",
+        ),
+        (
+            "a use naming another nonce",
+            vec![edited(&|u| u.nonce_digest = nonce_digest("nonce-9"), true)],
+            honest_grants.clone(),
+            "approval-use-nonce-binding",
+        ),
+        (
+            "the use record dropped",
+            Vec::new(),
+            honest_grants.clone(),
+            "approval_evidence",
+        ),
+        (
+            "a second use of a single-use approval",
+            vec![first.clone(), {
+                let mut u = use_record(2, &first.record_digest);
+                u.use_number = 2;
+                u.record_digest = approval_use_record_digest(&u);
+                u
+            }],
+            honest_grants.clone(),
+            "approval-use-limit",
+        ),
+        (
+            "its max_uses raised",
+            vec![edited(&|u| u.max_uses = Some(5), true)],
+            honest_grants.clone(),
+            "approval-use-limit",
+        ),
+        (
+            "another approval filed as the grant",
+            vec![first.clone()],
+            vec![(grant.artifact_id.clone(), other.envelope.to_json().unwrap())],
+            "approval-use-nonce-binding",
+        ),
+        (
+            "a use that does not follow the one before",
+            vec![edited(
+                &|u| u.previous_record_digest = "sha256:00".into(),
+                true,
+            )],
+            honest_grants.clone(),
+            "approval-use-chain-continuity",
+        ),
+    ];
+    for (what, uses, grants, rule) in cases {
+        let (at, pkg) = build(uses, grants);
+        assert!(
+            treeship_passes(&pkg, &signer).is_err(),
+            "{what}: Treeship passes it"
+        );
+        let run = chit(&at, &pkg);
+        assert_eq!(run.code, 1, "{what}: {}", run.stdout);
+        let line = &lines(&run)[0];
+        assert!(
+            line["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["rule"] == rule),
+            "{what}: {line}"
+        );
+    }
 }

@@ -400,6 +400,11 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
             keys: borrow(&files.keys),
             artifacts: borrow_all(&files.artifacts),
         },
+        approvals: chit_core::kinds::treeship::approvals::Approvals {
+            grants: borrow_all(&files.grants),
+            uses: borrow_all(&files.uses),
+            checkpoints: borrow_all(&files.checkpoints),
+        },
         unchecked: files.others.clone(),
     };
     match chit_core::check(&package, &settings.ctx) {

@@ -152,6 +152,21 @@ const HUB_SIGNED: &[Member] = &[
     ("previous_record_digest", Shape::Text, When::Default),
 ];
 
+/// A record's `record_digest` recomputed (`sha256:<hex>` of its JSON as
+/// treeship-core writes its type), or why it does not read as `kind`
+/// (`approval-use`, `approval-revocation`, `journal-checkpoint`).
+pub(crate) fn record_digest(kind: &str, v: Val) -> Result<String, String> {
+    let (_, _, members) = RECORDS
+        .iter()
+        .find(|(k, ..)| *k == kind)
+        .ok_or_else(|| format!("{kind} is not a record kind Treeship writes"))?;
+    let json = written(v, members)?;
+    Ok(format!(
+        "sha256:{}",
+        crate::digest::hex(&Sha256::digest(&json))
+    ))
+}
+
 /// Checks a journal as one input.
 pub fn check_journal(j: &Journal, ctx: &Context) -> Checked {
     let mut r = Report::new(KIND);
@@ -242,7 +257,7 @@ pub fn check_journal(j: &Journal, ctx: &Context) -> Checked {
         if kind == "journal-checkpoint"
             && root.get("checkpoint_kind").and_then(|k| k.as_str()) == Some("hub-org")
         {
-            hub_signed(root, &at, ctx, &mut r);
+            hub_signed(root, &at, rule::JOURNAL, ctx, &mut r);
         }
         prior = stored.to_owned();
         count += 1;
@@ -265,8 +280,17 @@ pub fn check_journal(j: &Journal, ctx: &Context) -> Checked {
 /// them (every member but `hub_signature` and `record_digest`, none
 /// skipped); as in Treeship, a missing member, an untrusted hub key or a
 /// signature that does not verify fails it.
-fn hub_signed(cp: Val, at: &str, ctx: &Context, r: &mut Report) {
-    let mut fail = |why: String| r.error(rule::JOURNAL, "", format!("{at}: {why}"));
+pub(crate) fn hub_signed(
+    cp: Val,
+    at: &str,
+    rule: &'static str,
+    ctx: &Context,
+    r: &mut Report,
+) -> bool {
+    let mut fail = |why: String| {
+        r.error(rule, "", format!("{at}: {why}"));
+        false
+    };
     let text = |k: &str| cp.get(k).and_then(|v| v.as_str()).unwrap_or("");
     for field in ["hub_id", "hub_public_key", "hub_signature", "signed_at"] {
         if text(field).is_empty() {
@@ -297,8 +321,9 @@ fn hub_signed(cp: Val, at: &str, ctx: &Context, r: &mut Report) {
         Err(why) => return fail(why),
     };
     if !key.verify_strict(&signed, &sig) {
-        fail("its hub signature does not verify under the hub key it names".to_owned());
+        return fail("its hub signature does not verify under the hub key it names".to_owned());
     }
+    true
 }
 
 /// The head names the last record: records deleted off the end leave it

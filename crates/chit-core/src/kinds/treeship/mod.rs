@@ -7,6 +7,7 @@
 //! rule id they report is in [`rule`].
 
 pub mod action_v2;
+pub mod approvals;
 pub mod command;
 pub mod export_bundle;
 pub mod journal;
@@ -15,4 +16,5 @@ pub mod records;
 pub mod rule;
 pub mod sealed;
 pub mod session;
+mod shape;
 pub mod statement;

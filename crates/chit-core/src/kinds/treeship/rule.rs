@@ -28,5 +28,17 @@ pub const SESSION: &str = "session";
 pub const MANDATE: &str = "mandate";
 /// An action/v2's carried grants: they resolve and narrow at every hop.
 pub const GRANT_CHAIN: &str = "grant_chain";
+/// A package's approval evidence (`approvals/`), each rule as Treeship
+/// names its row; `approvals` for a file that does not read.
+pub const APPROVALS: &str = "approvals";
+pub const REPLAY_PACKAGE_LOCAL: &str = "replay-package-local";
+pub const REPLAY_INCLUDED_CHECKPOINT: &str = "replay-included-checkpoint";
+pub const APPROVAL_USE_RECORD_DIGEST: &str = "approval-use-record-digest";
+pub const APPROVAL_USE_NONCE_BINDING: &str = "approval-use-nonce-binding";
+pub const APPROVAL_USE_ACTION_BINDING: &str = "approval-use-action-binding";
+pub const APPROVAL_USE_CHAIN_CONTINUITY: &str = "approval-use-chain-continuity";
+pub const APPROVAL_EVIDENCE: &str = "approval_evidence";
+pub const APPROVAL_USE_LIMIT: &str = "approval-use-limit";
+pub const REPLAY_HUB_ORG: &str = "replay-hub-org";
 /// A journal's hash chain: each record's digest, link and the head.
 pub const JOURNAL: &str = "journal";

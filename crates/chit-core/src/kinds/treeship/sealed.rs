@@ -557,3 +557,69 @@ pub(crate) fn readable<'b>(
         }
     }
 }
+
+/// The package's approval evidence ([`super::approvals`]), held against
+/// its sealed copies (`carried`: each checked; `listed`: the art ids the
+/// receipt lists), the keys `keys.json` names and the
+/// `approval_chain_anchor` of its close record, when that verified.
+pub(crate) fn approvals(
+    p: &super::session::Package,
+    carried: &[Entry],
+    listed: &[&str],
+    ctx: &Context,
+    r: &mut Report,
+) {
+    let passed = |at: &str| {
+        carried
+            .iter()
+            .any(|e| e.at == at && e.status != Status::Invalid)
+    };
+    let arts: Vec<super::approvals::SealedArt> = p
+        .sealed
+        .artifacts
+        .iter()
+        .filter_map(|(name, bytes)| {
+            let id = name.strip_suffix(".json")?;
+            Some(super::approvals::SealedArt {
+                id,
+                listed: listed.contains(&id),
+                bytes: bytes.as_ref().ok().copied(),
+                verified: passed(&format!("/artifacts/{name}")),
+            })
+        })
+        .collect();
+    let keys = p
+        .sealed
+        .keys
+        .as_ref()
+        .and_then(|k| package_keys(k, ctx, &mut Report::default()));
+    let anchor = p
+        .sealed
+        .record
+        .as_ref()
+        .and_then(|b| b.as_ref().ok())
+        .filter(|_| passed("/record.json"))
+        .and_then(|b| chain_anchor(b, ctx));
+    super::approvals::check(
+        &p.approvals,
+        &arts,
+        keys.as_ref(),
+        anchor.as_deref(),
+        ctx,
+        r,
+    );
+}
+
+/// The `approval_chain_anchor` a close record's statement names.
+fn chain_anchor(bytes: &[u8], ctx: &Context) -> Option<String> {
+    let doc = crate::json::parse(bytes, &ctx.limits).ok()?;
+    let env = Envelope::read_val(doc.root(), &mut Report::default())?;
+    let statement = crate::json::parse(&env.payload, &ctx.limits).ok()?;
+    let anchor = statement
+        .root()
+        .get("payload")?
+        .get("approval_chain_anchor")?
+        .as_str()?
+        .to_owned();
+    Some(anchor)
+}

@@ -46,8 +46,11 @@ pub struct Package<'a> {
     pub proofs: Vec<(String, Result<&'a [u8], String>)>,
     /// `record.json`, `keys.json` and `artifacts/*.json` (Treeship 0.32).
     pub sealed: super::sealed::Sealed<'a>,
-    /// Files chit does not check (under `approvals/`, and anything under
-    /// `artifacts/` that is not an envelope's `.json`).
+    /// The approval evidence under `approvals/`.
+    pub approvals: super::approvals::Approvals<'a>,
+    /// Files chit does not check (`approvals/index.json`, anything else
+    /// there, and anything under `artifacts/` that is not an envelope's
+    /// `.json`): Treeship binds none of them.
     pub unchecked: Vec<String>,
 }
 
@@ -155,15 +158,24 @@ pub fn check_package(p: &Package, ctx: &Context) -> Result<Checked, Unreadable> 
             rule::PACKAGE,
             "",
             format!(
-                "not checked by chit: {} (approval evidence; give the store's records to check what it refers to)",
+                "not checked by chit, nor bound by Treeship: {}",
                 p.unchecked.join(", ")
             ),
         );
     }
-    if let Some(crate::facts::Facts::Session(f)) = checked.facts.as_mut() {
-        f.carried = super::sealed::check(&p.sealed, Some(f), ctx, &mut checked.report);
-    } else {
-        super::sealed::check(&p.sealed, None, ctx, r);
+    let Checked { facts, report, .. } = &mut checked;
+    let session = match facts {
+        Some(crate::facts::Facts::Session(f)) => Some(&mut **f),
+        _ => None,
+    };
+    let carried = super::sealed::check(&p.sealed, session.as_deref(), ctx, report);
+    let listed: Vec<&str> = session
+        .as_deref()
+        .map(|f| f.artifacts.iter().map(|l| l.artifact_id.as_str()).collect())
+        .unwrap_or_default();
+    super::sealed::approvals(p, &carried, &listed, ctx, report);
+    if let Some(f) = session {
+        f.carried = carried;
     }
     Ok(checked)
 }
