@@ -226,6 +226,11 @@ pub struct SessionFacts {
     /// record, its artifacts' copies), checked: they stand among the inputs
     /// as a bundle's entries do (`PKG/artifacts/…`).
     pub carried: Vec<Entry>,
+    /// Under a redaction the producer signed for this package: the
+    /// artifacts it withholds, and the receipt digest it was redacted
+    /// from (what the close record signs).
+    pub withheld: Vec<String>,
+    pub redacted_from: Option<String>,
     pub source: Origin,
 }
 

@@ -316,6 +316,7 @@ pub struct PackageFiles {
     /// envelopes under `artifacts/`.
     pub record: Option<Result<Vec<u8>, InputError>>,
     pub keys: Option<Result<Vec<u8>, InputError>>,
+    pub redaction: Option<Result<Vec<u8>, InputError>>,
     pub artifacts: Vec<(String, Result<Vec<u8>, InputError>)>,
     /// The approval evidence: `approvals/grants/`, `uses/` and
     /// `checkpoints/`.
@@ -336,6 +337,7 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
     let render = file("render.json");
     let record = file("record.json");
     let keys = file("keys.json");
+    let redaction = file("redaction.json");
     let proofs = together.jsons(&dir.join("proofs"));
     let artifacts = together.jsons(&dir.join("artifacts"));
     let grants = together.jsons(&dir.join("approvals/grants"));
@@ -378,6 +380,7 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
         proofs,
         record,
         keys,
+        redaction,
         artifacts,
         grants,
         uses,

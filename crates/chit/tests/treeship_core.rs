@@ -1643,3 +1643,147 @@ fn a_packages_approval_evidence_is_judged_as_treeship_judges_it() {
         );
     }
 }
+
+/// A package whose producer withheld a step under a signed redaction
+/// (`redaction.json`, a `redaction.v1` receipt statement bound to the
+/// session and its Merkle root): Treeship's package verify and chit accept
+/// the missing envelope, and the edge across it as the producer's word;
+/// a redaction not signed by a key the package names, lifted from another
+/// package, asserting another parent, or naming another receipt digest
+/// excuses nothing, in both.
+#[test]
+fn a_redacted_package_is_judged_as_treeship_judges_it() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let signer = ship(d);
+    let stranger = Ed25519Signer::generate("key_ship").unwrap();
+    let a = seal(&signer, "action", &session_action("session.start", None));
+    let b = seal(&signer, "action", &session_action("secret", Some(&a.id)));
+    let c = seal(&signer, "action", &session_action("test", Some(&b.id)));
+    let close = close_after(&signer, &c);
+    let pkg = package(d, &signer, &[a.clone(), b.clone(), c, close]);
+    let name = name_of(&pkg);
+    let receipt: Value =
+        serde_json::from_slice(&std::fs::read(pkg.join("receipt.json")).unwrap()).unwrap();
+    let root = receipt["merkle"]["root"].as_str().unwrap().to_owned();
+    let digest = |p: &Path| {
+        format!(
+            "sha256:{}",
+            hex(&sha2::Sha256::digest(
+                std::fs::read(p.join("receipt.json")).unwrap()
+            ))
+        )
+    };
+    let sealed_digest = digest(&pkg);
+    struct Case {
+        what: &'static str,
+        by_stranger: bool,
+        root: Option<&'static str>,
+        parent: fn(&Sealed, &Sealed) -> String,
+        edit_receipt: bool,
+        honest_digests: bool,
+        passes: bool,
+    }
+    let honest = |_: &Sealed, a: &Sealed| a.id.clone();
+    let cases = [
+        Case {
+            what: "a step withheld",
+            by_stranger: false,
+            root: None,
+            parent: honest,
+            edit_receipt: false,
+            honest_digests: true,
+            passes: true,
+        },
+        Case {
+            what: "a step withheld, the receipt redacted",
+            by_stranger: false,
+            root: None,
+            parent: honest,
+            edit_receipt: true,
+            honest_digests: true,
+            passes: true,
+        },
+        Case {
+            what: "a redaction signed by a key the package does not name",
+            by_stranger: true,
+            root: None,
+            parent: honest,
+            edit_receipt: false,
+            honest_digests: true,
+            passes: false,
+        },
+        Case {
+            what: "a redaction lifted from another package",
+            by_stranger: false,
+            root: Some("sha256:00"),
+            parent: honest,
+            edit_receipt: false,
+            honest_digests: true,
+            passes: false,
+        },
+        Case {
+            what: "a redaction asserting another parent",
+            by_stranger: false,
+            root: None,
+            parent: |b, _| b.id.clone(),
+            edit_receipt: false,
+            honest_digests: true,
+            passes: false,
+        },
+        Case {
+            what: "a redacted receipt the redaction does not name",
+            by_stranger: false,
+            root: None,
+            parent: honest,
+            edit_receipt: true,
+            honest_digests: false,
+            passes: false,
+        },
+    ];
+    for case in cases {
+        let copy = tempfile::tempdir().unwrap();
+        let to = copy.path().join(&name);
+        copy_dir(&pkg, &to);
+        std::fs::copy(d.join("trust.toml"), copy.path().join("trust.toml")).unwrap();
+        std::fs::remove_file(to.join(format!("artifacts/{}.json", b.id))).unwrap();
+        if case.edit_receipt {
+            let mut v = receipt.clone();
+            v["session"]["actor"] = "agent://redacted".into();
+            std::fs::write(to.join("receipt.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+        }
+        let now = digest(&to);
+        let mut statement = ReceiptStatement::new("system://treeship", "redaction.v1");
+        statement.payload = Some(json!({
+            "session_id": SESSION,
+            "merkle_root": case.root.unwrap_or(&root),
+            "withheld": [{ "artifact_id": b.id, "parent_id": (case.parent)(&b, &a) }],
+            "source_receipt_digest": sealed_digest,
+            "receipt_digest": if case.honest_digests { now } else { "sha256:11".into() },
+            "reason": "contains a customer's name",
+        }));
+        let by = if case.by_stranger { &stranger } else { &signer };
+        let red = sign(&payload_type("receipt"), &statement, by).unwrap();
+        std::fs::write(to.join("redaction.json"), red.envelope.to_json().unwrap()).unwrap();
+        let treeship = treeship_passes(&to, &signer);
+        assert_eq!(
+            treeship.is_ok(),
+            case.passes,
+            "{}: Treeship {treeship:?}",
+            case.what
+        );
+        let run = verify(copy.path(), &[&name, "--allow-unchecked"]);
+        assert_eq!(
+            run.code,
+            if case.passes { 0 } else { 1 },
+            "{}: {}{}",
+            case.what,
+            run.stdout,
+            run.stderr
+        );
+        if case.passes {
+            assert!(run.stdout.contains("withheld"), "{}", run.stdout);
+        }
+    }
+}

@@ -398,6 +398,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
         sealed: chit_core::kinds::treeship::sealed::Sealed {
             record: borrow(&files.record),
             keys: borrow(&files.keys),
+            redaction: borrow(&files.redaction),
             artifacts: borrow_all(&files.artifacts),
         },
         approvals: chit_core::kinds::treeship::approvals::Approvals {

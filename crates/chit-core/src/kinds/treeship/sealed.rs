@@ -31,13 +31,19 @@ pub const KEYS_SCHEMA: &str = "treeship/package-keys/v1";
 pub struct Sealed<'a> {
     pub record: Option<Result<&'a [u8], String>>,
     pub keys: Option<Result<&'a [u8], String>>,
+    /// `redaction.json`: the producer's signed statement of what it
+    /// withholds.
+    pub redaction: Option<Result<&'a [u8], String>>,
     /// `artifacts/*.json`, each file's name and bytes (or why not).
     pub artifacts: Vec<(String, Result<&'a [u8], String>)>,
 }
 
 impl Sealed<'_> {
     fn is_empty(&self) -> bool {
-        self.record.is_none() && self.keys.is_none() && self.artifacts.is_empty()
+        self.record.is_none()
+            && self.keys.is_none()
+            && self.redaction.is_none()
+            && self.artifacts.is_empty()
     }
 }
 
@@ -86,9 +92,9 @@ pub(crate) fn check(
     session: Option<&SessionFacts>,
     ctx: &Context,
     r: &mut Report,
-) -> Vec<Entry> {
+) -> (Vec<Entry>, Option<Redaction>) {
     if s.is_empty() {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let keys = s.keys.as_ref().and_then(|k| package_keys(k, ctx, r));
     if s.keys.is_none() {
@@ -102,14 +108,15 @@ pub(crate) fn check(
         );
     }
     let Some(carried) = envelopes(s, keys.as_ref(), ctx, r) else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
+    let redaction = session.and_then(|f| redaction(s, f, keys.as_ref(), ctx, r));
     if let Some(f) = session {
-        close_record_binds(f, s, &carried, keys.as_ref(), r);
-        every_listed_is_sealed(&f.artifacts, &carried, r);
-        chain_linkage(&f.artifacts, &carried, r);
+        close_record_binds(f, s, &carried, keys.as_ref(), redaction.as_ref(), r);
+        every_listed_is_sealed(&f.artifacts, &carried, redaction.as_ref(), r);
+        chain_linkage(&f.artifacts, &carried, redaction.as_ref(), r);
     }
-    carried
+    let entries = carried
         .into_iter()
         .map(|c| Entry {
             at: format!("/{}", c.at),
@@ -117,8 +124,116 @@ pub(crate) fn check(
             facts: c.facts,
             artifact: Some(c.artifact),
         })
-        .collect()
+        .collect();
+    (entries, redaction)
 }
+
+/// A redaction the producer signed for this package (`redaction.json`, a
+/// Treeship receipt statement of kind `redaction.v1`): the artifacts it
+/// withholds (each with the parent the producer asserts for it) and the
+/// receipt digests before and after.
+pub(crate) struct Redaction {
+    pub withheld: Vec<(String, Option<String>)>,
+    pub source_receipt_digest: Option<String>,
+    pub receipt_digest: Option<String>,
+}
+
+/// `redaction.json`, honoured as Treeship honours it: signed by a key the
+/// package names (`keys.json`), of kind `redaction.v1`, and bound to this
+/// package (its session and Merkle root). One that is not is said in a
+/// warning and excuses nothing.
+fn redaction(
+    s: &Sealed,
+    f: &SessionFacts,
+    keys: Option<&BTreeMap<String, PublicKey>>,
+    ctx: &Context,
+    r: &mut Report,
+) -> Option<Redaction> {
+    let bytes = s.redaction.as_ref()?;
+    let mut ignored = |why: &str| {
+        r.warning(
+            rule::PACKAGE,
+            "/redaction.json",
+            format!("redaction.json is not honoured: {why}; it excuses no missing envelope"),
+        );
+        None
+    };
+    let Ok(bytes) = bytes else {
+        return ignored("it could not be read");
+    };
+    let Ok(doc) = crate::json::parse(bytes, &ctx.limits) else {
+        return ignored("it is not JSON");
+    };
+    let Some(env) = Envelope::read_val(doc.root(), &mut Report::default()) else {
+        return ignored("it is not an envelope");
+    };
+    let pae = env.pae();
+    let signed = env.signatures.iter().any(|sig| {
+        sig.keyid
+            .as_deref()
+            .and_then(|k| keys.and_then(|keys| keys.get(k)))
+            .is_some_and(|k| k.verify_strict(&pae, &sig.sig))
+    });
+    if !signed {
+        return ignored("no key the package names (keys.json) signed it");
+    }
+    let Ok(statement) = crate::json::parse(&env.payload, &ctx.limits) else {
+        return ignored("its statement is not JSON");
+    };
+    let st = statement.root();
+    if st.get("kind").and_then(|k| k.as_str()) != Some("redaction.v1") {
+        return ignored("it is not a redaction.v1 statement");
+    }
+    let Some(p) = st
+        .get("payload")
+        .filter(|p| super::shape::object(*p, REDACTION, "").is_ok())
+    else {
+        return ignored("its payload is not a redaction (session_id, merkle_root, withheld)");
+    };
+    let text = |v: crate::Val, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+    if text(p, "session_id").as_deref() != Some(f.session_id.as_str()) {
+        return ignored("it names another session");
+    }
+    if f.merkle_root.is_none() || text(p, "merkle_root") != f.merkle_root {
+        return ignored("it names another Merkle root");
+    }
+    let withheld = p
+        .get("withheld")
+        .map(|w| {
+            w.items()
+                .map(|i| {
+                    (
+                        text(i, "artifact_id").unwrap_or_default(),
+                        text(i, "parent_id"),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Redaction {
+        withheld,
+        source_receipt_digest: text(p, "source_receipt_digest"),
+        receipt_digest: text(p, "receipt_digest"),
+    })
+}
+
+/// `RedactionPayload`, as Treeship reads it.
+const REDACTION: &[super::shape::Field] = {
+    use super::shape::{Has, Ty};
+    const WITHHELD: &[super::shape::Field] = &[
+        ("artifact_id", Ty::Str, Has::Req),
+        ("parent_id", Ty::Str, Has::Opt),
+    ];
+    &[
+        ("session_id", Ty::Str, Has::Req),
+        ("merkle_root", Ty::Str, Has::Req),
+        ("withheld", Ty::Objs(WITHHELD), Has::Req),
+        ("source_receipt_digest", Ty::Str, Has::Opt),
+        ("receipt_digest", Ty::Str, Has::Opt),
+        ("reason", Ty::Str, Has::Opt),
+        ("redacted_at", Ty::Str, Has::Opt),
+    ]
+};
 
 /// Each sealed envelope, checked (under the trust file, else under the
 /// keys the package names); `None` when there is neither.
@@ -324,12 +439,33 @@ fn named_keys_signed(
 
 /// Every artifact the receipt lists has its sealed envelope, with the
 /// digest the receipt gives.
-fn every_listed_is_sealed(listed: &[Listed], carried: &[Carried], r: &mut Report) {
+fn every_listed_is_sealed(
+    listed: &[Listed],
+    carried: &[Carried],
+    redaction: Option<&Redaction>,
+    r: &mut Report,
+) {
+    let withheld =
+        |id: &str| redaction.is_some_and(|red| red.withheld.iter().any(|(w, _)| w == id));
     for l in listed {
         let copy = carried
             .iter()
             .find(|c| *c.artifact.art_id == *l.artifact_id && c.at.starts_with("artifacts/"));
+        let absent = || {
+            !carried
+                .iter()
+                .any(|c| c.at == format!("artifacts/{}.json", l.artifact_id))
+        };
         match copy {
+            None if withheld(&l.artifact_id) && absent() => r.warning(
+                rule::PACKAGE,
+                "",
+                format!(
+                    "{} is withheld under the producer's signed redaction: the Merkle tree commits to it, \
+                     its envelope is not here",
+                    l.artifact_id
+                ),
+            ),
             None => r.error(
                 rule::PACKAGE,
                 "",
@@ -360,7 +496,12 @@ fn every_listed_is_sealed(listed: &[Listed], carried: &[Carried], r: &mut Report
 /// it as parent (the first one's parent may lie in an earlier session, so
 /// it is not judged). An endorsement made by 0.31.9 or earlier signs none:
 /// its place is the producer's claim, a warning.
-fn chain_linkage(listed: &[Listed], carried: &[Carried], r: &mut Report) {
+fn chain_linkage(
+    listed: &[Listed],
+    carried: &[Carried],
+    redaction: Option<&Redaction>,
+    r: &mut Report,
+) {
     let chained: Vec<&Listed> = listed.iter().filter(|l| !l.unchained).collect();
     let link = |id: &str| {
         carried
@@ -368,9 +509,32 @@ fn chain_linkage(listed: &[Listed], carried: &[Carried], r: &mut Report) {
             .find(|c| *c.artifact.art_id == *id && c.at.starts_with("artifacts/"))
             .map(|c| &c.link)
     };
+    let withheld = |id: &str| {
+        redaction.and_then(|red| red.withheld.iter().find(|(w, _)| w == id).map(|(_, p)| p))
+    };
     let mut legacy = Vec::new();
+    let mut asserted = Vec::new();
     for w in chained.windows(2) {
         let (prev, cur) = (&w[0].artifact_id, &w[1].artifact_id);
+        if link(cur).is_none() {
+            // A step withheld under the redaction: the edge out of it is
+            // the producer's word, the envelope that signs it being withheld.
+            match withheld(cur) {
+                Some(Some(p)) if p == prev => asserted.push(cur.as_str()),
+                Some(Some(p)) => r.error(
+                    rule::CHAIN_LINKAGE,
+                    "",
+                    format!("{cur} is withheld and asserts parent {p} but follows {prev}"),
+                ),
+                Some(None) => r.error(
+                    rule::CHAIN_LINKAGE,
+                    "",
+                    format!("{cur} is withheld and the redaction asserts no parent for it, but it follows {prev}"),
+                ),
+                None => {}
+            }
+            continue;
+        }
         match link(cur) {
             Some(Link::Named(p)) if **p == **prev => {}
             Some(Link::Named(p)) => r.error(
@@ -387,6 +551,16 @@ fn chain_linkage(listed: &[Listed], carried: &[Carried], r: &mut Report) {
                 format!("{cur} follows {prev}, but its signed statement names no parent"),
             ),
         }
+    }
+    if !asserted.is_empty() {
+        r.warning(
+            rule::CHAIN_LINKAGE,
+            "",
+            format!(
+                "edges across withheld steps are the producer's assertion, not a signed link: {}",
+                asserted.join(", ")
+            ),
+        );
     }
     if !legacy.is_empty() {
         r.warning(
@@ -414,15 +588,17 @@ fn close_record_binds(
     sealed: &Sealed,
     carried: &[Carried],
     keys: Option<&BTreeMap<String, PublicKey>>,
+    redaction: Option<&Redaction>,
     r: &mut Report,
 ) {
     if sealed.artifacts.is_empty() && sealed.keys.is_none() {
         // A package from before 0.31.2: its record is among the inputs.
         return;
     }
-    let mut fail = |why: String| r.error(rule::PACKAGE, "", why);
+    let fail = |r: &mut Report, why: String| r.error(rule::PACKAGE, "", why);
     if sealed.record.is_none() {
         return fail(
+            r,
             "the package seals envelopes but carries no close record (record.json), so nothing \
              signed covers the sealed set: an artifact could be added or the receipt edited"
                 .to_owned(),
@@ -434,29 +610,51 @@ fn close_record_binds(
     };
     let Some(claim) = record.artifact.session.as_deref() else {
         return fail(
+            r,
             "record.json is not a session.v1 close record (a Treeship receipt statement of kind \
              session.v1 naming session_id and receipt_digest)"
                 .to_owned(),
         );
     };
     if claim.session_id != f.session_id {
-        return fail(format!(
-            "the close record names session {}, but this receipt is {}",
-            claim.session_id, f.session_id
-        ));
+        return fail(
+            r,
+            format!(
+                "the close record names session {}, but this receipt is {}",
+                claim.session_id, f.session_id
+            ),
+        );
     }
     match (&claim.receipt_digest, &f.receipt_digest) {
+        (Some(signed), Some(actual))
+            if signed != actual
+                && redaction.is_some_and(|red| {
+                    red.source_receipt_digest.as_ref() == Some(signed)
+                        && red.receipt_digest.as_ref() == Some(actual)
+                }) =>
+        {
+            r.warning(
+                rule::PACKAGE,
+                "",
+                format!(
+                    "the close record binds the receipt as sealed ({signed}); this package carries a \
+                     redacted receipt ({actual}) the producer signed a redaction for: a view derived \
+                     from what was sealed"
+                ),
+            );
+        }
         (Some(signed), Some(actual)) if signed != actual => {
-            return fail(format!(
+            return fail(r, format!(
                 "the close record signs receipt digest {signed}, but receipt.json digests to {actual}: \
                  the receipt was changed after it was sealed"
             ))
         }
-        (None, _) => return fail("the close record names no receipt_digest".to_owned()),
+        (None, _) => return fail(r, "the close record names no receipt_digest".to_owned()),
         _ => {}
     }
     let Some(subject) = record.close.subject.as_deref() else {
         return fail(
+            r,
             "the close record names no subject: it must name the sealed session.close action"
                 .to_owned(),
         );
@@ -469,24 +667,30 @@ fn close_record_binds(
         .collect();
     if closes.len() > 1 {
         let ids: Vec<&str> = closes.iter().map(|c| &*c.artifact.art_id).collect();
-        return fail(format!(
-            "the package seals {} session.close actions for session {}: {}",
-            closes.len(),
-            f.session_id,
-            ids.join(", ")
-        ));
+        return fail(
+            r,
+            format!(
+                "the package seals {} session.close actions for session {}: {}",
+                closes.len(),
+                f.session_id,
+                ids.join(", ")
+            ),
+        );
     }
     let Some(close) = copies().find(|c| *c.artifact.art_id == *subject && is(c, "session.close"))
     else {
-        return fail(format!(
+        return fail(r, format!(
             "the close record names {subject}, which is not a sealed session.close action in this package"
         ));
     };
     if !of_session(&close) {
-        return fail(format!(
-            "the session.close {subject} the record names does not close session {}",
-            f.session_id
-        ));
+        return fail(
+            r,
+            format!(
+                "the session.close {subject} the record names does not close session {}",
+                f.session_id
+            ),
+        );
     }
     let chained = |id: &str| {
         f.artifacts
@@ -494,9 +698,12 @@ fn close_record_binds(
             .any(|l| l.artifact_id == id && !l.unchained)
     };
     if !chained(subject) {
-        return fail(format!(
+        return fail(
+            r,
+            format!(
             "session.close {subject} is not on the session's chain (unlisted, or sealed unchained)"
-        ));
+        ),
+        );
     }
     let root_id = f
         .artifacts
@@ -507,14 +714,17 @@ fn close_record_binds(
         copies().find(|c| *c.artifact.art_id == *id && is(c, "session.start") && of_session(c))
     });
     let Some(root) = root else {
-        return fail(format!(
-            "the chain's first artifact ({}) is not a session.start for session {}",
-            root_id.unwrap_or("none"),
-            f.session_id
-        ));
+        return fail(
+            r,
+            format!(
+                "the chain's first artifact ({}) is not a session.start for session {}",
+                root_id.unwrap_or("none"),
+                f.session_id
+            ),
+        );
     };
     if root.close.keyid != close.close.keyid {
-        return fail(format!(
+        return fail(r, format!(
             "session.close {subject} is signed by {}, but the session.start that roots the chain ({}) \
              is signed by {}: the close is not the producer's",
             close.close.keyid.as_deref().unwrap_or("no key id"),
@@ -532,7 +742,7 @@ fn close_record_binds(
             && PublicKey::parse(public).is_ok_and(|k| keys.and_then(|m| m.get(signer)) == Some(&k))
     });
     if !vouched {
-        fail(format!(
+        fail(r, format!(
             "record.json is signed by {signer}, which is neither the signer of session.close {subject} \
              nor the record key that session.close names"
         ));

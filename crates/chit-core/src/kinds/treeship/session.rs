@@ -168,7 +168,7 @@ pub fn check_package(p: &Package, ctx: &Context) -> Result<Checked, Unreadable> 
         Some(crate::facts::Facts::Session(f)) => Some(&mut **f),
         _ => None,
     };
-    let carried = super::sealed::check(&p.sealed, session.as_deref(), ctx, report);
+    let (carried, redaction) = super::sealed::check(&p.sealed, session.as_deref(), ctx, report);
     let listed: Vec<&str> = session
         .as_deref()
         .map(|f| f.artifacts.iter().map(|l| l.artifact_id.as_str()).collect())
@@ -176,6 +176,10 @@ pub fn check_package(p: &Package, ctx: &Context) -> Result<Checked, Unreadable> 
     super::sealed::approvals(p, &carried, &listed, ctx, report);
     if let Some(f) = session {
         f.carried = carried;
+        if let Some(red) = redaction {
+            f.withheld = red.withheld.into_iter().map(|(id, _)| id).collect();
+            f.redacted_from = red.source_receipt_digest;
+        }
     }
     Ok(checked)
 }
@@ -223,6 +227,8 @@ pub(crate) fn check_receipt(doc: &Doc, raw: Option<&[u8]>, _ctx: &Context) -> Ch
         merkle_root: root_claim,
         artifacts: listed,
         carried: Vec::new(),
+        withheld: Vec::new(),
+        redacted_from: None,
         source: Origin::unknown(),
     });
     Checked {
@@ -549,7 +555,17 @@ pub fn package_against_inputs(
     for rec in &records {
         let s = rec.session.as_ref().expect("filtered");
         if let (Some(bound), Some(have)) = (&s.receipt_digest, &pkg.receipt_digest) {
-            if bound != have {
+            if pkg.redacted_from.as_ref() == Some(bound) {
+                r.warning(
+                    rule::SESSION,
+                    "",
+                    format!(
+                        "the signed session record {} binds the receipt as sealed ({bound}); this package \
+                         carries a redacted receipt ({have}) the producer signed a redaction for",
+                        rec.art_id
+                    ),
+                );
+            } else if bound != have {
                 r.error(
                     rule::SESSION,
                     "",
@@ -589,6 +605,7 @@ pub fn package_against_inputs(
             // its payload type and digest.
             if !crate::kinds::treeship::records::art_key(&l.artifact_id)
                 .is_some_and(|k| seen.contains(&k))
+                && !pkg.withheld.contains(&l.artifact_id)
             {
                 missing.push(l.artifact_id.as_str());
             }
