@@ -299,6 +299,12 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 /// `~` and `=`, whose first segment is a JWS whose header reads as a JSON
 /// object naming an `alg`.
 pub fn recognise(input: &[u8]) -> bool {
+    // Most inputs are JSON: told apart by their first byte, before any
+    // pass over the whole.
+    let first = input.iter().find(|b| !b.is_ascii_whitespace());
+    if !first.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_') {
+        return false;
+    }
     let Ok(text) = std::str::from_utf8(input) else {
         return false;
     };
