@@ -106,6 +106,32 @@ impl Files {
     }
 }
 
+/// An L3 whose final mandate (`vct`) is changed by `change`, signed again
+/// by the agent the fixture's L2 delegates to, as Treeship's `build_l3`
+/// would sign it.
+fn refinal(l3: &str, vct: &str, change: impl Fn(&mut Value)) -> String {
+    use treeship_core::vi::sd_jwt::{create_disclosure, decode_disclosure, hash_disclosure};
+    let key = AgentKey::from_private_jwk(&fixture()["agent_private_jwk"]).unwrap();
+    let parsed = SdJwt::parse(l3).unwrap();
+    let mut payload = parsed.payload().clone();
+    let mut disclosures = parsed.disclosures.clone();
+    for d in disclosures.iter_mut() {
+        let mut value = decode_disclosure(d).unwrap().pop().unwrap();
+        if value["vct"] != vct {
+            continue;
+        }
+        let old = hash_disclosure(d);
+        change(&mut value);
+        *d = create_disclosure(None, &value, None);
+        for r in payload["delegate_payload"].as_array_mut().unwrap() {
+            if r["..."] == old.as_str() {
+                r["..."] = hash_disclosure(d).into();
+            }
+        }
+    }
+    SdJwt::create(parsed.header(), &payload, disclosures, &key).serialize()
+}
+
 fn chit(d: &Path) -> (Run, Vec<Value>) {
     let run = chit_in(
         d,
@@ -225,11 +251,12 @@ fn credentials_treeship_signs_are_judged_as_treeship_judges_them() {
     };
     type Tamper = Box<dyn Fn(&mut Files)>;
     let key_kid = key.kid.clone();
-    let cases: Vec<(&str, Tamper, &str)> = vec![
+    let cases: Vec<(&str, Tamper, &str, &str)> = vec![
         (
             "an L3b payload edited",
             Box::new(move |f: &mut Files| f.l3b = edit_payload(&f.l3b, "tennis-warehouse", "evil")),
             "l3b.sdjwt",
+            "signature",
         ),
         (
             "an L3a signed by another agent key",
@@ -238,6 +265,7 @@ fn credentials_treeship_signs_are_judged_as_treeship_judges_them() {
                 move |f: &mut Files| f.l3a = resign(&f.l3a, None, &other)
             }),
             "l3a.sdjwt",
+            "signature",
         ),
         (
             "an L3a whose header names another kid",
@@ -247,24 +275,61 @@ fn credentials_treeship_signs_are_judged_as_treeship_judges_them() {
                 f.l3a = resign(&f.l3a, Some(h), &key)
             }),
             "l3a.sdjwt",
+            "signature",
         ),
         (
             "an L3a bound to the checkout presentation",
             Box::new(|f: &mut Files| f.pay = f.checkout.clone()),
             "l3a.sdjwt",
+            "sd_hash",
         ),
         (
             "an L2 signature bit",
             Box::new(move |f: &mut Files| f.l2 = flip_sig(&f.l2)),
             "l2.sdjwt",
+            "signature",
         ),
         (
             "an L1 binding another user key",
             Box::new(move |f: &mut Files| f.l1 = edit_payload(&f.l1, "\"x\":\"", "\"x\":\"A")),
             "l2.sdjwt",
+            "sd_hash",
+        ),
+        // Signed by the agent, but past what the user's mandate allows.
+        (
+            "an L3a paying more than the mandate's maximum",
+            Box::new(|f: &mut Files| {
+                f.l3a = refinal(&f.l3a, "mandate.payment.1", |m| {
+                    m["payment_amount"]["amount"] = 40_001.into()
+                })
+            }),
+            "l3a.sdjwt",
+            "vi_constraints",
+        ),
+        (
+            "an L3b buying an item the mandate does not list",
+            Box::new(|f: &mut Files| {
+                f.l3b = refinal(&f.l3b, "mandate.checkout.1", |m| {
+                    m["line_items"][0]["id"] = "ZX-9999".into()
+                })
+            }),
+            "l3b.sdjwt",
+            "vi_constraints",
+        ),
+        (
+            "an L3b for another checkout than its L3a's",
+            Box::new(|f: &mut Files| {
+                f.l3b = refinal(&f.l3b, "mandate.checkout.1", |m| {
+                    let jwt = format!("{}x", m["checkout_jwt"].as_str().unwrap());
+                    m["checkout_hash"] = treeship_core::vi::jws::sha256_b64u(jwt.as_bytes()).into();
+                    m["checkout_jwt"] = jwt.into();
+                })
+            }),
+            "l3b.sdjwt",
+            "vi_constraints",
         ),
     ];
-    for (what, tamper, file) in cases {
+    for (what, tamper, file, rule) in cases {
         let mut files = Files::from(&fx, &bundle);
         tamper(&mut files);
         let (l2_ok, l3_ok) = files.treeship(&issuer);
@@ -273,9 +338,11 @@ fn credentials_treeship_signs_are_judged_as_treeship_judges_them() {
         files.write(dir.path());
         let (run, lines) = chit(dir.path());
         assert_eq!(run.code, 1, "{what}: {}", run.stdout);
-        assert_eq!(
-            status(across(&lines, file)),
-            "invalid",
+        let line = across(&lines, file);
+        assert_eq!(status(line), "invalid", "{what}: {}", run.stdout);
+        let errors = line.unwrap()["errors"].as_array().unwrap();
+        assert!(
+            errors.iter().any(|e| e["rule"] == rule),
             "{what}: {}",
             run.stdout
         );
@@ -330,5 +397,182 @@ fn a_broken_credential_says_what_is_wrong() {
                 .any(|e| e["rule"] == *rule && e["message"].as_str().unwrap().contains(says)),
             "{name}: {line}"
         );
+    }
+}
+
+/// The constraint checker, against treeship-core's own over a generated
+/// corpus of constraints and fulfilments (every registered type, their
+/// members missing, of the wrong type, at and past their bounds): the same
+/// violations, in the same words and order.
+#[test]
+fn constraints_are_checked_as_treeships_checker_checks_them() {
+    use serde_json::json;
+    use treeship_core::vi::check_constraints;
+    let amounts = [
+        json!(1),
+        json!(500),
+        json!(40_001),
+        json!("9"),
+        json!(2.5),
+        Value::Null,
+    ];
+    let merchants = [
+        json!({"id": "m1", "name": "A", "website": "https://a"}),
+        json!({"name": "A", "website": "https://a"}),
+        json!({"id": "m2"}),
+        json!({}),
+        json!({"...": "h"}),
+    ];
+    let items = [
+        json!({"id": "i1", "title": "One"}),
+        json!({"sku": "i2", "title": "Two"}),
+        json!({"id": "i3"}),
+        json!({"...": "h"}),
+    ];
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut pick = |n: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % n as u64) as usize
+    };
+    let mut disagreements = Vec::new();
+    let mut satisfied = 0;
+    for _ in 0..3000 {
+        let mut constraints = Vec::new();
+        for _ in 0..1 + pick(3) {
+            let c = match pick(9) {
+                0 => {
+                    json!({"type": "mandate.payment.amount_range", "min": amounts[pick(6)], "max": amounts[pick(6)], "currency": (["USD", "EUR"][pick(2)])})
+                }
+                1 => {
+                    json!({"type": "mandate.payment.budget", "max": amounts[pick(6)], "min": amounts[pick(6)]})
+                }
+                2 => {
+                    json!({"type": "mandate.payment.allowed_payees", "allowed": (0..pick(3)).map(|_| merchants[pick(5)].clone()).collect::<Vec<_>>()})
+                }
+                3 => {
+                    json!({"type": "mandate.checkout.allowed_merchants", "allowed": (0..pick(3)).map(|_| merchants[pick(5)].clone()).collect::<Vec<_>>()})
+                }
+                4 => {
+                    json!({"type": "mandate.checkout.line_items", "match_mode": (["minimum", "exact", "some"][pick(3)]),
+                    "items": (0..pick(3)).map(|n| json!({"id": format!("e{n}"), "quantity": ([json!(1), json!(2), json!(0), json!("x")][pick(4)]),
+                        "acceptable_items": (0..pick(3)).map(|_| items[pick(4)].clone()).collect::<Vec<_>>()})).collect::<Vec<_>>()})
+                }
+                5 => {
+                    json!({"type": "mandate.payment.agent_recurrence", "start_date": "2026-01-01", "end_date": (["2026-12-31", "2025-01-01"][pick(2)])})
+                }
+                6 => {
+                    json!({"type": (["mandate.payment.reference", "mandate.payment.recurrence"][pick(2)])})
+                }
+                7 => json!({"type": "mandate.unknown"}),
+                _ => json!({"min": 1}),
+            };
+            constraints.push(c);
+        }
+        let fulfilment = json!({
+            "payment_amount": ([json!({"currency": (["USD", "EUR"][pick(2)]), "amount": amounts[pick(6)]}), json!({"amount": 3}), Value::Null][pick(3)]),
+            "payee": merchants[pick(5)],
+            "merchant": merchants[pick(5)],
+            "line_items": ([json!((0..pick(3)).map(|_| json!({"id": (["i1", "i2", "i9"][pick(3)]), "quantity": ([json!(1), json!(3), json!(-1)][pick(3)])})).collect::<Vec<_>>()), json!("none")][pick(2)]),
+            "date": (["2026-06-01", "2027-01-01"][pick(2)]),
+        });
+        let theirs = check_constraints(&constraints, &fulfilment, true);
+        let ours = chit_core::kinds::intent::constraints::violations(&constraints, &fulfilment);
+        satisfied += usize::from(theirs.satisfied);
+        if theirs.violations != ours || theirs.satisfied != ours.is_empty() {
+            disagreements.push(format!(
+                "{constraints:?} / {fulfilment}: {:?} vs {ours:?}",
+                theirs.violations
+            ));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{}",
+        disagreements[..disagreements.len().min(3)].join("\n")
+    );
+    // Both outcomes, many times each.
+    assert!(
+        (300..2700).contains(&satisfied),
+        "{satisfied} of 3000 satisfied"
+    );
+}
+
+/// An L3 pair carrying Treeship's attestation claim (a signed action
+/// naming the session's chain head, the L2 and the transaction), as
+/// `treeship vi attest` builds it: Treeship and chit pass it; a claim whose
+/// action was edited, or that names another L2, fails both.
+#[test]
+fn an_attested_pair_is_judged_as_treeship_judges_it() {
+    use treeship_core::attestation::Ed25519Signer;
+    use treeship_core::vi::jws::sha256_b64u;
+    use treeship_core::vi::{build_attestation_claim, AttestationStatement};
+    let fx = fixture();
+    let issuer = Jwk::from_value(&fx["issuer_public_jwk"]).unwrap();
+    let l2 = L2View::parse(fx["l2"].as_str().unwrap()).unwrap();
+    let key = AgentKey::from_private_jwk(&fx["agent_private_jwk"]).unwrap();
+    let signer = Ed25519Signer::generate("key_test").unwrap();
+    let checkout_hash = sha256_b64u(fx["checkout_jwt"].as_str().unwrap().as_bytes());
+    let attested = |mandate_digest: &str, edit: bool| {
+        let stmt = AttestationStatement::new(
+            "agent://shopping",
+            Some("ssn_fixture".into()),
+            "art_head",
+            "mroot_00",
+            3,
+            None,
+            mandate_digest,
+            &checkout_hash,
+            "2026-09-08T00:00:00Z",
+        );
+        let (claim, _) = build_attestation_claim(&stmt, &signer).unwrap();
+        let mut claim = serde_json::to_value(&claim).unwrap();
+        if edit {
+            let p = claim["value"]["envelope"]["payload"].as_str().unwrap();
+            let text = String::from_utf8(b64u_decode(p).unwrap()).unwrap();
+            claim["value"]["envelope"]["payload"] =
+                b64u(text.replace("mroot_00", "mroot_01").as_bytes()).into();
+        }
+        let mut req = request(&fx);
+        req.attestation = Some(claim);
+        Files::from(&fx, &build_l3(&l2, &key, &req).unwrap())
+    };
+    let digest = sha256_b64u(l2.base_jwt().as_bytes());
+    for (what, files, passes) in [
+        ("an honest claim", attested(&digest, false), true),
+        (
+            "a claim whose action was edited",
+            attested(&digest, true),
+            false,
+        ),
+        (
+            "a claim naming another L2",
+            attested("another", false),
+            false,
+        ),
+    ] {
+        assert_eq!(files.treeship(&issuer), (true, passes), "{what}");
+        let dir = tempfile::tempdir().unwrap();
+        files.write(dir.path());
+        let (run, lines) = chit(dir.path());
+        assert_eq!(
+            run.code,
+            if passes { 0 } else { 1 },
+            "{what}: {}",
+            run.stdout
+        );
+        let said = run.stdout.contains("vi_attestation");
+        assert!(said, "{what}: {}", run.stdout);
+        if passes {
+            for file in ["l3a.sdjwt", "l3b.sdjwt"] {
+                assert_eq!(
+                    status(across(&lines, file)),
+                    "signed",
+                    "{what}: {}",
+                    run.stdout
+                );
+            }
+        }
     }
 }

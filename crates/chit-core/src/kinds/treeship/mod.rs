@@ -16,5 +16,5 @@ pub mod records;
 pub mod rule;
 pub mod sealed;
 pub mod session;
-mod shape;
+pub(crate) mod shape;
 pub mod statement;

@@ -26,6 +26,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 
+pub mod constraints;
+
 /// The kind chit reports for a credential.
 pub const KIND: &str = "vi.credential";
 
@@ -40,6 +42,10 @@ pub mod rule {
     pub const MANDATE: &str = "vi_mandate";
     /// An L3's final mandate and its members.
     pub const FINAL: &str = "vi_final";
+    /// An L3's Treeship attestation claim.
+    pub const ATTESTATION: &str = "vi_attestation";
+    /// An L3 against the constraints of the L2 mandate it was made under.
+    pub const CONSTRAINTS: &str = "vi_constraints";
     /// A layer's `iat` and `exp`, not judged against the current time.
     pub const WINDOW: &str = "vi_window";
     /// Across inputs: the hash a layer binds is the one given.
@@ -52,6 +58,8 @@ const VCT_PAYMENT_OPEN: &str = "mandate.payment.open.1";
 const VCT_CHECKOUT_FINAL: &str = "mandate.checkout.1";
 const VCT_PAYMENT_FINAL: &str = "mandate.payment.1";
 const ATTESTATION_SCHEME: &str = "treeship.receipt-chain.v1";
+const ATTESTATION_ACTION: &str = "vi.l3.attested";
+const ATTESTATION_TYPE: &str = "treeship/vi-attestation/v1";
 
 /// Which layer a credential is, by its header's `typ`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +152,16 @@ pub struct IntentFacts {
     autonomous: bool,
     /// An L2's payment instrument; an L3a's.
     instrument: Option<Value>,
+    /// An L2's mandates' constraints, their references to its other
+    /// disclosures inlined: the checkout's and the payment's.
+    constraints: (Vec<Value>, Vec<Value>),
+    /// An L3's final mandate, resolved, and its nonce.
+    fulfils: Value,
+    nonce: Option<Value>,
+    /// An L3's verified Treeship attestation claim.
+    attested: Option<Attested>,
+    /// `B64U(SHA-256(h.p.s))`: what an attestation names an L2 by.
+    base: String,
 }
 
 /// A parsed SD-JWT, as Treeship's `SdJwt::parse` reads it.
@@ -365,6 +383,19 @@ pub fn check(input: &[u8]) -> Checked {
             .map(str::to_owned),
         autonomous: false,
         instrument: None,
+        constraints: (Vec::new(), Vec::new()),
+        fulfils: Value::Null,
+        nonce: jwt.payload.get("nonce").cloned(),
+        attested: None,
+        base: sha256_b64u(
+            format!(
+                "{}.{}.{}",
+                jwt.raw_header,
+                jwt.raw_payload,
+                b64u(&jwt.signature)
+            )
+            .as_bytes(),
+        ),
     };
     let layer = match layer {
         Layer::L1 => {
@@ -467,12 +498,16 @@ fn l2(jwt: &SdJwt, facts: &mut IntentFacts, r: &mut Report) {
         })
         .unwrap_or_default();
     let (mut checkout, mut payment) = (None::<Value>, None::<Value>);
+    let mut standalone: Vec<(String, Value)> = Vec::new();
     for (_, hash, value) in jwt.entries() {
         let vct = value.get("vct").and_then(Value::as_str).unwrap_or_default();
         let slot = match vct {
             VCT_CHECKOUT_OPEN | VCT_CHECKOUT_FINAL if refs.contains(hash.as_str()) => &mut checkout,
             VCT_PAYMENT_OPEN | VCT_PAYMENT_FINAL if refs.contains(hash.as_str()) => &mut payment,
-            _ => continue,
+            _ => {
+                standalone.push((hash, value));
+                continue;
+            }
         };
         if slot.is_some() {
             return r.error(
@@ -530,12 +565,72 @@ fn l2(jwt: &SdJwt, facts: &mut IntentFacts, r: &mut Report) {
         }
         None => Err("it delegates to no agent".to_owned()),
     };
+    let inlined = |m: &Option<Value>| -> Vec<Value> {
+        m.as_ref()
+            .and_then(|m| m.get("constraints"))
+            .and_then(Value::as_array)
+            .map(|cs| cs.iter().map(|c| inline_refs(c, &standalone)).collect())
+            .unwrap_or_default()
+    };
+    facts.constraints = (inlined(&checkout), inlined(&payment));
     facts.instrument = payment.and_then(|m| m.get("payment_instrument").cloned());
-    r.warning(
-        rule::MANDATE,
-        "/payload/delegate_payload",
-        "the mandates' constraints are not checked",
-    );
+}
+
+/// A constraint with each `{"...": hash}` that names one of the L2's other
+/// disclosures replaced by what it discloses, as Treeship's `inline_refs`.
+fn inline_refs(v: &Value, standalone: &[(String, Value)]) -> Value {
+    match v {
+        Value::Object(m) => {
+            let named = m
+                .get("...")
+                .and_then(Value::as_str)
+                .filter(|_| m.len() == 1)
+                .and_then(|h| standalone.iter().find(|(sh, _)| sh == h));
+            if let Some((_, value)) = named {
+                return value.clone();
+            }
+            Value::Object(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), inline_refs(x, standalone)))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| inline_refs(x, standalone)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The allowlist entries of the constraints of one type.
+fn allowed(constraints: &[Value], kind: &str) -> Vec<Value> {
+    constraints
+        .iter()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+        .flat_map(|c| {
+            c.get("allowed")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The reference's merchant match: by id when both name one, else by the
+/// same name and website.
+fn merchant_matches(candidate: &Value, target: &Value) -> bool {
+    let (Some(c), Some(t)) = (candidate.as_object(), target.as_object()) else {
+        return false;
+    };
+    fn text<'v>(o: &'v serde_json::Map<String, Value>, k: &str) -> Option<&'v str> {
+        o.get(k).and_then(Value::as_str).filter(|s| !s.is_empty())
+    }
+    if let (Some(a), Some(b)) = (text(c, "id"), text(t, "id")) {
+        return a == b;
+    }
+    let (name, site) = (text(c, "name"), text(c, "website"));
+    name.is_some()
+        && site.is_some()
+        && name == t.get("name").and_then(Value::as_str)
+        && site == t.get("website").and_then(Value::as_str)
 }
 
 /// An L3, as `verify_l3` checks one alone: terminal (no `cnf`), its final
@@ -595,16 +690,139 @@ fn l3(jwt: &SdJwt, facts: &mut IntentFacts, r: &mut Report) -> Option<Layer> {
         Layer::L3a => payment_final(&mandate, facts, r),
         _ => checkout_final(&mandate, r),
     }
+    facts.fulfils = mandate;
     if let Some(att) = p.get("agent_attestation") {
         if att.get("type").and_then(Value::as_str) == Some(ATTESTATION_SCHEME) {
-            r.warning(
-                rule::FINAL,
-                "/payload/agent_attestation",
-                "its Treeship attestation claim is not checked",
-            );
+            match attestation(att) {
+                Ok(a) => {
+                    r.warning(
+                        rule::ATTESTATION,
+                        "/payload/agent_attestation",
+                        format!(
+                            "its Treeship attestation {} verifies under the key the claim itself names ({}), \
+                             which no trust file pins",
+                            a.artifact_id, a.public_key
+                        ),
+                    );
+                    facts.attested = Some(a);
+                }
+                Err(why) => r.error(
+                    rule::ATTESTATION,
+                    "/payload/agent_attestation",
+                    format!("its Treeship attestation claim: {why}"),
+                ),
+            }
         }
     }
     Some(layer)
+}
+
+/// What a verified Treeship attestation claim binds.
+#[derive(Clone, Debug)]
+struct Attested {
+    artifact_id: String,
+    public_key: String,
+    mandate_digest: String,
+    transaction_id: String,
+}
+
+/// `AttestationStatement`, as Treeship reads an attestation's `meta`.
+const ATTESTATION_META: &[crate::kinds::treeship::shape::Field] = {
+    use crate::kinds::treeship::shape::{Has, Ty};
+    &[
+        ("type", Ty::Str, Has::Req),
+        ("timestamp", Ty::Str, Has::Req),
+        ("actor", Ty::Str, Has::Req),
+        ("session", Ty::Str, Has::Opt),
+        ("chain_head", Ty::Str, Has::Req),
+        ("checkpoint", Ty::Str, Has::Req),
+        ("approval_use", Ty::Str, Has::Opt),
+        ("mandate_digest", Ty::Str, Has::Req),
+        ("transaction_id", Ty::Str, Has::Req),
+        ("chain_length", Ty::U64, Has::Req),
+    ]
+};
+
+/// A Treeship attestation claim (`treeship.receipt-chain.v1`), checked as
+/// Treeship's `verify_attestation_claim` checks it: a Treeship action
+/// (`vi.l3.attested`) signed, under the key id the claim names, by the
+/// Ed25519 key it names, with the art id it names; its `meta` an
+/// attestation statement whose chain head is the action's parent and
+/// whose actor is the action's.
+fn attestation(claim: &Value) -> Result<Attested, String> {
+    let v = claim.get("value").ok_or("it has no value")?;
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or(format!("it has no {k}"))
+    };
+    let (artifact_id, key_id, public_key) =
+        (text("artifact_id")?, text("key_id")?, text("public_key")?);
+    let raw = public_key
+        .strip_prefix("ed25519:")
+        .ok_or("public_key must be 'ed25519:<base64url>'")?;
+    let key = b64u_decode(raw)
+        .ok()
+        .and_then(|k| crate::keys::PublicKey::parse(&format!("ed25519:{}", b64u(&k))).ok())
+        .ok_or("public_key is not an Ed25519 public key")?;
+    let bytes = serde_json::to_vec(v.get("envelope").ok_or("it has no envelope")?)
+        .map_err(|e| e.to_string())?;
+    let doc =
+        crate::json::parse(&bytes, &crate::json::Limits::default()).map_err(|e| e.to_string())?;
+    let env = crate::envelope::Envelope::read_val(doc.root(), &mut Report::default())
+        .ok_or("its envelope is not a DSSE envelope")?;
+    if env.payload_type != "application/vnd.treeship.action.v1+json" {
+        return Err(format!(
+            "its envelope's payloadType is '{}'",
+            env.payload_type
+        ));
+    }
+    let pae = env.pae();
+    let signed = env
+        .signatures
+        .iter()
+        .any(|s| s.keyid.as_deref() == Some(key_id.as_str()) && key.verify_strict(&pae, &s.sig));
+    if !signed {
+        return Err(format!(
+            "no signature under key id {key_id} verifies with the key it names"
+        ));
+    }
+    let derived = crate::envelope::Ids::of_pae(&pae).artifact_id;
+    if derived != artifact_id {
+        return Err(format!(
+            "it names art id {artifact_id}, but its envelope's is {derived}"
+        ));
+    }
+    let action = json(&env.payload)?;
+    let field = |k: &str| action.get(k).and_then(Value::as_str);
+    if field("type") != Some("treeship/action/v1") || field("action") != Some(ATTESTATION_ACTION) {
+        return Err(format!(
+            "its statement is not a Treeship action {ATTESTATION_ACTION}"
+        ));
+    }
+    let meta = action.get("meta").ok_or("its action has no meta")?;
+    let meta_bytes = serde_json::to_vec(meta).map_err(|e| e.to_string())?;
+    let meta_doc = crate::json::parse(&meta_bytes, &crate::json::Limits::default())
+        .map_err(|e| e.to_string())?;
+    crate::kinds::treeship::shape::object(meta_doc.root(), ATTESTATION_META, "/meta")
+        .map_err(|(at, what)| format!("{at} {what}"))?;
+    let m = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default();
+    if m("type") != ATTESTATION_TYPE {
+        return Err(format!("its meta type is '{}'", m("type")));
+    }
+    if field("parentId") != Some(m("chain_head")) {
+        return Err("its parentId is not the chain head it names".to_owned());
+    }
+    if field("actor") != Some(m("actor")) {
+        return Err("its actor differs between the action and its meta".to_owned());
+    }
+    Ok(Attested {
+        artifact_id,
+        public_key,
+        mandate_digest: m("mandate_digest").to_owned(),
+        transaction_id: m("transaction_id").to_owned(),
+    })
 }
 
 /// L3a's final payment mandate: a transaction id, a payee with name and
@@ -682,11 +900,75 @@ fn window(p: &Value, r: &mut Report) {
     }
 }
 
+/// `vi_constraints`: what an L3 fulfils, against the constraints of the
+/// L2 mandate it was made under; for an L3b, with the payee of the L3a of
+/// its pair (the one given with its nonce), whose transaction id must be
+/// its checkout hash.
+fn fulfils(layer: &IntentFacts, l2: &IntentFacts, given: &Above, r: &mut Report) {
+    let m = &layer.fulfils;
+    let field = |k: &str| m.get(k).cloned().unwrap_or(Value::Null);
+    let (checkout, payment) = &l2.constraints;
+    let found = if layer.layer == Layer::L3a {
+        let fulfilment = serde_json::json!({
+            "payment_amount": field("payment_amount"),
+            "payee": field("payee"),
+            "allowed_merchants": allowed(payment, "mandate.payment.allowed_payees"),
+        });
+        constraints::violations(payment, &fulfilment)
+    } else {
+        let pair = given
+            .payments
+            .iter()
+            .find(|a| a.nonce.is_some() && a.nonce == layer.nonce);
+        if let Some(a) = pair {
+            let tid = a.fulfils.get("transaction_id").and_then(Value::as_str);
+            if tid.is_none() || tid != m.get("checkout_hash").and_then(Value::as_str) {
+                r.error(
+                    rule::CONSTRAINTS,
+                    "",
+                    "the L3a of its pair names another transaction_id than its checkout_hash",
+                );
+            }
+        }
+        if m.get("line_items").and_then(Value::as_array).is_none() {
+            Vec::new()
+        } else {
+            let merchant = pair
+                .and_then(|a| a.fulfils.get("payee").cloned())
+                .unwrap_or(Value::Null);
+            let kept: Vec<Value> = checkout
+                .iter()
+                .filter(|c| {
+                    merchant.is_object()
+                        || c.get("type").and_then(Value::as_str)
+                            != Some("mandate.checkout.allowed_merchants")
+                })
+                .cloned()
+                .collect();
+            let fulfilment = serde_json::json!({
+                "merchant": merchant,
+                "line_items": field("line_items"),
+                "allowed_merchants": allowed(checkout, "mandate.checkout.allowed_merchants"),
+            });
+            constraints::violations(&kept, &fulfilment)
+        }
+    };
+    if !found.is_empty() {
+        r.error(
+            rule::CONSTRAINTS,
+            "/payload/delegate_payload",
+            format!("the L2 mandate's constraints: {}", found.join("; ")),
+        );
+    }
+}
+
 /// The L1s and L2s given, by the hash a layer below binds them by.
 pub struct Above<'a> {
     by_hash: HashMap<(bool, &'a str), &'a IntentFacts>,
     l1s: usize,
     l2s: usize,
+    /// The L3a given, by nonce: the payment half of an L3b's pair.
+    payments: Vec<&'a IntentFacts>,
 }
 
 impl<'a> Above<'a> {
@@ -695,12 +977,17 @@ impl<'a> Above<'a> {
             by_hash: HashMap::new(),
             l1s: 0,
             l2s: 0,
+            payments: Vec::new(),
         };
         for f in all {
             let l1 = match f.layer {
                 Layer::L1 => true,
                 Layer::L2 => false,
-                _ => continue,
+                Layer::L3a => {
+                    above.payments.push(f);
+                    continue;
+                }
+                Layer::L3b => continue,
             };
             *(if l1 { &mut above.l1s } else { &mut above.l2s }) += 1;
             above.by_hash.entry((l1, f.hash.as_str())).or_insert(f);
@@ -789,11 +1076,29 @@ pub fn against_above<'a>(
                 }
             }
         }
+        fulfils(layer, above, given, &mut r);
+        if let Some(a) = &layer.attested {
+            if a.mandate_digest != above.base {
+                r.error(
+                    rule::ATTESTATION,
+                    "/payload/agent_attestation",
+                    "its attestation names another L2 (mandate_digest) than the one it was made under",
+                );
+            }
+            let checkout = layer.fulfils.get("checkout_hash").and_then(Value::as_str);
+            if checkout.is_some_and(|c| c != a.transaction_id) {
+                r.error(
+                    rule::ATTESTATION,
+                    "/payload/agent_attestation",
+                    "its attestation names another transaction than its checkout_hash",
+                );
+            }
+        }
         r.unchecked = true;
         r.warning(
-            rule::MANDATE,
+            rule::SIGNATURE,
             "",
-            "the L2's constraints on it are not checked",
+            "the L2's authority rests on its L1, whose issuer signature chit does not check",
         );
     } else {
         // The L1's issuer signature is not checked: what it binds is
