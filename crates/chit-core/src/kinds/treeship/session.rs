@@ -157,10 +157,7 @@ pub fn check_package(p: &Package, ctx: &Context) -> Result<Checked, Unreadable> 
         r.warning(
             rule::PACKAGE,
             "",
-            format!(
-                "not checked by chit, nor bound by Treeship: {}",
-                p.unchecked.join(", ")
-            ),
+            format!("not checked by chit: {}", p.unchecked.join(", ")),
         );
     }
     let Checked { facts, report, .. } = &mut checked;
