@@ -43,8 +43,18 @@ fn request(fx: &Value) -> L3Request {
     }
 }
 
-/// The files a user has: the L1, the L2, the L3 pair and the two L2
-/// presentations each half was made under.
+/// The files a user has, as named in the tests: the L1, the L2, the L3
+/// pair and the two L2 presentations each half was made under.
+const FILES: [&str; 6] = [
+    "l1.sdjwt",
+    "l2.sdjwt",
+    "l3a.sdjwt",
+    "l3b.sdjwt",
+    "l2-payment.sdjwt",
+    "l2-checkout.sdjwt",
+];
+
+/// The files' contents.
 struct Files {
     l1: String,
     l2: String,
@@ -67,14 +77,15 @@ impl Files {
     }
 
     fn write(&self, d: &Path) {
-        for (name, text) in [
-            ("l1.sdjwt", &self.l1),
-            ("l2.sdjwt", &self.l2),
-            ("l3a.sdjwt", &self.l3a),
-            ("l3b.sdjwt", &self.l3b),
-            ("l2-payment.sdjwt", &self.pay),
-            ("l2-checkout.sdjwt", &self.checkout),
-        ] {
+        let texts = [
+            &self.l1,
+            &self.l2,
+            &self.l3a,
+            &self.l3b,
+            &self.pay,
+            &self.checkout,
+        ];
+        for (name, text) in FILES.into_iter().zip(texts) {
             std::fs::write(d.join(name), format!("{text}\n")).unwrap();
         }
     }
@@ -133,21 +144,9 @@ fn refinal(l3: &str, vct: &str, change: impl Fn(&mut Value)) -> String {
 }
 
 fn chit(d: &Path) -> (Run, Vec<Value>) {
-    let run = chit_in(
-        d,
-        &[
-            "verify",
-            "--json",
-            "--allow-unchecked",
-            "l1.sdjwt",
-            "l2.sdjwt",
-            "l3a.sdjwt",
-            "l3b.sdjwt",
-            "l2-payment.sdjwt",
-            "l2-checkout.sdjwt",
-        ],
-        None,
-    );
+    let mut args = vec!["verify", "--json", "--allow-unchecked"];
+    args.extend(FILES);
+    let run = chit_in(d, &args, None);
     let lines = run
         .stdout
         .lines()
@@ -197,20 +196,9 @@ fn credentials_treeship_signs_are_judged_as_treeship_judges_them() {
         assert_eq!(line["status"], "signed", "{line}");
         assert!(line["errors"].as_array().unwrap().is_empty(), "{line}");
         // Human output names the layer it was checked against.
-        let run = chit_in(
-            d,
-            &[
-                "verify",
-                "--allow-unchecked",
-                "l1.sdjwt",
-                "l2.sdjwt",
-                "l3a.sdjwt",
-                "l3b.sdjwt",
-                "l2-payment.sdjwt",
-                "l2-checkout.sdjwt",
-            ],
-            None,
-        );
+        let mut args = vec!["verify", "--allow-unchecked"];
+        args.extend(FILES);
+        let run = chit_in(d, &args, None);
         assert!(
             run.stdout
                 .lines()

@@ -30,6 +30,18 @@ struct Parties {
     stranger: Ed25519Signer,
 }
 
+impl Parties {
+    fn new() -> Parties {
+        let key = |id: &str| Ed25519Signer::generate(id).unwrap();
+        Parties {
+            operator: key("key_operator"),
+            agent: key("key_agent"),
+            worker: key("key_worker"),
+            stranger: key("key_stranger"),
+        }
+    }
+}
+
 /// A grant signed by `by`, its id derived from what it says.
 fn grant(mut g: Grant, by: &Ed25519Signer) -> Grant {
     g.grantor = b64(by);
@@ -390,12 +402,7 @@ impl Rng {
 fn mandates_are_judged_as_treeship_judges_them() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let p = Parties {
-        operator: Ed25519Signer::generate("key_operator").unwrap(),
-        agent: Ed25519Signer::generate("key_agent").unwrap(),
-        worker: Ed25519Signer::generate("key_worker").unwrap(),
-        stranger: Ed25519Signer::generate("key_stranger").unwrap(),
-    };
+    let p = Parties::new();
     let signers = [&p.operator, &p.agent, &p.worker, &p.stranger];
     let mut trust = String::new();
     for (i, s) in signers.iter().enumerate() {
@@ -486,12 +493,7 @@ fn mandates_are_judged_as_treeship_judges_them() {
 fn a_failing_mandate_says_which_layer_failed() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let p = Parties {
-        operator: Ed25519Signer::generate("key_operator").unwrap(),
-        agent: Ed25519Signer::generate("key_agent").unwrap(),
-        worker: Ed25519Signer::generate("key_worker").unwrap(),
-        stranger: Ed25519Signer::generate("key_stranger").unwrap(),
-    };
+    let p = Parties::new();
     std::fs::write(
         d.join("trust.toml"),
         format!(
