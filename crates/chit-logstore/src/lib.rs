@@ -9,15 +9,15 @@
 //! them, and has no command line. [`open`] and [`create`] are the one
 //! place that picks a store's driver from where it is.
 
+#![forbid(unsafe_code)]
+
 pub mod audit;
 pub mod log;
-mod pcache;
 pub mod policy;
 pub mod postgres;
 pub mod sqlite;
 pub mod store;
 pub mod streams;
-mod walbuf;
 
 pub use chit_log::bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};

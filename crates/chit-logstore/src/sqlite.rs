@@ -306,7 +306,7 @@ impl Checkpointer {
     const EVERY: std::time::Duration = std::time::Duration::from_millis(25);
 
     fn start(path: &Path) -> Result<Checkpointer, StoreError> {
-        let conn = crate::walbuf::connect(
+        let conn = connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
@@ -364,6 +364,15 @@ fn read_err(e: rusqlite::Error) -> StoreError {
     StoreError::Read(format!("SQLite: {e}"))
 }
 
+/// Opens a connection with SQLite's own VFS and page cache, and
+/// `synchronous=FULL`: a commit is on disk before it is acknowledged
+/// (`docs/decisions/sqlite-stock.md`).
+fn connect(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
 fn write_err(path: &Path, e: rusqlite::Error) -> StoreError {
     let why = match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::ReadOnly) => "the store is read-only".to_string(),
@@ -413,7 +422,7 @@ impl SqliteStore {
         } else {
             OpenFlags::SQLITE_OPEN_READ_WRITE
         };
-        let conn = crate::walbuf::connect(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        let conn = connect(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
         // Asked before anything is changed: another program's database is
         // left as it was (`tune` switches a file to WAL, which sticks).
@@ -458,7 +467,7 @@ impl SqliteStore {
                     StoreError::Write(format!("cannot create {}: {e}", path.display()))
                 }
             })?;
-        let conn = crate::walbuf::connect(
+        let conn = connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
@@ -481,8 +490,7 @@ impl SqliteStore {
         let _ = conn.pragma_update(None, "journal_mode", "WAL");
         // 32 MiB of page cache (SQLite's default is 2 MiB): a big log's
         // indexes stay in memory while it grows.
-        // (`synchronous=FULL` is set as the connection opens:
-        // `walbuf::connect`.)
+        // (`synchronous=FULL` is set as the connection opens: `connect`.)
         conn.pragma_update(None, "cache_size", -32768)
             .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(30)))
             .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
@@ -1799,7 +1807,7 @@ mod tests {
         let path = dir.path().join("c.db");
         let flags =
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
-        let w = crate::walbuf::connect(&path, flags).unwrap();
+        let w = super::connect(&path, flags).unwrap();
         w.pragma_update(None, "journal_mode", "WAL").unwrap();
         w.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         w.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
