@@ -462,7 +462,24 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         entries_hashed: 0,
         bytes_hashed: 0,
     };
-    let size = open_head(&note, &origin, opts, &mut report)?;
+    let size = match open_head(&note, &origin, opts, &mut report) {
+        Ok(size) => size,
+        // A latest checkpoint that does not verify is the store's word
+        // broken, not a store that cannot be read: named, and nothing past
+        // it can be held to a signature.
+        Err(AuditError::Head { why, .. }) => {
+            report.problems.push(Problem {
+                step: "checkpoint",
+                index: None,
+                message: format!(
+                    "the log's latest checkpoint does not verify under the log key: {why}"
+                ),
+                evidence: vec![note.clone()],
+            });
+            return Ok(report);
+        }
+        Err(e) => return Err(e),
+    };
     let history = src.history()?;
     let previous = match opts.previous {
         Some(p) => Some(

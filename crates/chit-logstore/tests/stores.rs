@@ -152,6 +152,7 @@ both!(
     two_sequencers_never_interleave,
     audit_names_a_changed_entry,
     audit_names_a_deleted_entry,
+    audit_names_a_forged_head,
     a_tampered_tree_is_never_extended,
     a_running_sequencer_still_checks_what_it_wrote,
     a_log_kept_open_proves_every_size,
@@ -831,6 +832,29 @@ fn audit_of_a_huge_claimed_size_ends(b: &dyn Backend) {
         r.problems.iter().any(|p| p
             .message
             .contains(&format!("entries 300 to {} are missing", claimed - 1))),
+        "{:?}",
+        r.problems
+    );
+}
+
+/// A latest checkpoint changed behind the log's back (its size edited, so
+/// its signature no longer holds) is a finding, named, not an unreadable
+/// store.
+fn audit_names_a_forged_head(b: &dyn Backend) {
+    fill(b, 40);
+    let text = String::from_utf8(audit_once(b, None).checkpoint).unwrap();
+    let forged = text.replacen("\n40\n", "\n41\n", 1);
+    assert_ne!(forged, text);
+    b.sql(&format!(
+        "UPDATE chit_log_checkpoints SET note = {} WHERE size = 40",
+        b.bytes(forged.as_bytes())
+    ));
+    let r = audit_once(b, None);
+    assert!(!r.ok());
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.step == "checkpoint" && p.message.contains("does not verify")),
         "{:?}",
         r.problems
     );
