@@ -357,6 +357,9 @@ impl Edge {
 struct TileCheck {
     bufs: Vec<Vec<u8>>,
     next: Vec<u64>,
+    /// Whether the entries give the root the checkpoint signs: then a
+    /// tile that differs is itself damaged, and no entry is to blame.
+    entries_signed: bool,
 }
 
 impl TileCheck {
@@ -376,7 +379,14 @@ impl TileCheck {
             let full = std::mem::take(&mut self.bufs[level]);
             let index = self.next[level];
             self.next[level] += 1;
-            compare_tile(src, level as u8, index, &full, problems)?;
+            compare_tile(
+                src,
+                level as u8,
+                index,
+                &full,
+                self.entries_signed,
+                problems,
+            )?;
             self.push(src, level + 1, crate::log::tile_root(&full), problems)?;
         }
         Ok(())
@@ -390,7 +400,8 @@ impl TileCheck {
         for level in 0..self.bufs.len() {
             if !self.bufs[level].is_empty() {
                 let buf = std::mem::take(&mut self.bufs[level]);
-                compare_tile(src, level as u8, self.next[level], &buf, problems)?;
+                let next = self.next[level];
+                compare_tile(src, level as u8, next, &buf, self.entries_signed, problems)?;
             }
         }
         Ok(())
@@ -402,6 +413,7 @@ fn compare_tile(
     level: u8,
     index: u64,
     want: &[u8],
+    entries_signed: bool,
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
     let width = (want.len() / 32) as u16;
@@ -419,10 +431,24 @@ fn compare_tile(
             evidence: vec![],
         }),
         Some(have) if have.len() < want.len() || have[..want.len()] != *want => {
-            // Name the first node that differs; at level 0, the entry.
+            // Name the first node that differs; at level 0, the entry,
+            // unless the entries give the signed root: then the tile is
+            // what was damaged.
             let at = (0..usize::from(width))
                 .find(|&i| have.get(i * 32..i * 32 + 32) != Some(&want[i * 32..i * 32 + 32]))
                 .unwrap_or(0);
+            if entries_signed {
+                problems.push(Problem {
+                    step: "tiles",
+                    index: None,
+                    message: format!(
+                        "hash tile {path} is damaged at position {at}: the entries give the root the \
+                         checkpoint signs, and this tile does not hold their hashes"
+                    ),
+                    evidence: vec![],
+                });
+                return Ok(());
+            }
             let index_named = (level == 0).then(|| index * u64::from(TILE_WIDTH) + at as u64);
             problems.push(Problem {
                 step: "tiles",
@@ -504,7 +530,8 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     report.reverified = walked.reverified;
     let leaves = std::mem::take(&mut walked.leaves);
     if walked.first_missing.is_none() {
-        check_tiles(src, &leaves, &mut problems)?;
+        let entries_signed = walked.edge.root() == report.root;
+        check_tiles(src, &leaves, entries_signed, &mut problems)?;
     }
     drop(leaves);
     check_root(&walked, &note, &report, &mut problems);
@@ -676,11 +703,13 @@ fn walk_entries(
 fn check_tiles(
     src: &mut dyn Source,
     leaves: &[Hash],
+    entries_signed: bool,
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
     let mut tiles = TileCheck {
         bufs: Vec::new(),
         next: Vec::new(),
+        entries_signed,
     };
     for h in leaves {
         tiles.push(src, 0, *h, problems)?;

@@ -153,6 +153,7 @@ both!(
     audit_names_a_changed_entry,
     audit_names_a_deleted_entry,
     audit_names_a_forged_head,
+    audit_names_a_damaged_tile,
     a_tampered_tree_is_never_extended,
     a_running_sequencer_still_checks_what_it_wrote,
     a_log_kept_open_proves_every_size,
@@ -582,6 +583,26 @@ fn audit_names_a_changed_entry(b: &dyn Backend) {
         .problems
         .iter()
         .any(|p| p.message.contains("entry 277: its bytes")));
+}
+
+/// A hash tile damaged while every entry is intact is named as the tile,
+/// not blamed on an entry: the entries give the root the checkpoint signs.
+fn audit_names_a_damaged_tile(b: &dyn Backend) {
+    fill(b, 300);
+    b.sql(&format!(
+        "UPDATE chit_log_tiles SET data = {} WHERE level = 0 AND idx = 0",
+        b.bytes(&[7u8; 256 * 32])
+    ));
+    let r = audit_once(b, None);
+    assert!(!r.ok());
+    assert!(problem_indexes(&r).is_empty(), "{:?}", r.problems);
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.step == "tiles" && p.message.contains("hash tile tile/0/000 is damaged")),
+        "{:?}",
+        r.problems
+    );
 }
 
 /// A sequencer extends only the tree it signed: tiles edited behind its
