@@ -659,6 +659,45 @@ impl Log {
         Ok(tree::consistency_proof(&src, old, new)?)
     }
 
+    /// A quick check before the log is served, not an audit: its latest
+    /// checkpoint verifies under its key, the tree its tiles hold is the one
+    /// that checkpoint signs, and its last entries (those of the last hash
+    /// tile) hash to what that tile holds.
+    pub fn quick_check(&mut self) -> Result<(), LogError> {
+        let (size, note) = self.head()?;
+        let signed =
+            open_checkpoint(&note, &self.meta.origin, &self.verifier, &[]).map_err(|e| {
+                LogError::Checkpoint(format!("its latest checkpoint does not verify: {e}"))
+            })?;
+        if self.root(size).ok() != Some(signed.checkpoint.root) {
+            return Err(LogError::Checkpoint(format!(
+                "the tree its tiles hold is not the one its latest checkpoint (size {size}) signs"
+            )));
+        }
+        if size == 0 {
+            return Ok(());
+        }
+        let width = u64::from(TILE_WIDTH);
+        let tile = (size - 1) / width;
+        let hashes = self.store.tile(0, tile)?.unwrap_or_default();
+        for index in tile * width..size {
+            let at = ((index - tile * width) * 32) as usize;
+            let held = hashes.get(at..at + 32);
+            let entry = self.store.entry(index)?;
+            if entry
+                .map(|e| tree::leaf_hash(&e.data))
+                .as_ref()
+                .map(|h| &h[..])
+                != held
+            {
+                return Err(LogError::Checkpoint(format!(
+                    "entry {index} is not the one its tiles hold (changed or removed behind chit's back)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The root of the tree of `size` leaves, from the stored tiles.
     pub fn root(&mut self, size: u64) -> Result<Hash, LogError> {
         let src = self.hash_source(size);

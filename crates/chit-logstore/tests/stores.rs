@@ -154,6 +154,7 @@ both!(
     audit_names_a_deleted_entry,
     audit_names_a_forged_head,
     audit_names_a_damaged_tile,
+    a_changed_store_fails_the_quick_check,
     a_tampered_tree_is_never_extended,
     a_running_sequencer_still_checks_what_it_wrote,
     a_log_kept_open_proves_every_size,
@@ -583,6 +584,30 @@ fn audit_names_a_changed_entry(b: &dyn Backend) {
         .problems
         .iter()
         .any(|p| p.message.contains("entry 277: its bytes")));
+}
+
+/// The quick check a server runs before it serves a store: a store as the
+/// log left it passes; a last entry changed, or a tile, fails it, named.
+fn a_changed_store_fails_the_quick_check(b: &dyn Backend) {
+    fill(b, 300);
+    reopen(b).quick_check().unwrap();
+    b.sql(&format!(
+        "UPDATE chit_log_entries SET data = {} WHERE idx = 290",
+        b.bytes(br#"{"forged":true}"#)
+    ));
+    let err = reopen(b).quick_check().unwrap_err().to_string();
+    assert!(err.contains("entry 290"), "{err}");
+    b.sql(&format!(
+        "UPDATE chit_log_entries SET data = {} WHERE idx = 290",
+        b.bytes(&receipt(290))
+    ));
+    reopen(b).quick_check().unwrap();
+    b.sql(&format!(
+        "UPDATE chit_log_tiles SET data = {} WHERE level = 1 AND idx = 0",
+        b.bytes(&[7u8; 32])
+    ));
+    let err = reopen(b).quick_check().unwrap_err().to_string();
+    assert!(err.contains("tree its tiles hold"), "{err}");
 }
 
 /// A hash tile damaged while every entry is intact is named as the tile,

@@ -283,6 +283,13 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     if demo_dir.is_none() && !made {
         the_log_asked_for(a, &store, &writer)?;
     }
+    // Signing new checkpoints over a store changed behind chit's back
+    // would vouch for the change.
+    writer.quick_check().map_err(|e| {
+        Failure::error(format!(
+            "{store} cannot be served: {e}; find what changed with chit log audit {store}"
+        ))
+    })?;
     writer
         .store()
         .housekeep_in_background()
