@@ -57,6 +57,8 @@ CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
 /// A log in a PostgreSQL schema.
 pub struct PgStore {
     client: Client,
+    /// What it connects with: a connection that dropped is made again.
+    url: String,
     location: String,
     schema: String,
     /// Statements prepared on this connection, by their SQL: a batch runs
@@ -141,11 +143,36 @@ impl PgStore {
             .map_err(read_err)?;
         Ok(PgStore {
             client,
+            url: pg,
             location,
             schema,
             statements: std::collections::HashMap::new(),
             is_log: false,
         })
+    }
+
+    /// Connects again where the connection dropped (the server restarted,
+    /// an administrator ended it, the network failed): what was under way
+    /// on the old one failed and was answered so; what comes next goes on.
+    /// The statements prepared there are prepared again, and a sequencer's
+    /// lease, which ended with its session, is taken again batch by batch.
+    fn live(&mut self) -> Result<(), StoreError> {
+        if !self.client.is_closed() {
+            return Ok(());
+        }
+        let mut client = Client::connect(&self.url, NoTls).map_err(|e| {
+            StoreError::Read(format!(
+                "cannot connect to {} again: {}",
+                self.location,
+                describe(&e)
+            ))
+        })?;
+        client
+            .batch_execute(&format!("SET search_path TO {}", self.schema))
+            .map_err(read_err)?;
+        self.client = client;
+        self.statements.clear();
+        Ok(())
     }
 
     fn write_err(&self, e: postgres::Error) -> StoreError {
@@ -258,6 +285,7 @@ impl Store for PgStore {
     }
 
     fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        self.live()?;
         let schema = self.schema.clone();
         let mut tx = self.client.transaction().map_err(read_err)?;
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
@@ -304,6 +332,7 @@ impl Store for PgStore {
     }
 
     fn meta(&mut self) -> Result<Meta, StoreError> {
+        self.live()?;
         self.require_log()?;
         let rows = self
             .client
@@ -316,6 +345,7 @@ impl Store for PgStore {
     }
 
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+        self.live()?;
         let st = self.prepared(
             "SELECT h.size, c.note FROM chit_log_head h \
              LEFT JOIN chit_log_checkpoints c ON c.size = h.size WHERE h.id = 0",
@@ -334,6 +364,7 @@ impl Store for PgStore {
     }
 
     fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.live()?;
         Ok(self
             .client
             .query_opt(
@@ -345,6 +376,7 @@ impl Store for PgStore {
     }
 
     fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.live()?;
         Ok(self
             .client
             .query(
@@ -363,6 +395,7 @@ impl Store for PgStore {
         old: &[u8],
         note: &[u8],
     ) -> Result<bool, StoreError> {
+        self.live()?;
         let n = self
             .client
             .execute(
@@ -374,6 +407,7 @@ impl Store for PgStore {
     }
 
     fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        self.live()?;
         let keys: Vec<&[u8]> = digests.iter().map(|d| &d[..]).collect();
         let st =
             self.prepared("SELECT sha256, idx FROM chit_log_entries WHERE sha256 = ANY($1)")?;
@@ -393,6 +427,7 @@ impl Store for PgStore {
         at: &[(String, i64)],
         named: &[(String, String)],
     ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        self.live()?;
         if digests.is_empty() && at.is_empty() && named.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -435,6 +470,7 @@ impl Store for PgStore {
     }
 
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
+        self.live()?;
         self.client
             .query_opt(
                 "SELECT idx, sha256, data, integrated_at FROM chit_log_entries WHERE idx = $1",
@@ -452,6 +488,7 @@ impl Store for PgStore {
         end: u64,
         each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
+        self.live()?;
         use postgres::fallible_iterator::FallibleIterator;
         let (s, e) = (
             start.min(i64::MAX as u64) as i64,
@@ -473,6 +510,7 @@ impl Store for PgStore {
     }
 
     fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.live()?;
         let st = self.prepared("SELECT data FROM chit_log_tiles WHERE level = $1 AND idx = $2")?;
         Ok(self
             .client
@@ -485,6 +523,7 @@ impl Store for PgStore {
     }
 
     fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.live()?;
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -512,18 +551,21 @@ impl Store for PgStore {
     }
 
     fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.live()?;
         let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
         let seqs: Vec<i64> = keys.iter().map(|k| k.1).collect();
         self.packets_joined("sequence", "int8", &[&streams, &seqs])
     }
 
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.live()?;
         let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
         let ids: Vec<&[u8]> = keys.iter().map(|k| k.1.as_bytes()).collect();
         self.packets_joined("packet_id", "bytea", &[&streams, &ids])
     }
 
     fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
+        self.live()?;
         let st = self.prepared(
             "SELECT stream_id, sequence, packet_id, prev_packet_id, idx \
              FROM chit_log_packets WHERE stream_id = $1 ORDER BY sequence LIMIT $2",
@@ -539,6 +581,7 @@ impl Store for PgStore {
         &mut self,
         each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
+        self.live()?;
         use postgres::fallible_iterator::FallibleIterator;
         let none: [&(dyn postgres::types::ToSql + Sync); 0] = [];
         let mut rows = self
@@ -556,6 +599,7 @@ impl Store for PgStore {
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
+        self.live()?;
         let after = q.after.map(|a| a.min(i64::MAX as u64) as i64).unwrap_or(-1);
         let stream = q.stream_id.as_deref().map(str::as_bytes);
         let limit = i64::from(q.limit);
@@ -586,6 +630,7 @@ impl Store for PgStore {
     }
 
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
+        self.live()?;
         let location = self.location.clone();
         let w = |e: postgres::Error| {
             StoreError::Write(format!(
@@ -693,6 +738,7 @@ impl Store for PgStore {
     }
 
     fn release(&mut self) -> Result<(), StoreError> {
+        self.live()?;
         let key = format!("chit-log:{}", self.schema);
         let st = self.prepared("SELECT pg_advisory_unlock(hashtext($1)::bigint)")?;
         self.client.execute(&st, &[&key]).map_err(read_err)?;
@@ -700,6 +746,7 @@ impl Store for PgStore {
     }
 
     fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
+        self.live()?;
         self.require_log()?;
         // One round trip: the wait is bounded by a statement timeout local
         // to a transaction around the lock (the lock itself is the
@@ -732,6 +779,9 @@ impl Store for PgStore {
     }
 
     fn write_blocked(&mut self) -> Option<String> {
+        if let Err(e) = self.live() {
+            return Some(e.to_string());
+        }
         let row = self
             .client
             .query_one(

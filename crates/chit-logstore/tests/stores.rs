@@ -586,6 +586,35 @@ fn audit_names_a_changed_entry(b: &dyn Backend) {
         .any(|p| p.message.contains("entry 277: its bytes")));
 }
 
+/// A PostgreSQL store whose connection is ended under it (a server
+/// restarted, an administrator's `pg_terminate_backend`) connects again:
+/// what was under way fails, and the next batch goes on.
+#[test]
+fn a_postgres_store_connects_again_after_its_connection_drops() {
+    let Some(mut pg) = pg() else { return };
+    let app = format!("chit_again_{}", std::process::id());
+    pg.url = format!("{}&application_name={app}", pg.url);
+    let b: &dyn Backend = &pg;
+    fill(b, 5);
+    let mut log = reopen(b);
+    log.submit(&[receipt(100)]).unwrap();
+    let mut admin = postgres::Client::connect(&pg.base, postgres::NoTls).unwrap();
+    let ended: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = $1) t",
+            &[&app],
+        )
+        .unwrap()
+        .get(0);
+    assert!(ended >= 1, "no connection of {app} to end");
+    // The batch under way when it dropped may fail; the next goes on.
+    let _ = log.submit(&[receipt(101)]);
+    log.submit(&[receipt(102)]).unwrap();
+    let (size, _) = log.head().unwrap();
+    assert!(size >= 7, "size {size}");
+}
+
 /// The quick check a server runs before it serves a store: a store as the
 /// log left it passes; a last entry changed, or a tile, fails it, named.
 fn a_changed_store_fails_the_quick_check(b: &dyn Backend) {
