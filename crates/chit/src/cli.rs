@@ -608,7 +608,9 @@ as its envelope, each of its fields held against it; the store's index.json agai
 records beside it; 'treeship receipt export' output under the trust file (the key it carries \
 is only the signer's claim); and a session package (a *.treeship folder) as one input: \
 its Merkle root, inclusion proofs and files, and across inputs its signed session record. \
-Artifacts that name a parent need it among the inputs (a broken chain is named).
+Artifacts that name a parent need it among the inputs (a broken chain is named). \
+Verifiable Intent credentials (SD-JWT text files) are read too: each layer alone, and \
+across inputs its signature under the key of the layer above it.
 
 SIGNED means the signature and the art id are good but chit did not check \
 the payload (another payload type, or a kind chit does not know). It is not \
@@ -628,8 +630,8 @@ Rule ids are the specification's (S1, G1, D1, ...), plus \"schema\" for a schema
 violation, \"read\" for input that could not be read, \"kind\" for a document of \
 no known kind, and chit's own for envelopes and what Treeship writes (signature, \
 trust, record, chain, ...). After the inputs, one object per check across them: \
-{\"stream\"|\"recompute\"|\"rebind\"|\"chain\"|\"index\"|\"session\": NAME, \"valid\", \
-\"errors\", \"warnings\"}. This form is stable: fields may be added, never renamed or \
+{\"stream\"|\"recompute\"|\"rebind\"|\"chain\"|\"index\"|\"session\"|\"lineage\"|\"intent\": \
+NAME, \"valid\", \"status\", \"errors\", \"warnings\"}. This form is stable: fields may be added, never renamed or \
 removed.";
 
 const VERIFY_AFTER: &str = "\
