@@ -134,11 +134,35 @@ pub trait Source {
     fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError>;
     /// The size the source holds now (it may have grown during the audit).
     fn size_now(&mut self) -> Result<u64, SourceError>;
+    /// Every entry's search label, in index order, to `each`, where it
+    /// keeps them (false where it does not: a folder of tiles).
+    fn labels(&mut self, each: &mut dyn FnMut(&crate::store::Label)) -> Result<bool, SourceError> {
+        let _ = each;
+        Ok(false)
+    }
 }
 
 impl Source for Box<dyn Store> {
     fn describe(&self) -> String {
         self.location()
+    }
+    fn labels(&mut self, each: &mut dyn FnMut(&crate::store::Label)) -> Result<bool, SourceError> {
+        const PAGE: u32 = 10_000;
+        let mut after = None;
+        loop {
+            let hits = self.search(&crate::store::Query {
+                after,
+                limit: PAGE,
+                ..Default::default()
+            })?;
+            for h in &hits {
+                each(&h.label);
+            }
+            match hits.last() {
+                Some(h) if hits.len() == PAGE as usize => after = Some(h.label.index),
+                _ => return Ok(true),
+            }
+        }
     }
     fn head(&mut self) -> Result<Vec<u8>, SourceError> {
         Ok(Store::head(&mut **self).map(|(_, n)| n)?)
@@ -528,6 +552,10 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     report.entries_hashed = walked.count;
     report.bytes_hashed = walked.bytes;
     report.reverified = walked.reverified;
+    if opts.reverify.is_some() {
+        let mut expected = std::mem::take(&mut walked.expected);
+        check_labels(src, &mut expected, &mut problems)?;
+    }
     let leaves = std::mem::take(&mut walked.leaves);
     if walked.first_missing.is_none() {
         let entries_signed = walked.edge.root() == report.root;
@@ -603,6 +631,9 @@ struct Walked {
     count: u64,
     bytes: u64,
     reverified: Option<(u64, u64)>,
+    /// With `reverify`: each accepted entry's index and the print of the
+    /// label its verdict gives.
+    expected: Vec<(u64, [u8; 16])>,
 }
 
 /// Step 2: every entry, hashed as it streams by: in order, each one's
@@ -626,7 +657,9 @@ fn walk_entries(
         count: 0,
         bytes: 0,
         reverified: None,
+        expected: Vec::new(),
     };
+    let mut expected: Vec<(u64, [u8; 16])> = Vec::new();
     let mut pending: Vec<(u64, Vec<u8>)> = Vec::new();
     let (mut refused, mut checked) = (0u64, 0u64);
     let mut beyond: Vec<u64> = Vec::new();
@@ -662,7 +695,14 @@ fn walk_entries(
         if opts.reverify.is_some() {
             pending.push((i, data.to_vec()));
             if pending.len() >= 4096 {
-                reverify(opts, &mut pending, problems, &mut refused, &mut checked);
+                reverify(
+                    opts,
+                    &mut pending,
+                    problems,
+                    &mut refused,
+                    &mut checked,
+                    &mut expected,
+                );
             }
         }
         if w.count % 65_536 == 0 {
@@ -671,7 +711,14 @@ fn walk_entries(
         Ok(())
     };
     src.scan(size, &mut walk)?;
-    reverify(opts, &mut pending, problems, &mut refused, &mut checked);
+    reverify(
+        opts,
+        &mut pending,
+        problems,
+        &mut refused,
+        &mut checked,
+        &mut expected,
+    );
     if w.count < size {
         missing(w.count, size, problems);
         w.first_missing.get_or_insert(w.count);
@@ -679,6 +726,7 @@ fn walk_entries(
     (opts.progress)(w.count);
     if opts.reverify.is_some() {
         w.reverified = Some((checked - refused, refused));
+        w.expected = expected;
     }
     if !beyond.is_empty() {
         // Rows past the checkpoint: new appends, unless the source did not
@@ -930,25 +978,44 @@ fn reverify(
     problems: &mut Vec<Problem>,
     refused: &mut u64,
     checked: &mut u64,
+    expected: &mut Vec<(u64, [u8; 16])>,
 ) {
     let Some(policy) = opts.reverify else {
         pending.clear();
         return;
     };
-    let bad: Vec<(u64, String)> = pending
+    let decided: Vec<(u64, Result<[u8; 16], String>)> = pending
         .par_iter()
-        .filter_map(|(i, data)| match policy.decide(data) {
-            Admission::Accept { .. } => None,
-            Admission::Refuse(r) => Some((
-                *i,
-                r.errors
+        .map(|(i, data)| {
+            let verdict = match policy.decide(data) {
+                Admission::Accept {
+                    kind,
+                    art_id,
+                    packet,
+                    ..
+                } => Ok(label_print(&crate::store::Label {
+                    index: *i,
+                    kind: kind.to_string(),
+                    art_id,
+                    stream_id: packet.map(|p| p.stream_id.to_string()),
+                })),
+                Admission::Refuse(r) => Err(r
+                    .errors
                     .first()
                     .map(|f| format!("{}: {}", f.rule, f.message))
-                    .unwrap_or_else(|| r.status().name().to_string()),
-            )),
-            Admission::Unreadable(why) => Some((*i, why)),
+                    .unwrap_or_else(|| r.status().name().to_string())),
+                Admission::Unreadable(why) => Err(why),
+            };
+            (*i, verdict)
         })
         .collect();
+    let mut bad: Vec<(u64, String)> = Vec::new();
+    for (i, verdict) in decided {
+        match verdict {
+            Ok(print) => expected.push((i, print)),
+            Err(why) => bad.push((i, why)),
+        }
+    }
     *checked += pending.len() as u64;
     *refused += bad.len() as u64;
     for (i, why) in bad {
@@ -960,6 +1027,73 @@ fn reverify(
         });
     }
     pending.clear();
+}
+
+/// A label's print: its kind, art id and stream (not its index), as the
+/// first 16 bytes of their SHA-256.
+fn label_print(l: &crate::store::Label) -> [u8; 16] {
+    let text = format!(
+        "{}\n{}\n{}",
+        l.kind,
+        l.art_id
+            .as_deref()
+            .map_or("-".to_owned(), |a| format!("+{a}")),
+        l.stream_id
+            .as_deref()
+            .map_or("-".to_owned(), |s| format!("+{s}"))
+    );
+    let sum = chit_core::digest::sha256(text.as_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&sum[..16]);
+    out
+}
+
+/// Step 9 (with `reverify`): every stored search label is the one its
+/// entry's verdict gives, and every entry that passed has one.
+fn check_labels(
+    src: &mut dyn Source,
+    expected: &mut [(u64, [u8; 16])],
+    problems: &mut Vec<Problem>,
+) -> Result<(), SourceError> {
+    expected.sort_unstable_by_key(|(i, _)| *i);
+    let mut labelled = vec![false; expected.len()];
+    let mut wrong: Vec<Problem> = Vec::new();
+    let kept = src.labels(&mut |l| {
+        let Ok(at) = expected.binary_search_by_key(&l.index, |(i, _)| *i) else {
+            // An entry refused or missing: said already.
+            return;
+        };
+        labelled[at] = true;
+        if expected[at].1 != label_print(l) {
+            wrong.push(Problem {
+                step: "labels",
+                index: Some(l.index),
+                message: format!(
+                    "entry {}'s search label (kind {}, art id {}, stream {}) is not what the entry gives",
+                    l.index,
+                    l.kind,
+                    l.art_id.as_deref().unwrap_or("none"),
+                    l.stream_id.as_deref().unwrap_or("none")
+                ),
+                evidence: vec![],
+            });
+        }
+    })?;
+    if !kept {
+        return Ok(());
+    }
+    problems.extend(wrong);
+    for (at, (i, _)) in expected.iter().enumerate() {
+        if !labelled[at] {
+            problems.push(Problem {
+                step: "labels",
+                index: Some(*i),
+                message: format!("entry {i} has no search label: a search would not find it"),
+                evidence: vec![],
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The gaps (P3) in each stream, from its packets in (stream, sequence)

@@ -155,6 +155,7 @@ both!(
     audit_names_a_forged_head,
     audit_names_a_damaged_tile,
     a_changed_store_fails_the_quick_check,
+    a_reverifying_audit_holds_the_labels_to_their_entries,
     a_tampered_tree_is_never_extended,
     a_running_sequencer_still_checks_what_it_wrote,
     a_log_kept_open_proves_every_size,
@@ -613,6 +614,40 @@ fn a_postgres_store_connects_again_after_its_connection_drops() {
     log.submit(&[receipt(102)]).unwrap();
     let (size, _) = log.head().unwrap();
     assert!(size >= 7, "size {size}");
+}
+
+/// An audit with `reverify` holds every search label to the verdict its
+/// entry gives: a label changed or removed behind the log's back is named.
+fn a_reverifying_audit_holds_the_labels_to_their_entries(b: &dyn Backend) {
+    fill(b, 300);
+    let policy = Policy::default().compile().unwrap();
+    let verifier = log_key().verifier();
+    let audit = |b: &dyn Backend| {
+        let mut src = b.store();
+        audit::audit(
+            &mut src,
+            &Options {
+                verifier: &verifier,
+                witnesses: &[],
+                min_witnesses: 0,
+                previous: None,
+                reverify: Some(&policy),
+                progress: &|_| {},
+            },
+        )
+        .unwrap()
+    };
+    let r = audit(b);
+    assert!(r.ok(), "{:?}", r.problems);
+    b.sql("UPDATE chit_log_labels SET kind = 'something-else' WHERE idx = 7");
+    b.sql("DELETE FROM chit_log_labels WHERE idx = 123");
+    let r = audit(b);
+    assert_eq!(problem_indexes(&r), vec![7, 123], "{:?}", r.problems);
+    assert!(
+        r.problems.iter().all(|p| p.step == "labels"),
+        "{:?}",
+        r.problems
+    );
 }
 
 /// The quick check a server runs before it serves a store: a store as the
