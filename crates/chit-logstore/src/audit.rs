@@ -659,9 +659,7 @@ fn walk_entries(
         reverified: None,
         expected: Vec::new(),
     };
-    let mut expected: Vec<(u64, [u8; 16])> = Vec::new();
-    let mut pending: Vec<(u64, Vec<u8>)> = Vec::new();
-    let (mut refused, mut checked) = (0u64, 0u64);
+    let mut again = Recheck::default();
     let mut beyond: Vec<u64> = Vec::new();
     let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), SourceError> {
         if i >= size {
@@ -693,16 +691,9 @@ fn walk_entries(
         w.bytes += data.len() as u64;
         w.count += 1;
         if opts.reverify.is_some() {
-            pending.push((i, data.to_vec()));
-            if pending.len() >= 4096 {
-                reverify(
-                    opts,
-                    &mut pending,
-                    problems,
-                    &mut refused,
-                    &mut checked,
-                    &mut expected,
-                );
+            again.pending.push((i, data.to_vec()));
+            if again.pending.len() >= 4096 {
+                again.run(opts, problems);
             }
         }
         if w.count % 65_536 == 0 {
@@ -711,22 +702,15 @@ fn walk_entries(
         Ok(())
     };
     src.scan(size, &mut walk)?;
-    reverify(
-        opts,
-        &mut pending,
-        problems,
-        &mut refused,
-        &mut checked,
-        &mut expected,
-    );
+    again.run(opts, problems);
     if w.count < size {
         missing(w.count, size, problems);
         w.first_missing.get_or_insert(w.count);
     }
     (opts.progress)(w.count);
     if opts.reverify.is_some() {
-        w.reverified = Some((checked - refused, refused));
-        w.expected = expected;
+        w.reverified = Some((again.checked - again.refused, again.refused));
+        w.expected = again.expected;
     }
     if !beyond.is_empty() {
         // Rows past the checkpoint: new appends, unless the source did not
@@ -972,19 +956,30 @@ fn take_leaf(
     }
 }
 
-fn reverify(
-    opts: &Options,
-    pending: &mut Vec<(u64, Vec<u8>)>,
-    problems: &mut Vec<Problem>,
-    refused: &mut u64,
-    checked: &mut u64,
-    expected: &mut Vec<(u64, [u8; 16])>,
-) {
+/// Step 8's state: the entries waiting to be checked again (a few
+/// thousand at a time, on all cores), the counts, and the print of each
+/// accepted entry's label.
+#[derive(Default)]
+struct Recheck {
+    pending: Vec<(u64, Vec<u8>)>,
+    refused: u64,
+    checked: u64,
+    expected: Vec<(u64, [u8; 16])>,
+}
+
+impl Recheck {
+    fn run(&mut self, opts: &Options, problems: &mut Vec<Problem>) {
+        reverify(opts, self, problems);
+    }
+}
+
+fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     let Some(policy) = opts.reverify else {
-        pending.clear();
+        again.pending.clear();
         return;
     };
-    let decided: Vec<(u64, Result<[u8; 16], String>)> = pending
+    let decided: Vec<(u64, Result<[u8; 16], String>)> = again
+        .pending
         .par_iter()
         .map(|(i, data)| {
             let verdict = match policy.decide(data) {
@@ -1012,12 +1007,12 @@ fn reverify(
     let mut bad: Vec<(u64, String)> = Vec::new();
     for (i, verdict) in decided {
         match verdict {
-            Ok(print) => expected.push((i, print)),
+            Ok(print) => again.expected.push((i, print)),
             Err(why) => bad.push((i, why)),
         }
     }
-    *checked += pending.len() as u64;
-    *refused += bad.len() as u64;
+    again.checked += again.pending.len() as u64;
+    again.refused += bad.len() as u64;
     for (i, why) in bad {
         problems.push(Problem {
             step: "reverify",
@@ -1026,7 +1021,7 @@ fn reverify(
             evidence: vec![],
         });
     }
-    pending.clear();
+    again.pending.clear();
 }
 
 /// A label's print: its kind, art id and stream (not its index), as the

@@ -204,6 +204,15 @@ fn appended(outcomes: &[Outcome]) -> Vec<u64> {
 }
 
 fn audit_once(b: &dyn Backend, previous: Option<&[u8]>) -> audit::AuditReport {
+    audit_with(b, previous, None)
+}
+
+/// An audit, with `reverify` under `policy` where one is given.
+fn audit_with(
+    b: &dyn Backend,
+    previous: Option<&[u8]>,
+    policy: Option<&chit_logstore::policy::Compiled>,
+) -> audit::AuditReport {
     let verifier = log_key().verifier();
     let mut src = b.store();
     audit::audit(
@@ -213,7 +222,7 @@ fn audit_once(b: &dyn Backend, previous: Option<&[u8]>) -> audit::AuditReport {
             witnesses: &[],
             min_witnesses: 0,
             previous,
-            reverify: None,
+            reverify: policy,
             progress: &|_| {},
         },
     )
@@ -621,22 +630,7 @@ fn a_postgres_store_connects_again_after_its_connection_drops() {
 fn a_reverifying_audit_holds_the_labels_to_their_entries(b: &dyn Backend) {
     fill(b, 300);
     let policy = Policy::default().compile().unwrap();
-    let verifier = log_key().verifier();
-    let audit = |b: &dyn Backend| {
-        let mut src = b.store();
-        audit::audit(
-            &mut src,
-            &Options {
-                verifier: &verifier,
-                witnesses: &[],
-                min_witnesses: 0,
-                previous: None,
-                reverify: Some(&policy),
-                progress: &|_| {},
-            },
-        )
-        .unwrap()
-    };
+    let audit = |b: &dyn Backend| audit_with(b, None, Some(&policy));
     let r = audit(b);
     assert!(r.ok(), "{:?}", r.problems);
     b.sql("UPDATE chit_log_labels SET kind = 'something-else' WHERE idx = 7");
