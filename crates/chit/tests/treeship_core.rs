@@ -1784,6 +1784,15 @@ fn a_redacted_package_is_judged_as_treeship_judges_it() {
         );
         if case.passes {
             assert!(run.stdout.contains("withheld"), "{}", run.stdout);
+            // Accounted for, not checked: never valid on its own.
+            let strict = verify(copy.path(), &[&name]);
+            assert_eq!(strict.code, 1, "{}: {}", case.what, strict.stdout);
+            assert_eq!(
+                lines(&strict)[0]["status"],
+                "unchecked",
+                "{}",
+                strict.stdout
+            );
         }
     }
 }
