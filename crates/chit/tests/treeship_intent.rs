@@ -359,6 +359,8 @@ fn a_broken_credential_says_what_is_wrong() {
         ),
         (l2.replacen('.', ".!", 1), "", ""),
         (format!("{l2}bad~"), "vi_format", "disclosure"),
+        // Cut short inside its payload: said so, not taken for JSON.
+        (l2[..500].to_owned(), "vi_format", "not 3"),
         (
             l2.split('~').next().unwrap().to_owned() + "~",
             "vi_mandate",

@@ -314,8 +314,8 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 }
 
 /// Whether `input` looks like an SD-JWT: UTF-8 text of base64url, `.`,
-/// `~` and `=`, whose first segment is a JWS whose header reads as a JSON
-/// object naming an `alg`.
+/// `~` and `=`, whose first part reads as a JWS header (a JSON object
+/// naming an `alg`).
 pub fn recognise(input: &[u8]) -> bool {
     // Most inputs are JSON: told apart by their first byte, before any
     // pass over the whole.
@@ -334,11 +334,9 @@ pub fn recognise(input: &[u8]) -> bool {
     {
         return false;
     }
-    let jwt = text.split('~').next().unwrap_or_default();
-    if jwt.split('.').count() != 3 {
-        return false;
-    }
-    let header = jwt.split('.').next().unwrap_or_default();
+    // A JWS header is enough to tell it: one cut short is then said to be
+    // so, not taken for broken JSON.
+    let header = text.split(['.', '~']).next().unwrap_or_default();
     b64u_decode(header)
         .ok()
         .and_then(|h| json(&h).ok())
