@@ -102,6 +102,7 @@ pub fn cross(
             let verdict = match c.status {
                 Status::Valid => "✅ valid",
                 Status::Invalid => "❌ invalid",
+                Status::Signed => "⚠️ signed (not every part checked)",
                 _ => "⚠️ unchecked (its members did not verify)",
             };
             let mut title = what.to_string();
@@ -121,6 +122,7 @@ pub fn cross(
             let verdict = match c.status {
                 Status::Valid => format!("{}VALID{:#}", p.good, p.good),
                 Status::Invalid => format!("{}INVALID{:#}", p.bad, p.bad),
+                Status::Signed => format!("{}SIGNED{:#}", p.warn, p.warn),
                 _ => format!("{}UNCHECKED{:#}", p.warn, p.warn),
             };
             let _ = write!(s, "{verdict} {what} {}", escape(&c.name));
