@@ -202,7 +202,7 @@ fn credentials_treeship_signs_are_judged_as_treeship_judges_them() {
         assert!(
             run.stdout
                 .lines()
-                .any(|l| l.contains(file) && l.contains(against)),
+                .any(|l| l.starts_with("SIGNED intent") && l.contains(file) && l.contains(against)),
             "{file}: {}",
             run.stdout
         );
