@@ -133,7 +133,11 @@ fn check_once(input: &[u8], ctx: &Context) -> Result<Checked, Unreadable> {
         // above's): under one it passes, as an unsigned document does,
         // with --accept-unsigned.
         let signers = (!ctx.accept_unsigned).then_some(0);
-        return Ok(gates(kinds::intent::check(input), signers, ctx));
+        return Ok(gates(
+            kinds::intent::check(input, &ctx.limits),
+            signers,
+            ctx,
+        ));
     }
     let doc = json::parse(input, &ctx.limits).map_err(Unreadable::Json)?;
     if ctx.kind.is_none() && kinds::log_bundle::looks_like_bundle(doc.root()) {

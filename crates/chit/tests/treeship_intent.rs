@@ -361,6 +361,28 @@ fn a_broken_credential_says_what_is_wrong() {
         (format!("{l2}bad~"), "vi_format", "disclosure"),
         // Cut short inside its payload: said so, not taken for JSON.
         (l2[..500].to_owned(), "vi_format", "not 3"),
+        // One large disclosure referenced thousands of times: refused, not
+        // copied thousands of times.
+        (
+            {
+                let d = b64u(
+                    serde_json::json!(["s", {"vct": "mandate.payment.1", "pad": "x".repeat(100_000)}])
+                        .to_string()
+                        .as_bytes(),
+                );
+                let h = treeship_core::vi::jws::sha256_b64u(d.as_bytes());
+                let refs: Vec<Value> = (0..5000).map(|_| serde_json::json!({"...": h})).collect();
+                let header = b64u(br#"{"alg":"ES256","typ":"kb-sd-jwt"}"#);
+                let payload = b64u(
+                    serde_json::json!({"delegate_payload": refs})
+                        .to_string()
+                        .as_bytes(),
+                );
+                format!("{header}.{payload}.{}~{d}~", b64u(&[0u8; 64]))
+            },
+            "vi_format",
+            "four times",
+        ),
         (
             l2.split('~').next().unwrap().to_owned() + "~",
             "vi_mandate",

@@ -185,7 +185,10 @@ fn line_items(c: &Value, f: &Value, out: &mut Vec<String>) {
     if entries.is_empty() {
         return out.push("line_items constraint must have at least one item entry".to_owned());
     }
+    // The acceptable items in the order first met (the order a violation
+    // lists them in), and as a set to look them up.
     let mut allowed: Vec<&str> = Vec::new();
+    let mut allowed_set: std::collections::HashSet<&str> = Default::default();
     let mut caps: std::collections::BTreeMap<&str, i64> = Default::default();
     let (mut listed, mut wildcard, mut capped) = (false, false, false);
     let mut total_cap: i64 = 0;
@@ -229,7 +232,7 @@ fn line_items(c: &Value, f: &Value, out: &mut Vec<String>) {
             out.push("line_items acceptable_items must be an array".to_owned());
             continue;
         };
-        let mut here: Vec<&str> = Vec::new();
+        let mut here: std::collections::BTreeSet<&str> = Default::default();
         for item in acceptable.iter().filter(|i| i.is_object() && !is_ref(i)) {
             if item
                 .get("title")
@@ -243,10 +246,8 @@ fn line_items(c: &Value, f: &Value, out: &mut Vec<String>) {
                 ));
             }
             if let Some(k) = item_key(item) {
-                if !here.contains(&k) {
-                    here.push(k);
-                }
-                if !allowed.contains(&k) {
+                here.insert(k);
+                if allowed_set.insert(k) {
                     allowed.push(k);
                 }
             }
@@ -287,7 +288,7 @@ fn line_items(c: &Value, f: &Value, out: &mut Vec<String>) {
             out.push(format!("Negative quantity for item {k}: {q}"));
             continue;
         }
-        if !allowed.is_empty() && !allowed.contains(&k) && !wildcard {
+        if !allowed.is_empty() && !allowed_set.contains(k) && !wildcard {
             out.push(format!("Item {k} not in acceptable items: {allowed:?}"));
         }
         total = total.saturating_add(q);

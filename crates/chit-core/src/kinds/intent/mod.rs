@@ -13,17 +13,17 @@
 //! found among the inputs by the hash the layer binds (as `verify_l3` and
 //! `verify_l2_against_l1` check them). What chit does not check is named
 //! in a warning, and such a credential is never valid: an L1 issuer's
-//! signature (its key is the issuer's, published elsewhere), the
-//! mandates' constraints, an agent attestation claim, and every validity
-//! window against the current time (a receipt is judged as a record, the
-//! same on every day).
+//! signature (its key is the issuer's, published elsewhere), and every
+//! validity window against the current time (a receipt is judged as a
+//! record, the same on every day). An L3 is also held to the constraints
+//! of the L2 mandate it was made under ([`constraints`]) and its Treeship
+//! attestation claim checked.
 
 use crate::checked::Checked;
 use crate::facts::{Facts, Origin};
 use crate::report::Report;
 use base64::Engine;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 
 pub mod constraints;
@@ -172,11 +172,37 @@ struct SdJwt {
     raw_payload: String,
     signature: Vec<u8>,
     disclosures: Vec<String>,
+    /// Bytes its references may still copy in (see [`Expansion`]).
+    expansion: Expansion,
 }
 
-fn b64u(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+/// What references to disclosures may copy in, at most: a few times the
+/// credential's own size. One disclosure referenced ten thousand times
+/// would otherwise be copied ten thousand times.
+struct Expansion(std::cell::Cell<usize>);
+
+impl Expansion {
+    fn of(text: &str) -> Expansion {
+        Expansion(std::cell::Cell::new(
+            text.len().saturating_mul(4).max(1 << 16),
+        ))
+    }
+
+    /// Takes `bytes` from what is left, or says it is spent.
+    fn take(&self, bytes: usize) -> Result<(), String> {
+        let left = self.0.get();
+        if bytes > left {
+            return Err(
+                "its references to its disclosures copy in more than four times its own size"
+                    .into(),
+            );
+        }
+        self.0.set(left - bytes);
+        Ok(())
+    }
 }
+
+use crate::keys::encode_base64url as b64u;
 
 /// base64url, unpadded (trailing `=` dropped first, as Treeship does).
 fn b64u_decode(s: &str) -> Result<Vec<u8>, String> {
@@ -186,7 +212,7 @@ fn b64u_decode(s: &str) -> Result<Vec<u8>, String> {
 }
 
 fn sha256_b64u(bytes: &[u8]) -> String {
-    b64u(&Sha256::digest(bytes))
+    b64u(&crate::digest::sha256(bytes))
 }
 
 fn json(bytes: &[u8]) -> Result<Value, String> {
@@ -194,7 +220,15 @@ fn json(bytes: &[u8]) -> Result<Value, String> {
 }
 
 impl SdJwt {
-    fn parse(text: &str) -> Result<SdJwt, String> {
+    /// Read as Treeship reads it; each JSON part first held to chit's
+    /// reader's limits (depth, values, keys), which a credential passes
+    /// like any other input.
+    fn parse(text: &str, limits: &crate::Limits) -> Result<SdJwt, String> {
+        let guarded = |what: &str, b64: &str| -> Result<Value, String> {
+            let bytes = b64u_decode(b64).map_err(|e| format!("{what} is {e}"))?;
+            crate::json::parse(&bytes, limits).map_err(|e| format!("{what} is not JSON: {e}"))?;
+            json(&bytes).map_err(|e| format!("{what} is {e}"))
+        };
         let mut parts = text.trim().split('~');
         let jwt = parts.next().unwrap_or_default();
         let segments: Vec<&str> = jwt.split('.').collect();
@@ -204,14 +238,14 @@ impl SdJwt {
                 segments.len()
             ));
         };
-        let header = json(&b64u_decode(h).map_err(|e| format!("its header is {e}"))?)
-            .map_err(|e| format!("its header is {e}"))?;
-        let payload = json(&b64u_decode(p).map_err(|e| format!("its payload is {e}"))?)
-            .map_err(|e| format!("its payload is {e}"))?;
+        let header = guarded("its header", h)?;
+        let payload = guarded("its payload", p)?;
         let signature = b64u_decode(s).map_err(|e| format!("its signature is {e}"))?;
         let disclosures: Vec<String> = parts.filter(|d| !d.is_empty()).map(str::to_owned).collect();
         for (i, d) in disclosures.iter().enumerate() {
-            disclosure(d).map_err(|e| format!("disclosure {} {e}", i + 1))?;
+            let what = format!("disclosure {}", i + 1);
+            guarded(&what, d)?;
+            disclosure(d).map_err(|e| format!("{what} {e}"))?;
         }
         Ok(SdJwt {
             header,
@@ -220,6 +254,7 @@ impl SdJwt {
             raw_payload: p.to_owned(),
             signature,
             disclosures,
+            expansion: Expansion::of(text),
         })
     }
 
@@ -253,12 +288,12 @@ impl SdJwt {
     /// The payload with its disclosures resolved, as Treeship's
     /// `SdJwt::resolve`: named ones whose hash is in `_sd` merged in,
     /// `delegate_payload` references replaced by what they disclose.
-    fn resolve(&self) -> Value {
+    fn resolve(&self) -> Result<Value, String> {
         let mut out = self.payload.clone();
         let sd: HashSet<String> = strings(out.get("_sd")).into_iter().collect();
         let mut named = Vec::new();
         // The first disclosure of each hash, as a search in order finds it.
-        let mut by_hash: HashMap<String, Vec<Value>> = HashMap::new();
+        let mut by_hash: HashMap<String, (usize, Vec<Value>)> = HashMap::new();
         for d in &self.disclosures {
             if let Ok(arr) = disclosure(d) {
                 let h = sha256_b64u(d.as_bytes());
@@ -267,7 +302,7 @@ impl SdJwt {
                         named.push((name.to_owned(), arr[2].clone()));
                     }
                 }
-                by_hash.entry(h).or_insert(arr);
+                by_hash.entry(h).or_insert((d.len(), arr));
             }
         }
         if let Some(obj) = out.as_object_mut() {
@@ -282,16 +317,18 @@ impl SdJwt {
                     let found = item
                         .get("...")
                         .and_then(Value::as_str)
-                        .and_then(|h| by_hash.get(h))
-                        .and_then(|arr| arr.last().cloned());
-                    found.unwrap_or_else(|| item.clone())
+                        .and_then(|h| by_hash.get(h));
+                    match found.and_then(|(len, arr)| Some((len, arr.last()?))) {
+                        Some((len, v)) => self.expansion.take(*len).map(|()| v.clone()),
+                        None => Ok(item.clone()),
+                    }
                 })
-                .collect();
+                .collect::<Result<_, String>>()?;
             if let Some(obj) = out.as_object_mut() {
                 obj.insert("delegate_payload".into(), Value::Array(resolved));
             }
         }
-        out
+        Ok(out)
     }
 }
 
@@ -345,10 +382,10 @@ pub fn recognise(input: &[u8]) -> bool {
 
 /// Checks one credential alone; its facts carry what the checks across
 /// inputs need.
-pub fn check(input: &[u8]) -> Checked {
+pub fn check(input: &[u8], limits: &crate::Limits) -> Checked {
     let mut r = Report::new(KIND);
     let text = std::str::from_utf8(input).unwrap_or_default();
-    let jwt = match SdJwt::parse(text) {
+    let jwt = match SdJwt::parse(text, limits) {
         Ok(j) => j,
         Err(e) => {
             r.error(
@@ -371,7 +408,7 @@ pub fn check(input: &[u8]) -> Checked {
             .get("sd_hash")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        key: Err(String::new()),
+        key: Err("it was not read far enough to name one".to_owned()),
         signing_input: format!("{}.{}", jwt.raw_header, jwt.raw_payload).into_bytes(),
         signature: jwt.signature.clone(),
         kid: jwt
@@ -420,11 +457,11 @@ pub fn check(input: &[u8]) -> Checked {
             Layer::L1 => "its issuer's ES256 signature is not checked: the issuer's key is not in \
                  the credential, and chit holds none"
                 .to_owned(),
-            Layer::L2 => "its ES256 signature is checked with the user key of the L1 it binds \
-                 (sd_hash), given with it"
+            Layer::L2 => "its ES256 signature is not checked on its own: give the L1 it binds \
+                 (sd_hash) with it, whose user key signs it"
                 .to_owned(),
-            _ => "its ES256 signature is checked with the agent key of the L2 presentation it \
-                 binds (sd_hash), given with it"
+            _ => "its ES256 signature is not checked on its own: give the L2 presentation it \
+                 binds (sd_hash) with it, whose agent key signs it"
                 .to_owned(),
         },
     );
@@ -496,14 +533,15 @@ fn l2(jwt: &SdJwt, facts: &mut IntentFacts, r: &mut Report) {
         })
         .unwrap_or_default();
     let (mut checkout, mut payment) = (None::<Value>, None::<Value>);
-    let mut standalone: Vec<(String, Value)> = Vec::new();
-    for (_, hash, value) in jwt.entries() {
+    // The other disclosures, the first of each hash, with their size.
+    let mut standalone: HashMap<String, (usize, Value)> = HashMap::new();
+    for (raw, hash, value) in jwt.entries() {
         let vct = value.get("vct").and_then(Value::as_str).unwrap_or_default();
         let slot = match vct {
             VCT_CHECKOUT_OPEN | VCT_CHECKOUT_FINAL if refs.contains(hash.as_str()) => &mut checkout,
             VCT_PAYMENT_OPEN | VCT_PAYMENT_FINAL if refs.contains(hash.as_str()) => &mut payment,
             _ => {
-                standalone.push((hash, value));
+                standalone.entry(hash).or_insert((raw.len(), value));
                 continue;
             }
         };
@@ -563,53 +601,57 @@ fn l2(jwt: &SdJwt, facts: &mut IntentFacts, r: &mut Report) {
         }
         None => Err("it delegates to no agent".to_owned()),
     };
-    let inlined = |m: &Option<Value>| -> Vec<Value> {
+    let inlined = |m: &Option<Value>| -> Result<Vec<Value>, String> {
         m.as_ref()
             .and_then(|m| m.get("constraints"))
             .and_then(Value::as_array)
-            .map(|cs| cs.iter().map(|c| inline_refs(c, &standalone)).collect())
-            .unwrap_or_default()
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| inline_refs(c, &standalone, &jwt.expansion))
+                    .collect()
+            })
+            .unwrap_or(Ok(Vec::new()))
     };
-    facts.constraints = (inlined(&checkout), inlined(&payment));
+    match (inlined(&checkout), inlined(&payment)) {
+        (Ok(c), Ok(p)) => facts.constraints = (c, p),
+        (Err(why), _) | (_, Err(why)) => {
+            return r.error(rule::MANDATE, "/payload/delegate_payload", why)
+        }
+    }
     facts.instrument = payment.and_then(|m| m.get("payment_instrument").cloned());
 }
 
 /// A constraint with each `{"...": hash}` that names one of the L2's other
 /// disclosures replaced by what it discloses, as Treeship's `inline_refs`.
-fn inline_refs(v: &Value, standalone: &[(String, Value)]) -> Value {
-    match v {
+fn inline_refs(
+    v: &Value,
+    standalone: &HashMap<String, (usize, Value)>,
+    expansion: &Expansion,
+) -> Result<Value, String> {
+    Ok(match v {
         Value::Object(m) => {
             let named = m
                 .get("...")
                 .and_then(Value::as_str)
                 .filter(|_| m.len() == 1)
-                .and_then(|h| standalone.iter().find(|(sh, _)| sh == h));
-            if let Some((_, value)) = named {
-                return value.clone();
+                .and_then(|h| standalone.get(h));
+            if let Some((len, value)) = named {
+                expansion.take(*len)?;
+                return Ok(value.clone());
             }
             Value::Object(
                 m.iter()
-                    .map(|(k, x)| (k.clone(), inline_refs(x, standalone)))
-                    .collect(),
+                    .map(|(k, x)| Ok((k.clone(), inline_refs(x, standalone, expansion)?)))
+                    .collect::<Result<_, String>>()?,
             )
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| inline_refs(x, standalone)).collect()),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| inline_refs(x, standalone, expansion))
+                .collect::<Result<_, String>>()?,
+        ),
         other => other.clone(),
-    }
-}
-
-/// The allowlist entries of the constraints of one type.
-fn allowed(constraints: &[Value], kind: &str) -> Vec<Value> {
-    constraints
-        .iter()
-        .filter(|c| c.get("type").and_then(Value::as_str) == Some(kind))
-        .flat_map(|c| {
-            c.get("allowed")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .collect()
+    })
 }
 
 /// The reference's merchant match: by id when both name one, else by the
@@ -636,7 +678,13 @@ fn merchant_matches(candidate: &Value, target: &Value) -> bool {
 /// the final mandate it carries.
 fn l3(jwt: &SdJwt, facts: &mut IntentFacts, r: &mut Report) -> Option<Layer> {
     let p = &jwt.payload;
-    let claims = jwt.resolve();
+    let claims = match jwt.resolve() {
+        Ok(c) => c,
+        Err(why) => {
+            r.error(rule::FORMAT, "/payload/delegate_payload", why);
+            return None;
+        }
+    };
     let delegates = claims
         .get("delegate_payload")
         .and_then(Value::as_array)
@@ -910,7 +958,6 @@ fn fulfils(layer: &IntentFacts, l2: &IntentFacts, given: &Above, r: &mut Report)
         let fulfilment = serde_json::json!({
             "payment_amount": field("payment_amount"),
             "payee": field("payee"),
-            "allowed_merchants": allowed(payment, "mandate.payment.allowed_payees"),
         });
         constraints::violations(payment, &fulfilment)
     } else {
@@ -934,19 +981,26 @@ fn fulfils(layer: &IntentFacts, l2: &IntentFacts, given: &Above, r: &mut Report)
             let merchant = pair
                 .and_then(|a| a.fulfils.get("payee").cloned())
                 .unwrap_or(Value::Null);
+            let merchants = |c: &&Value| {
+                c.get("type").and_then(Value::as_str) == Some("mandate.checkout.allowed_merchants")
+            };
+            if !merchant.is_object() && checkout.iter().any(|c| merchants(&c)) {
+                // As Treeship: the merchant is the payee of the L3a.
+                r.warning(
+                    rule::CONSTRAINTS,
+                    "",
+                    "the mandate's merchant allowlist is not checked: the L3a of this pair (the one \
+                     with its nonce) is not among the inputs",
+                );
+            }
             let kept: Vec<Value> = checkout
                 .iter()
-                .filter(|c| {
-                    merchant.is_object()
-                        || c.get("type").and_then(Value::as_str)
-                            != Some("mandate.checkout.allowed_merchants")
-                })
+                .filter(|c| merchant.is_object() || !merchants(c))
                 .cloned()
                 .collect();
             let fulfilment = serde_json::json!({
                 "merchant": merchant,
                 "line_items": field("line_items"),
-                "allowed_merchants": allowed(checkout, "mandate.checkout.allowed_merchants"),
             });
             constraints::violations(&kept, &fulfilment)
         }
