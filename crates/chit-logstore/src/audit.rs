@@ -693,7 +693,7 @@ fn walk_entries(
         if opts.reverify.is_some() {
             again.pending.push((i, data.to_vec()));
             if again.pending.len() >= 4096 {
-                again.run(opts, problems);
+                reverify(opts, &mut again, problems);
             }
         }
         if w.count % 65_536 == 0 {
@@ -702,7 +702,7 @@ fn walk_entries(
         Ok(())
     };
     src.scan(size, &mut walk)?;
-    again.run(opts, problems);
+    reverify(opts, &mut again, problems);
     if w.count < size {
         missing(w.count, size, problems);
         w.first_missing.get_or_insert(w.count);
@@ -967,12 +967,6 @@ struct Recheck {
     expected: Vec<(u64, [u8; 16])>,
 }
 
-impl Recheck {
-    fn run(&mut self, opts: &Options, problems: &mut Vec<Problem>) {
-        reverify(opts, self, problems);
-    }
-}
-
 fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     let Some(policy) = opts.reverify else {
         again.pending.clear();
@@ -1027,15 +1021,13 @@ fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
 /// A label's print: its kind, art id and stream (not its index), as the
 /// first 16 bytes of their SHA-256.
 fn label_print(l: &crate::store::Label) -> [u8; 16] {
+    // Each field with its length (or absent), so no two labels print alike.
+    let field = |f: Option<&str>| f.map_or("-".to_owned(), |v| format!("{}:{v}", v.len()));
     let text = format!(
-        "{}\n{}\n{}",
-        l.kind,
-        l.art_id
-            .as_deref()
-            .map_or("-".to_owned(), |a| format!("+{a}")),
-        l.stream_id
-            .as_deref()
-            .map_or("-".to_owned(), |s| format!("+{s}"))
+        "{}{}{}",
+        field(Some(&l.kind)),
+        field(l.art_id.as_deref()),
+        field(l.stream_id.as_deref())
     );
     let sum = chit_core::digest::sha256(text.as_bytes());
     let mut out = [0u8; 16];

@@ -154,8 +154,11 @@ impl PgStore {
     /// Connects again where the connection dropped (the server restarted,
     /// an administrator ended it, the network failed): what was under way
     /// on the old one failed and was answered so; what comes next goes on.
-    /// The statements prepared there are prepared again, and a sequencer's
-    /// lease, which ended with its session, is taken again batch by batch.
+    /// The statements prepared there are prepared again. A sequencer's
+    /// lease ended with the old session: a server takes it again for each
+    /// batch; a `chit log append` goes on without it, its commits gated, as
+    /// every commit is, on the head it read (`commit`), so two writers still
+    /// cannot interleave.
     fn live(&mut self) -> Result<(), StoreError> {
         if !self.client.is_closed() {
             return Ok(());
