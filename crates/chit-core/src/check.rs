@@ -29,8 +29,9 @@ use crate::kinds::{self, executor_packet, reason, Kind};
 use crate::lattice;
 use crate::report::Report;
 
-/// What [`check`] takes: one input's bytes, or a Treeship session package
-/// (a `*.treeship` folder's files, read by the caller).
+/// What [`check`] takes: one input's bytes, a Treeship session package (a
+/// `*.treeship` folder's files) or an approval use journal (a journal
+/// folder's files), read by the caller.
 #[derive(Clone, Copy)]
 pub enum Input<'a> {
     Bytes(&'a [u8]),
@@ -62,8 +63,14 @@ impl<'a> From<&'a kinds::treeship::session::Package<'a>> for Input<'a> {
     }
 }
 
-/// Checks one input (its bytes, or a session package): every check that
-/// applies to it alone. The one way to a verdict.
+impl<'a> From<&'a kinds::treeship::journal::Journal<'a>> for Input<'a> {
+    fn from(j: &'a kinds::treeship::journal::Journal<'a>) -> Input<'a> {
+        Input::Journal(j)
+    }
+}
+
+/// Checks one input (its bytes, a session package or a journal): every
+/// check that applies to it alone. The one way to a verdict.
 ///
 /// ```
 /// use chit_core::check::{check, Context};
@@ -72,12 +79,6 @@ impl<'a> From<&'a kinds::treeship::session::Package<'a>> for Input<'a> {
 /// let checked = check(receipt, &Context::default()).expect("readable");
 /// assert!(checked.report.valid(), "{:?}", checked.report.errors);
 /// ```
-impl<'a> From<&'a kinds::treeship::journal::Journal<'a>> for Input<'a> {
-    fn from(j: &'a kinds::treeship::journal::Journal<'a>) -> Input<'a> {
-        Input::Journal(j)
-    }
-}
-
 pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, Unreadable> {
     let input = match input.into() {
         Input::Bytes(b) => b,
@@ -183,11 +184,6 @@ fn bundles(input: &[u8], ctx: &Context) -> Checked {
 /// signature could be counted, and its `envelope` errors already fail it.
 fn gates(mut checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked {
     reason_gate(&mut checked.report, ctx);
-    signer_gate(checked, signers, ctx)
-}
-
-/// [`gates`]' part about signers ([`Checked::held_to_signers`]).
-fn signer_gate(checked: Checked, signers: Option<usize>, ctx: &Context) -> Checked {
     checked.held_to_signers(signers, ctx.trust.is_some(), ctx.threshold)
 }
 

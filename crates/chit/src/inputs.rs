@@ -367,7 +367,9 @@ pub fn read_package(dir: &Path, max: usize) -> PackageFiles {
                             })
                 }
             };
-            if e.file_type().is_file() && !read {
+            // A link is never read (only regular files are), so it is
+            // named too: a package's evidence is not silently left out.
+            if (e.file_type().is_file() && !read) || e.path_is_symlink() {
                 if let Ok(rel) = e.path().strip_prefix(dir) {
                     others.push(rel.display().to_string());
                 }

@@ -379,17 +379,6 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
             return no_facts(finish(&unreadable(file, None, why), None, settings));
         }
     };
-    fn borrow(f: &Option<Result<Vec<u8>, inputs::InputError>>) -> Option<Result<&[u8], String>> {
-        f.as_ref()
-            .map(|r| r.as_deref().map_err(ToString::to_string))
-    }
-    type Named = (String, Result<Vec<u8>, inputs::InputError>);
-    fn borrow_all(files: &[Named]) -> Vec<(String, Result<&[u8], String>)> {
-        files
-            .iter()
-            .map(|(n, r)| (n.clone(), r.as_deref().map_err(ToString::to_string)))
-            .collect()
-    }
     let package = chit_core::kinds::treeship::session::Package {
         receipt,
         merkle: borrow(&files.merkle),
@@ -427,20 +416,29 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
     }
 }
 
+/// A folder input's file, as the core takes it: its bytes, or why not.
+fn borrow(f: &Option<Result<Vec<u8>, inputs::InputError>>) -> Option<Result<&[u8], String>> {
+    f.as_ref()
+        .map(|r| r.as_deref().map_err(ToString::to_string))
+}
+
+type Named = (String, Result<Vec<u8>, inputs::InputError>);
+
+/// A folder input's files, each named, as the core takes them.
+fn borrow_all(files: &[Named]) -> Vec<(String, Result<&[u8], String>)> {
+    files
+        .iter()
+        .map(|(n, r)| (n.clone(), r.as_deref().map_err(ToString::to_string)))
+        .collect()
+}
+
 /// Checks and renders a Treeship journal: its files read here, checked as
 /// one input.
 fn check_journal(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) -> Done {
     let files = inputs::read_journal(dir, settings.ctx.limits.max_size);
     let journal = chit_core::kinds::treeship::journal::Journal {
-        head: files
-            .head
-            .as_ref()
-            .map(|r| r.as_deref().map_err(ToString::to_string)),
-        records: files
-            .records
-            .iter()
-            .map(|(n, r)| (n.clone(), r.as_deref().map_err(ToString::to_string)))
-            .collect(),
+        head: borrow(&files.head),
+        records: borrow_all(&files.records),
     };
     let result = chit_core::check(&journal, &settings.ctx)
         .map(|c| c.report)
