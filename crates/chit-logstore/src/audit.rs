@@ -4,20 +4,23 @@
 //!
 //! 1. `checkpoint`: the latest signed checkpoint opens with the log's key
 //!    (and the witnesses asked for);
-//! 2. `entries`: every entry up to its size is read and hashed: a missing
+//! 2. `policy` (stores): the stored policy is the one the log's key bound
+//!    ([`crate::binding`]): a byte of it changed, or its binding removed,
+//!    is named;
+//! 3. `entries`: every entry up to its size is read and hashed: a missing
 //!    index, an entry whose bytes are not those the tree holds, or a row
 //!    the checkpoint does not cover is named by its index;
-//! 3. `tiles`: every stored hash tile is recomputed from the entries;
-//! 4. `root`: the recomputed root must be the signed one;
-//! 5. `history`: every checkpoint the source keeps must be signed by the
+//! 4. `tiles`: every stored hash tile is recomputed from the entries;
+//! 5. `root`: the recomputed root must be the signed one;
+//! 6. `history`: every checkpoint the source keeps must be signed by the
 //!    log and have the root the entries give at its size;
-//! 6. `consistency`: the last checkpoint this auditor saw (its state file)
+//! 7. `consistency`: the last checkpoint this auditor saw (its state file)
 //!    must be a prefix of the new one: the recomputed root at its size is
 //!    its root, and the consistency proof from the tiles verifies. A
 //!    rewritten history or a split view is reported with both signed
 //!    checkpoints as evidence;
-//! 7. `streams`: the packet streams' gaps (P3) that remain (stores);
-//! 8. `reverify` (optional): every entry is checked again under the log's
+//! 8. `streams`: the packet streams' gaps (P3) that remain (stores);
+//! 9. `reverify` (optional): every entry is checked again under the log's
 //!    policy.
 //!
 //! Memory: entries are streamed; the tree is recomputed with its right edge
@@ -134,6 +137,11 @@ pub trait Source {
     fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError>;
     /// The size the source holds now (it may have grown during the audit).
     fn size_now(&mut self) -> Result<u64, SourceError>;
+    /// The log's description, where it keeps one (a folder of tiles does
+    /// not): its policy and the policy's binding.
+    fn meta(&mut self) -> Result<Option<crate::store::Meta>, SourceError> {
+        Ok(None)
+    }
     /// Every entry's search label, in index order, to `each`, where it
     /// keeps them (false where it does not: a folder of tiles).
     fn labels(&mut self, each: &mut dyn FnMut(&crate::store::Label)) -> Result<bool, SourceError> {
@@ -145,6 +153,9 @@ pub trait Source {
 impl Source for Box<dyn Store> {
     fn describe(&self) -> String {
         self.location()
+    }
+    fn meta(&mut self) -> Result<Option<crate::store::Meta>, SourceError> {
+        Ok(Some(Store::meta(&mut **self)?))
     }
     fn labels(&mut self, each: &mut dyn FnMut(&crate::store::Label)) -> Result<bool, SourceError> {
         const PAGE: u32 = 10_000;
@@ -343,6 +354,37 @@ pub struct Options<'a> {
     pub progress: &'a (dyn Fn(u64) + Sync),
 }
 
+/// Step `policy`: the stored policy is the one the log's key bound.
+fn check_policy(
+    src: &mut dyn Source,
+    opts: &Options,
+    origin: &str,
+    problems: &mut Vec<Problem>,
+) -> Result<(), AuditError> {
+    let Some(meta) = src.meta()? else {
+        return Ok(());
+    };
+    let bound = crate::binding::check(
+        opts.verifier,
+        origin,
+        &meta.policy,
+        meta.policy_binding.as_deref(),
+    );
+    if let Err(why) = bound {
+        problems.push(Problem {
+            step: "policy",
+            index: None,
+            message: why.to_string(),
+            evidence: meta
+                .policy_binding
+                .map(String::into_bytes)
+                .into_iter()
+                .collect(),
+        });
+    }
+    Ok(())
+}
+
 /// The tree's right edge: enough to give the root of every prefix.
 struct Edge {
     stack: Vec<(u32, Hash)>,
@@ -530,6 +572,8 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         }
         Err(e) => return Err(e),
     };
+    let mut problems: Vec<Problem> = Vec::new();
+    check_policy(src, opts, &origin, &mut problems)?;
     let history = src.history()?;
     let previous = match opts.previous {
         Some(p) => Some(
@@ -547,7 +591,6 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         wanted.insert(p.checkpoint.size, None);
     }
     wanted.insert(0, Some(tree::EMPTY_ROOT));
-    let mut problems: Vec<Problem> = Vec::new();
     let mut walked = walk_entries(src, opts, size, &mut wanted, &mut problems)?;
     report.entries_hashed = walked.count;
     report.bytes_hashed = walked.bytes;
@@ -576,7 +619,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         report.consistent_from =
             check_consistency(src, &seen, prev, prev_note, &report.root, &mut problems);
     }
-    // 7. streams
+    // 8. streams
     let mut gaps = Gaps::default();
     src.packets(&mut |p| gaps.push(p))?;
     report.gaps = gaps.finish();

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod binding;
 pub mod log;
 pub mod policy;
 pub mod postgres;
@@ -51,6 +52,7 @@ pub(crate) fn meta_from_rows(
         verifier_key: take("verifier_key")?,
         policy: take("policy")?,
         key_file: map.remove("key_file"),
+        policy_binding: map.remove("policy_binding"),
     })
 }
 

@@ -42,6 +42,9 @@ pub enum LogError {
     Checkpoint(String),
     #[error("{0}")]
     Io(String),
+    /// The stored policy is not the one the log's key bound.
+    #[error("{0}")]
+    Unbound(String),
 }
 
 /// What became of one submission.
@@ -180,11 +183,15 @@ impl Log {
     ) -> Result<Log, LogError> {
         let compiled = policy.compile().map_err(LogError::Policy)?;
         let origin = signer.name().to_string();
+        let stored = policy.to_json();
+        let binding = crate::binding::sign(&signer, &stored)
+            .map_err(|e| LogError::Checkpoint(e.to_string()))?;
         let meta = Meta {
             origin: origin.clone(),
             verifier_key: signer.verifier_key(),
-            policy: policy.to_json(),
+            policy: stored,
             key_file,
+            policy_binding: Some(binding),
         };
         let first = Checkpoint::new(&origin, 0, tree::EMPTY_ROOT)
             .sign(&signer)
@@ -246,7 +253,9 @@ impl Log {
         })
     }
 
-    /// Adds the log's private key; it must be the key the log was made with.
+    /// Adds the log's private key; it must be the key the log was made
+    /// with, and the stored policy the one it bound (a log made before
+    /// policies were bound opens; [`Log::policy_binding`] says so).
     pub fn with_signer(mut self, pem: &str) -> Result<Log, LogError> {
         let signer = NoteSigner::from_pkcs8_pem(&self.meta.origin, pem)
             .map_err(|e| LogError::Key(e.to_string()))?;
@@ -256,8 +265,44 @@ impl Log {
                 self.meta.origin, self.meta.verifier_key
             )));
         }
+        match self.policy_binding() {
+            Ok(()) | Err(crate::binding::Unbound::Missing) => {}
+            Err(why) => {
+                return Err(LogError::Unbound(format!(
+                    "{}: {why}",
+                    self.store.location()
+                )))
+            }
+        }
         self.signer = Some(signer);
         Ok(self)
+    }
+
+    /// Whether the stored policy is the one the log's key bound.
+    pub fn policy_binding(&self) -> Result<(), crate::binding::Unbound> {
+        crate::binding::check(
+            &self.verifier,
+            &self.meta.origin,
+            &self.meta.policy,
+            self.meta.policy_binding.as_deref(),
+        )
+    }
+
+    /// Binds the stored policy to a log that has no binding (one made
+    /// before policies were bound), with the log's key: its operator's
+    /// word that the policy is the one set. False where one is there.
+    pub fn bind_policy(&mut self) -> Result<bool, LogError> {
+        let signer = self
+            .signer
+            .as_ref()
+            .ok_or_else(|| LogError::Key("binding a policy needs the log's key".into()))?;
+        let binding = crate::binding::sign(signer, &self.meta.policy)
+            .map_err(|e| LogError::Checkpoint(e.to_string()))?;
+        let bound = self.store.bind_policy(&binding)?;
+        if bound {
+            self.meta.policy_binding = Some(binding);
+        }
+        Ok(bound)
     }
 
     /// Becomes the log's one sequencer (see [`Store::lease`]).

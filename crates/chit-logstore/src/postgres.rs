@@ -6,13 +6,19 @@
 //! logs. A commit is one statement that moves the head row from the
 //! batch's old size to its new one and writes the batch's rows only where
 //! it did (row lock, then the size checked), so no two batches interleave
-//! and a stale one writes nothing; [`Store::lease`] is a
-//! session-level advisory lock, released by PostgreSQL when its holder's
-//! connection ends, however it ends: the lease passes on when a sequencer
-//! dies.
+//! and a stale one writes nothing.
+//!
+//! [`Store::lease`] is a row with a fencing token, a holder (its server
+//! process id) and an expiry ([`LEASE_TTL`] after its last commit): it
+//! passes on at once when its holder gives it back or its connection ends,
+//! and after [`LEASE_TTL`] when its holder is alive but silent (paused,
+//! cut off). Each taking raises the token, and a holder's commit applies
+//! only while the token is still its own: a holder that lost its lease
+//! commits nothing ([`StoreError::Fenced`]) and takes its turn again.
 
 use crate::store::{Batch, Entry, Hit, Label, Meta, PacketRow, Query, Store, StoreError};
 use chit_log::Hash;
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 use std::collections::HashMap;
 
@@ -52,7 +58,30 @@ CREATE INDEX chit_log_labels_kind ON chit_log_labels (kind, idx);
 CREATE INDEX chit_log_labels_art ON chit_log_labels (art_id) WHERE art_id IS NOT NULL;
 CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
 CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
+CREATE TABLE chit_log_lease (
+  id INTEGER PRIMARY KEY CHECK (id = 0),
+  token BIGINT NOT NULL,
+  pid INTEGER,
+  until TIMESTAMPTZ NOT NULL
+);
 ";
+
+/// The lease's table, for a log made before it had one.
+const LEASE_TABLE: &str = "CREATE TABLE IF NOT EXISTS chit_log_lease (
+  id INTEGER PRIMARY KEY CHECK (id = 0),
+  token BIGINT NOT NULL,
+  pid INTEGER,
+  until TIMESTAMPTZ NOT NULL
+)";
+
+/// How long a sequencer's lease outlives its holder's last sign of life
+/// (taking it, or a commit) when the holder's connection stays open: a
+/// paused holder stalls the others this long at most.
+pub const LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How often a waiting sequencer looks at the lease again when no holder
+/// gave it back (to find one expired).
+const LEASE_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A log in a PostgreSQL schema.
 pub struct PgStore {
@@ -67,6 +96,11 @@ pub struct PgStore {
     /// The schema was found to hold a log: a log is never removed under a
     /// running store, so it is asked once, not before every batch.
     is_log: bool,
+    /// The lease's table is known to exist (made where an older log
+    /// lacks it), and this connection listens for its hand-overs.
+    lease_ready: bool,
+    /// The fencing token of the lease this connection holds.
+    token: Option<i64>,
 }
 
 /// Splits chit's `schema=NAME` out of a connection URL (read by the `url`
@@ -148,6 +182,8 @@ impl PgStore {
             schema,
             statements: std::collections::HashMap::new(),
             is_log: false,
+            lease_ready: false,
+            token: None,
         })
     }
 
@@ -155,10 +191,10 @@ impl PgStore {
     /// an administrator ended it, the network failed): what was under way
     /// on the old one failed and was answered so; what comes next goes on.
     /// The statements prepared there are prepared again. A sequencer's
-    /// lease ended with the old session: a server takes it again for each
-    /// batch; a `chit log append` goes on without it, its commits gated, as
-    /// every commit is, on the head it read (`commit`), so two writers still
-    /// cannot interleave.
+    /// lease ended with the old session (its holder's process id is gone):
+    /// a server takes it again for its next batch; a `chit log append`
+    /// goes on without it, its commits gated, as every commit is, on the
+    /// head it read (`commit`), so two writers still cannot interleave.
     fn live(&mut self) -> Result<(), StoreError> {
         if !self.client.is_closed() {
             return Ok(());
@@ -175,7 +211,54 @@ impl PgStore {
             .map_err(read_err)?;
         self.client = client;
         self.statements.clear();
+        self.lease_ready = false;
+        self.token = None;
         Ok(())
+    }
+
+    /// Makes the lease's table where an older log lacks it, and listens
+    /// for hand-overs, once per connection.
+    fn lease_ready(&mut self) -> Result<(), StoreError> {
+        if self.lease_ready {
+            return Ok(());
+        }
+        let exists: bool = self
+            .client
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{}.chit_log_lease", self.schema)],
+            )
+            .map_err(read_err)?
+            .get(0);
+        if !exists {
+            if let Err(e) = self.client.batch_execute(LEASE_TABLE) {
+                // Two processes making it at once: one of them wins.
+                if e.code() != Some(&postgres::error::SqlState::UNIQUE_VIOLATION) {
+                    return Err(self.write_err(e));
+                }
+            }
+        }
+        self.client
+            .batch_execute(&format!("LISTEN chit_log_lease_{}", self.schema))
+            .map_err(read_err)?;
+        self.lease_ready = true;
+        Ok(())
+    }
+
+    /// Takes the lease if it is free: given back, expired, or held by a
+    /// connection that has ended (or by this one). Its new token, or None.
+    fn try_lease(&mut self) -> Result<Option<i64>, StoreError> {
+        let st = self.prepared(
+            "INSERT INTO chit_log_lease AS l (id, token, pid, until) \
+             VALUES (0, 1, pg_backend_pid(), clock_timestamp() + $1::int8 * interval '1 millisecond') \
+             ON CONFLICT (id) DO UPDATE SET token = l.token + 1, pid = excluded.pid, until = excluded.until \
+             WHERE l.pid IS NULL OR l.pid = pg_backend_pid() OR l.until < clock_timestamp() \
+             OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid) \
+             RETURNING token",
+        )?;
+        let ttl = LEASE_TTL.as_millis() as i64;
+        let row = self.client.query_opt(&st, &[&ttl]).map_err(read_err)?;
+        Ok(row.map(|r| r.get(0)))
     }
 
     fn write_err(&self, e: postgres::Error) -> StoreError {
@@ -316,6 +399,7 @@ impl Store for PgStore {
             ("verifier_key", Some(meta.verifier_key.clone())),
             ("policy", Some(meta.policy.clone())),
             ("key_file", meta.key_file.clone()),
+            ("policy_binding", meta.policy_binding.clone()),
         ];
         for (k, v) in rows.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))) {
             tx.execute(
@@ -345,6 +429,20 @@ impl Store for PgStore {
             .map(|r| (r.get(0), r.get(1)))
             .collect();
         crate::meta_from_rows(&self.location, rows)
+    }
+
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        self.live()?;
+        self.require_log()?;
+        let n = self
+            .client
+            .execute(
+                "INSERT INTO chit_log_meta (key, value) VALUES ('policy_binding', $1) \
+                 ON CONFLICT (key) DO NOTHING",
+                &[&binding],
+            )
+            .map_err(|e| self.write_err(e))?;
+        Ok(n == 1)
     }
 
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
@@ -647,9 +745,19 @@ impl Store for PgStore {
         // is gated on the head's update). A head another writer moved
         // first (its row lock is waited for, then its new size seen)
         // matches nothing, and nothing is written.
+        // A holder's commit applies only while its lease's token is its
+        // own (the row share-locked: a taking waits for it, or it sees the
+        // taking), and renews the lease.
+        self.lease_ready()?;
         let st = self.prepared(
             "WITH head AS (\
-               UPDATE chit_log_head SET size = $1 WHERE id = 0 AND size = $2 RETURNING size), \
+               UPDATE chit_log_head SET size = $1 WHERE id = 0 AND size = $2 \
+               AND ($21::int8 IS NULL OR EXISTS \
+                 (SELECT 1 FROM chit_log_lease WHERE id = 0 AND token = $21 FOR SHARE)) \
+               RETURNING size), \
+             lease AS (\
+               UPDATE chit_log_lease SET until = clock_timestamp() + $22::int8 * interval '1 millisecond' \
+               WHERE id = 0 AND token = $21 AND EXISTS (SELECT 1 FROM head)), \
              entries AS (\
                INSERT INTO chit_log_entries (idx, sha256, data, integrated_at) \
                SELECT * FROM unnest($3::int8[], $4::bytea[], $5::bytea[], $6::int8[]) \
@@ -670,8 +778,10 @@ impl Store for PgStore {
              checkpoint AS (\
                INSERT INTO chit_log_checkpoints (size, note) \
                SELECT $1, $20 WHERE EXISTS (SELECT 1 FROM head)) \
-             SELECT (SELECT size FROM chit_log_head WHERE id = 0), (SELECT count(*) FROM head)",
+             SELECT (SELECT size FROM chit_log_head WHERE id = 0), (SELECT count(*) FROM head), \
+               (SELECT token FROM chit_log_lease WHERE id = 0)",
         )?;
+        let token = self.token;
         let new_size = batch.new_size() as i64;
         let old_size = batch.old_size as i64;
         let idx: Vec<i64> = batch.entries.iter().map(|e| e.index as i64).collect();
@@ -725,11 +835,25 @@ impl Store for PgStore {
                     &ps_prev,
                     &ps_i,
                     &batch.checkpoint,
+                    &token,
+                    &(LEASE_TTL.as_millis() as i64),
                 ],
             )
             .map_err(w)?;
         if row.get::<_, i64>(1) == 1 {
             return Ok(());
+        }
+        if let Some(mine) = self.token {
+            if row.get::<_, Option<i64>>(2) != Some(mine) {
+                // Stepped down: the next batch waits its turn again.
+                self.token = None;
+                return Err(StoreError::Fenced(format!(
+                    "another sequencer took the lease of {} while this one was silent for over \
+                     {} s (paused or cut off); nothing of this batch was acknowledged",
+                    self.location,
+                    LEASE_TTL.as_secs()
+                )));
+            }
         }
         // Not moved: the size it holds (the statement's snapshot, taken
         // before any writer waited for committed) is told as the conflict.
@@ -741,43 +865,57 @@ impl Store for PgStore {
     }
 
     fn release(&mut self) -> Result<(), StoreError> {
+        let Some(token) = self.token.take() else {
+            return Ok(());
+        };
         self.live()?;
-        let key = format!("chit-log:{}", self.schema);
-        let st = self.prepared("SELECT pg_advisory_unlock(hashtext($1)::bigint)")?;
-        self.client.execute(&st, &[&key]).map_err(read_err)?;
+        // Given back and said so: a waiting sequencer takes it at once.
+        let st = self.prepared(
+            "WITH r AS (UPDATE chit_log_lease SET pid = NULL, until = clock_timestamp() \
+             WHERE id = 0 AND token = $1 RETURNING 1) \
+             SELECT pg_notify($2, '') FROM r",
+        )?;
+        let channel = format!("chit_log_lease_{}", self.schema);
+        self.client
+            .query(&st, &[&token, &channel])
+            .map_err(read_err)?;
         Ok(())
     }
 
     fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
         self.live()?;
         self.require_log()?;
-        // One round trip: the wait is bounded by a statement timeout local
-        // to a transaction around the lock (the lock itself is the
-        // session's, and outlives it). It waits in the server (no
-        // polling): the lock is granted the moment its holder gives it
-        // back or its connection ends. The key is chit-log:SCHEMA, and a
-        // schema name is only [a-z0-9_], so it is written as a literal.
-        let ms = wait.as_millis().clamp(1, i32::MAX as u128);
-        let got = self.client.batch_execute(&format!(
-            "BEGIN; SET LOCAL statement_timeout = {ms}; \
-             SELECT pg_advisory_lock(hashtext('chit-log:{}')::bigint); COMMIT",
-            self.schema
-        ));
-        match got {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // The transaction was left aborted: end it.
-                let _ = self.client.batch_execute("ROLLBACK");
-                if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) {
-                    Err(StoreError::Write(format!(
-                        "another process is sequencing {} (it holds the sequencer's lease); \
-                         try again when it finishes, or append through it",
-                        self.location
-                    )))
-                } else {
-                    Err(read_err(e))
-                }
+        self.lease_ready()?;
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            // Hand-overs heard before this try are stale; one heard after
+            // it wakes the wait below.
+            while self
+                .client
+                .notifications()
+                .iter()
+                .next()
+                .map_err(read_err)?
+                .is_some()
+            {}
+            if let Some(token) = self.try_lease()? {
+                self.token = Some(token);
+                return Ok(());
             }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(StoreError::Write(format!(
+                    "another process is sequencing {} (it holds the sequencer's lease); \
+                     try again when it finishes, or append through it",
+                    self.location
+                )));
+            }
+            // Woken by a hand-over, or in LEASE_POLL to find one expired.
+            self.client
+                .notifications()
+                .timeout_iter(left.min(LEASE_POLL))
+                .next()
+                .map_err(read_err)?;
         }
     }
 

@@ -373,6 +373,49 @@ fn connect(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// Whether the database holds chit's meta table.
+fn has_meta(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chit_log_meta'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+/// A read refused because a WAL-mode file's shared-memory index could not
+/// be made (its folder is read-only).
+fn needs_shared_memory(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+    )
+}
+
+/// Whether a database's write-ahead log is there and not empty.
+fn has_wal_content(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(&wal)
+        .map(|m| m.len() > 0)
+        .unwrap_or(false)
+}
+
+/// `file:PATH?immutable=1`, the path's bytes outside the URI's unreserved
+/// set and `/` escaped.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(b) {
+            uri.push(char::from(*b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 fn write_err(path: &Path, e: rusqlite::Error) -> StoreError {
     let why = match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::ReadOnly) => "the store is read-only".to_string(),
@@ -422,19 +465,37 @@ impl SqliteStore {
         } else {
             OpenFlags::SQLITE_OPEN_READ_WRITE
         };
-        let conn = connect(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
         // Asked before anything is changed: another program's database is
         // left as it was (`tune` switches a file to WAL, which sticks).
-        let is_log: Option<String> = conn
-            .query_row(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'chit_log_meta'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| StoreError::Read(format!("{} is not a chit log: {e}", path.display())))?;
-        if is_log.is_none() {
+        let opened = connect(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .and_then(|c| has_meta(&c).map(|is_log| (c, is_log)));
+        let (conn, is_log) = match opened {
+            // A snapshot on read-only media: a WAL-mode file whose
+            // shared-memory index cannot be made beside it. With no
+            // write-ahead log holding commits, nothing can change it (no
+            // writer could make one there): read as an immutable file.
+            Err(e) if read_only && needs_shared_memory(&e) => {
+                if has_wal_content(path) {
+                    return Err(StoreError::Read(format!(
+                        "cannot open {} read-only: its write-ahead log ({}-wal) holds commits, \
+                         and its shared-memory index cannot be made there; copy the three files \
+                         to a writable folder, or make the snapshot with sqlite3's .backup",
+                        path.display(),
+                        path.display()
+                    )));
+                }
+                Connection::open_with_flags(
+                    immutable_uri(path),
+                    OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | OpenFlags::SQLITE_OPEN_URI
+                        | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .and_then(|c| has_meta(&c).map(|is_log| (c, is_log)))
+            }
+            other => other,
+        }
+        .map_err(|e| StoreError::Read(format!("cannot open {}: {e}", path.display())))?;
+        if !is_log {
             return Err(StoreError::NotALog(path.display().to_string()));
         }
         SqliteStore::tune(conn, path)
@@ -866,6 +927,7 @@ impl Store for SqliteStore {
             ("verifier_key", Some(meta.verifier_key.clone())),
             ("policy", Some(meta.policy.clone())),
             ("key_file", meta.key_file.clone()),
+            ("policy_binding", meta.policy_binding.clone()),
         ];
         rows.retain(|(_, v)| v.is_some());
         for (k, v) in rows {
@@ -895,6 +957,17 @@ impl Store for SqliteStore {
             .and_then(|rows| rows.collect())
             .map_err(read_err)?;
         crate::meta_from_rows(&self.path.display().to_string(), rows)
+    }
+
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "INSERT OR IGNORE INTO chit_log_meta (key, value) VALUES ('policy_binding', ?1)",
+                params![binding],
+            )
+            .map_err(|e| write_err(&self.path, e))?;
+        Ok(n == 1)
     }
 
     fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
@@ -1433,6 +1506,7 @@ mod tests {
             verifier_key: "k".into(),
             policy: "{}".into(),
             key_file: None,
+            policy_binding: None,
         };
         st.create(&meta, b"checkpoint 0").unwrap();
         st

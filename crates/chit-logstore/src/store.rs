@@ -32,6 +32,9 @@ pub struct Meta {
     /// The key file named at `chit log init`, a hint for later appends on
     /// the same machine (never the key itself).
     pub key_file: Option<String>,
+    /// The log key's signed note binding `policy` to the log
+    /// ([`crate::binding`]); None in a log made before policies were bound.
+    pub policy_binding: Option<String>,
 }
 
 /// One entry as stored.
@@ -136,6 +139,10 @@ pub enum StoreError {
     /// Another sequencer appended since this batch was computed.
     #[error("the log grew to {found} entries while a batch for {expected} was prepared")]
     Conflict { expected: u64, found: u64 },
+    /// This sequencer's lease passed to another while it was silent: its
+    /// commit wrote nothing, and it no longer holds the lease.
+    #[error("{0}")]
+    Fenced(String),
     /// The store refused to write (read-only, full disk, lost connection).
     #[error("{0}")]
     Write(String),
@@ -155,6 +162,10 @@ pub trait Store: Send {
 
     /// The log's description.
     fn meta(&mut self) -> Result<Meta, StoreError>;
+
+    /// Keeps `binding` as the policy's binding where the log has none;
+    /// false (nothing written) where it has one.
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError>;
 
     /// The committed tree size and its signed checkpoint, read together.
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError>;
@@ -333,6 +344,9 @@ impl Store for FullTiles {
     }
     fn meta(&mut self) -> Result<Meta, StoreError> {
         self.inner.meta()
+    }
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        self.inner.bind_policy(binding)
     }
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
         self.inner.head()

@@ -168,6 +168,7 @@ both!(
     a_stale_batch_is_a_conflict_and_writes_nothing,
     batch_reads_at_once_answer_as_their_parts,
     a_big_batch_records_every_row,
+    audit_names_a_changed_policy,
 );
 
 fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
@@ -566,6 +567,63 @@ fn a_stale_batch_is_a_conflict_and_writes_nothing(b: &dyn Backend) {
     assert!(r.ok(), "{:?}", r.problems);
     let sub = log.submit(&[receipt(3)]).unwrap();
     assert_eq!(appended(&sub.outcomes), vec![2]);
+}
+
+/// The policy is bound to the log by its key: a byte of it changed, or its
+/// binding removed, is named by the audit (`policy`), and a keyed open
+/// refuses a changed one; a log without a binding is bound by its
+/// operator, and audits clean again.
+fn audit_names_a_changed_policy(b: &dyn Backend) {
+    let mut log = new_log(b, &Policy::default());
+    log.submit(&[receipt(1)]).unwrap();
+    assert!(audit_once(b, None).ok());
+    let stored = log.meta().policy.clone();
+    drop(log);
+    let set_policy = |text: &str| {
+        b.sql(&format!(
+            "UPDATE chit_log_meta SET value = '{}' WHERE key = 'policy'",
+            text.replace('\'', "''")
+        ))
+    };
+    // One byte: a space after the first colon (the same policy to JSON,
+    // another to its digest), then a real loosening.
+    let spaced = stored.replacen(':', ": ", 1);
+    let loosened = stored.replace("\"allow_unchecked\":false", "\"allow_unchecked\":true");
+    assert_ne!(loosened, stored, "{stored}");
+    for changed in [&spaced, &loosened] {
+        set_policy(changed);
+        let r = audit_once(b, None);
+        let policy: Vec<_> = r.problems.iter().filter(|p| p.step == "policy").collect();
+        assert_eq!(policy.len(), 1, "{:?}", r.problems);
+        assert!(
+            policy[0].message.contains("not the one the log signed"),
+            "{:?}",
+            policy
+        );
+        let err = Log::open(b.store())
+            .unwrap()
+            .with_signer(&log_pem())
+            .err()
+            .expect("a changed policy was opened to append")
+            .to_string();
+        assert!(err.contains("not the one the log signed"), "{err}");
+    }
+    set_policy(&stored);
+    assert!(audit_once(b, None).ok());
+    // No binding at all (a log made before, or a binding removed).
+    b.sql("DELETE FROM chit_log_meta WHERE key = 'policy_binding'");
+    let r = audit_once(b, None);
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert!(
+        r.problems[0].message.contains("not bound"),
+        "{:?}",
+        r.problems
+    );
+    let mut log = reopen(b);
+    assert!(log.policy_binding().is_err());
+    assert!(log.bind_policy().unwrap());
+    assert!(!log.bind_policy().unwrap(), "a binding was replaced");
+    assert!(audit_once(b, None).ok());
 }
 
 fn fill(b: &dyn Backend, n: usize) -> Vec<u8> {
@@ -1100,6 +1158,56 @@ fn the_sequencer_lease_passes_on() {
     drop(first);
     second.lease(std::time::Duration::from_secs(5)).unwrap();
     second.submit(&[receipt(1)]).unwrap();
+}
+
+/// PostgreSQL: a holder alive but silent (paused, cut off) keeps the lease
+/// for `LEASE_TTL` at most; then another takes it, and the silent one,
+/// when it goes on, commits nothing (its token is no longer the lease's,
+/// though the log's size is still the one it read), holds no lease, and
+/// takes its turn again when the other gives it back.
+#[test]
+fn a_silent_sequencer_loses_its_lease_and_commits_nothing() {
+    use chit_logstore::postgres::LEASE_TTL;
+    use std::time::{Duration, Instant};
+    let Some(b) = pg() else { return };
+    new_log(&b, &Policy::default());
+    let mut silent = reopen(&b);
+    silent.lease(Duration::from_millis(200)).unwrap();
+    let mut other = reopen(&b);
+    let started = Instant::now();
+    other.lease(Duration::from_secs(30)).unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited + Duration::from_millis(100) >= LEASE_TTL
+            && waited < LEASE_TTL + Duration::from_secs(2),
+        "the lease passed on after {waited:?}"
+    );
+    let err = silent.submit(&[receipt(1)]).unwrap_err().to_string();
+    assert!(err.contains("another sequencer took the lease"), "{err}");
+    assert!(
+        err.contains("nothing of this batch was acknowledged"),
+        "{err}"
+    );
+    assert_eq!(other.head().unwrap().0, 0, "a fenced batch was written");
+    let sub = other.submit(&[receipt(2)]).unwrap();
+    assert_eq!(appended(&sub.outcomes), vec![0]);
+    // Given back, it passes on at once (the waiter is told, not polling).
+    let handover = std::thread::spawn(move || {
+        let t = Instant::now();
+        silent.lease(Duration::from_secs(10)).unwrap();
+        (silent, t.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    other.release().unwrap();
+    let (mut silent, took) = handover.join().unwrap();
+    assert!(
+        took < Duration::from_millis(300) + LEASE_TTL / 2,
+        "took {took:?}"
+    );
+    let sub = silent.submit(&[receipt(1)]).unwrap();
+    assert_eq!(appended(&sub.outcomes), vec![1]);
+    let r = audit_once(&b, None);
+    assert!(r.ok(), "{:?}", r.problems);
 }
 
 /// SQLite with housekeeping in the background (as `chit serve` runs it):

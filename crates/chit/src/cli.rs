@@ -252,6 +252,16 @@ tlog-cosignature (the time, and an Ed25519 signature by --key under --name) to t
 checkpoint, so bundles carry it. Prints the witness's verifier key, for --witness."
     )]
     Witness(LogWitnessArgs),
+    /// Bind a log's policy to it with the log's key (a log made before policies were bound).
+    #[command(
+        long_about = "A log made by this chit binds its policy at init: the log's key signs the \
+policy's SHA-256, and 'chit log audit', 'chit serve' and 'chit log append' refuse a policy that \
+no longer matches. A log made before has no binding: the audit reports it, and a server warns. \
+Check the policy first ('chit log info' prints what it accepts): binding it is the operator's \
+word that it is the policy set at init. A log that has a binding keeps it; a binding that does \
+not match is never replaced."
+    )]
+    BindPolicy(LogBindArgs),
 }
 
 const AUDIT_LONG: &str = "\
@@ -337,6 +347,15 @@ pub struct LogStoreArg {
     /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME.
     #[arg(long, value_name = "STORE")]
     pub store: String,
+}
+
+#[derive(Args, Debug)]
+pub struct LogBindArgs {
+    #[command(flatten)]
+    pub store: LogStoreArg,
+    /// The log's private key (default: the file named at init).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

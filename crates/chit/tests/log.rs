@@ -686,6 +686,129 @@ fn a_read_only_postgres_store_acknowledges_nothing() {
     drop(pg);
 }
 
+/// A policy changed behind the log's back (a PostgreSQL row edited): the
+/// audit exits 1 naming the policy, an append is refused, `log info` says
+/// so; a log without a binding warns on append, audits 1, and is bound by
+/// `chit log bind-policy`.
+#[test]
+fn a_policy_changed_behind_the_logs_back_is_caught() {
+    let Some(mut pg) = common::pg_schema("chit_pol") else {
+        return;
+    };
+    let url = pg.url.clone();
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, &url);
+    std::fs::write(dir.join("good.json"), receipt(1)).unwrap();
+    let append = |code: i32| {
+        let r = chit_in(dir, &["log", "append", "--store", &url, "good.json"], None);
+        assert_eq!(r.code, code, "{}{}", r.stdout, r.stderr);
+        r
+    };
+    append(0);
+    pg.execute(
+        "UPDATE chit_log_meta SET value = replace(value, '\"allow_unchecked\":false', \
+         '\"allow_unchecked\":true') WHERE key = 'policy'",
+    );
+    let (code, v) = audit_json(dir, &url, &key, "a.json");
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["problems"][0]["step"], "policy", "{v}");
+    let r = append(2);
+    assert!(
+        r.stderr.contains("not the one the log signed"),
+        "{}",
+        r.stderr
+    );
+    let info = chit_in(dir, &["log", "info", "--store", &url], None);
+    assert!(info.stdout.contains("policy: NOT BOUND"), "{}", info.stdout);
+    pg.execute(
+        "UPDATE chit_log_meta SET value = replace(value, '\"allow_unchecked\":true', \
+         '\"allow_unchecked\":false') WHERE key = 'policy'; \
+         DELETE FROM chit_log_meta WHERE key = 'policy_binding'",
+    );
+    let r = append(0);
+    assert!(
+        r.stderr.contains("warning:") && r.stderr.contains("not bound"),
+        "{}",
+        r.stderr
+    );
+    let (code, v) = audit_json(dir, &url, &key, "b.json");
+    assert_eq!(code, 1, "{v}");
+    let r = chit_in(dir, &["log", "bind-policy", "--store", &url], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("bound the policy of"), "{}", r.stdout);
+    let (code, v) = audit_json(dir, &url, &key, "c.json");
+    assert_eq!(code, 0, "{v}");
+    let info = chit_in(dir, &["log", "info", "--store", &url], None);
+    assert!(info.stdout.contains("policy: bound"), "{}", info.stdout);
+    drop(pg);
+}
+
+/// A SQLite log copied to a folder nobody may write (read-only media: its
+/// shared-memory index cannot be made there) is audited as it is, by a
+/// user who cannot write it (root is dropped to `nobody`); the folder is
+/// left as it was.
+#[test]
+fn a_read_only_snapshot_is_audited() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "r.db");
+    std::fs::write(
+        dir.join("in.jsonl"),
+        [receipt(1), receipt(2)].join(&b"\n"[..]),
+    )
+    .unwrap();
+    common::log_append_lines(dir, "r.db", "in.jsonl");
+    let snap = dir.join("snap");
+    std::fs::create_dir(&snap).unwrap();
+    std::fs::copy(dir.join("r.db"), snap.join("r.db")).unwrap();
+    let state = dir.join("state");
+    std::fs::create_dir(&state).unwrap();
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(dir, 0o755);
+    mode(&state, 0o777);
+    mode(&snap.join("r.db"), 0o444);
+    mode(&snap, 0o555);
+    let is_root = runs_as_root();
+    let mut cmd = if is_root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_chit"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_chit"))
+    };
+    cmd.args([
+        "log",
+        "audit",
+        "snap/r.db",
+        "--log-key",
+        &key,
+        "--state",
+        "state/s.json",
+        "--json",
+    ]);
+    let r = run_raw(cmd, dir, None);
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.code, 0, "{stdout}{}", r.stderr);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["size"], 2, "{v}");
+    let left: Vec<_> = std::fs::read_dir(&snap)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("r.db")]);
+    mode(&snap, 0o755);
+}
+
+/// Whether this process runs as root (whom permission bits do not stop).
+fn runs_as_root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
 /// With --log-key, the entries' checks across inputs still run: two
 /// bundles of one stream with a packet missing between them fail P3, as
 /// the packets would bare.

@@ -666,6 +666,89 @@ fn two_servers_one_postgres_log_one_killed_mid_load() {
     drop(pg);
 }
 
+/// Two sequencers on one PostgreSQL log, one paused with SIGSTOP while it
+/// holds the lease (a `chit log append` reading standard input holds it
+/// for its run): the server's write waits a few seconds at most, and the
+/// paused one, resumed, commits nothing and says why.
+#[test]
+fn a_paused_sequencer_stalls_the_others_a_few_seconds_at_most() {
+    let Some(mut pg) = common::pg_schema("chit_stop") else {
+        return;
+    };
+    let url = pg.url.clone();
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = common::log_init(dir, &url, "log.pem", "stop.example/log");
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok", None)).unwrap();
+    let server = serve_store(dir, &url, &["--tokens", "tokens.toml"]);
+    let mut append = Command::new(env!("CARGO_BIN_EXE_chit"))
+        .current_dir(dir)
+        .args(["log", "append", "--store", &url, "--lines", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let holding = "SELECT count(*) FROM chit_log_lease WHERE pid IS NOT NULL";
+    let started = std::time::Instant::now();
+    while !(pg.number("SELECT count(*) FROM pg_tables WHERE tablename = 'chit_log_lease'") > 0
+        && pg.number(holding) == 1)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no lease taken"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = append.id().to_string();
+    // Killed if the test fails while it is stopped.
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &self.0])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+    let _reap = Reap(pid.clone());
+    let signal = |sig: &str| {
+        let s = Command::new("kill").args([sig, &pid]).status().unwrap();
+        assert!(s.success(), "kill {sig}");
+    };
+    signal("-STOP");
+    let waited = std::time::Instant::now();
+    let (code, body) = http(
+        &server.addr,
+        "POST",
+        "/v1/entries",
+        &[("Authorization", "Bearer tok")],
+        &receipt(1),
+    );
+    let waited = waited.elapsed();
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    assert!(
+        waited < Duration::from_secs(6),
+        "the write waited {waited:?}"
+    );
+    signal("-CONT");
+    let mut stdin = append.stdin.take().unwrap();
+    stdin.write_all(&receipt(2)).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    drop(stdin);
+    let out = append.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("another sequencer took the lease"),
+        "{stderr}"
+    );
+    assert_eq!(pg.number("SELECT size FROM chit_log_head"), 1);
+    let audit = chit_in(dir, &["log", "audit", &url, "--log-key", &key], None);
+    assert_eq!(audit.code, 0, "{}{}", audit.stdout, audit.stderr);
+    drop(server);
+}
+
 /// A server killed with SIGKILL under load: every entry it acknowledged is
 /// in the log when it starts again.
 #[test]

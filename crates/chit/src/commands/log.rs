@@ -3,8 +3,8 @@
 //! reads arguments, renders and picks the exit status.
 
 use crate::cli::{
-    LogAppendArgs, LogAuditArgs, LogBundleArgs, LogCommand, LogConsistencyArgs, LogExportArgs,
-    LogGetArgs, LogInitArgs, LogProveArgs, LogStoreArg, LogWitnessArgs,
+    LogAppendArgs, LogAuditArgs, LogBindArgs, LogBundleArgs, LogCommand, LogConsistencyArgs,
+    LogExportArgs, LogGetArgs, LogInitArgs, LogProveArgs, LogStoreArg, LogWitnessArgs,
 };
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::inputs;
@@ -38,6 +38,7 @@ pub fn run(c: &LogCommand, out: &mut Output) -> CmdResult {
         LogCommand::ExportTiles(a) => export_tiles(a, out),
         LogCommand::Audit(a) => audit_cmd(a, out),
         LogCommand::Witness(a) => witness(a, out),
+        LogCommand::BindPolicy(a) => bind_policy(a, out),
     }
 }
 
@@ -55,14 +56,47 @@ fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {
     let mut log = open_log(a)?;
     let (size, _) = log.head().map_err(store_failure)?;
     let m = log.meta().clone();
+    let bound = match log.policy_binding() {
+        Ok(()) => "bound (signed by the log key)".to_string(),
+        Err(why) => format!("NOT BOUND: {why}"),
+    };
     writeln!(
         out,
-        "origin: {}\nlog key: {}\nsize: {size}\naccepts: {}\nstore: {}",
+        "origin: {}\nlog key: {}\nsize: {size}\naccepts: {}\npolicy: {bound}\nstore: {}",
         m.origin,
         m.verifier_key,
         log.policy().describe(),
         log.store().location()
     )
+    .map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn bind_policy(a: &LogBindArgs, out: &mut Output) -> CmdResult {
+    let mut log = crate::shared::logs::open_with_key(&a.store.store, a.key.as_deref())?;
+    // The tree held to its checkpoint first: a store changed behind the
+    // log's back is audited, not vouched for.
+    log.quick_check().map_err(|e| {
+        Failure::error(format!(
+            "{} cannot be bound: {e}; find what changed with chit log audit {}",
+            a.store.store, a.store.store
+        ))
+    })?;
+    let store = log.store().location();
+    if log.bind_policy().map_err(store_failure)? {
+        writeln!(
+            out,
+            "bound the policy of {}: {}",
+            render::escape(&store),
+            log.policy().describe()
+        )
+    } else {
+        writeln!(
+            out,
+            "the policy of {} is bound already",
+            render::escape(&store)
+        )
+    }
     .map_err(Failure::write)?;
     Ok(Exit::Ok)
 }
@@ -85,6 +119,9 @@ struct Pending {
 
 fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
     let mut log = open_for_append(&a.store.store, a.key.as_deref())?;
+    if let Err(why) = log.policy_binding() {
+        eprintln!("warning: {}: {why}", render::escape(&a.store.store));
+    }
 
     let mut notes = Vec::new();
     let sources = inputs::expand(&a.inputs, &mut notes);

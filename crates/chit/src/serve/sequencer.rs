@@ -184,7 +184,9 @@ fn sequence(
             let r = log.submit_checked(&checked).map_err(|e| match e {
                 // A store's write error says already that nothing of the
                 // batch was acknowledged.
-                chit_logstore::LogError::Store(chit_logstore::StoreError::Write(why)) => {
+                chit_logstore::LogError::Store(
+                    chit_logstore::StoreError::Write(why) | chit_logstore::StoreError::Fenced(why),
+                ) => {
                     WriteError::Store(why)
                 }
                 e => WriteError::Log(e.to_string()),

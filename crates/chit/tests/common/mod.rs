@@ -188,6 +188,23 @@ impl Drop for PgSchema {
     }
 }
 
+impl PgSchema {
+    /// One number a query in the schema gives (its first column, first row).
+    pub fn number(&mut self, query: &str) -> i64 {
+        self.client
+            .batch_execute(&format!("SET search_path TO {}", self.schema))
+            .unwrap();
+        self.client.query_one(query, &[]).unwrap().get(0)
+    }
+
+    /// Runs statements in the schema (a tamper behind the log's back).
+    pub fn execute(&mut self, statements: &str) {
+        self.client
+            .batch_execute(&format!("SET search_path TO {}; {statements}", self.schema))
+            .unwrap();
+    }
+}
+
 /// A schema at `CHIT_TEST_POSTGRES` (default
 /// `postgres://postgres@127.0.0.1:5432/test`), or None where PostgreSQL
 /// cannot be reached (the test is skipped, and says so), except under
