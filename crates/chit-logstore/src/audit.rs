@@ -66,6 +66,10 @@ pub enum SourceError {
     Checkpoint(String),
     #[error("the source gave entry {0} twice or out of order")]
     OutOfOrder(u64),
+    /// An entry bundle that is not one: what the log serves is wrong (a
+    /// finding of the audit, not a source it cannot read).
+    #[error("{path} is not a valid entry bundle ({why})")]
+    DamagedBundle { path: String, why: String },
 }
 
 /// Why an audit could not be carried out.
@@ -248,11 +252,12 @@ impl<T: TileFiles> Source for T {
                 // checkpoint claiming a huge size costs no more than this).
                 None => return Ok(()),
             };
-            let entries =
-                tiles::parse_entry_bundle(&data, width).map_err(|e| SourceError::Tile {
+            let entries = tiles::parse_entry_bundle(&data, width).map_err(|e| {
+                SourceError::DamagedBundle {
                     path: tile.path(),
                     why: e.to_string(),
-                })?;
+                }
+            })?;
             for e in entries {
                 each(index, e, None)?;
                 index += 1;
@@ -744,9 +749,26 @@ fn walk_entries(
         }
         Ok(())
     };
-    src.scan(size, &mut walk)?;
+    let damaged = match src.scan(size, &mut walk) {
+        Err(SourceError::DamagedBundle { path, why }) => Some(format!(
+            "{path} is not a valid entry bundle ({why}): entries from {} on cannot be read",
+            w.count
+        )),
+        other => {
+            other?;
+            None
+        }
+    };
     reverify(opts, &mut again, problems);
-    if w.count < size {
+    if let Some(message) = damaged {
+        problems.push(Problem {
+            step: "entries",
+            index: Some(w.count),
+            message,
+            evidence: vec![],
+        });
+        w.first_missing.get_or_insert(w.count);
+    } else if w.count < size {
         missing(w.count, size, problems);
         w.first_missing.get_or_insert(w.count);
     }

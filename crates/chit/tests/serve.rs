@@ -749,6 +749,102 @@ fn a_paused_sequencer_stalls_the_others_a_few_seconds_at_most() {
     drop(server);
 }
 
+/// Full tiles and bundles are answered as immutable, the right edge's
+/// partial ones and the checkpoint as not to be cached; the same log
+/// exported as files and served by a plain static server (Python's
+/// http.server) is audited over HTTP, and a damaged entry bundle there is
+/// named (exit 1), not taken for a source that cannot be read.
+#[test]
+fn tiles_are_cached_as_they_may_be_and_a_static_copy_is_audited() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = common::log_init(dir, "s.db", "log.pem", "tiles.example/log");
+    let mut lines = Vec::new();
+    for n in 0..257 {
+        lines.extend(receipt(n));
+        lines.push(b'\n');
+    }
+    std::fs::write(dir.join("in.jsonl"), lines).unwrap();
+    common::log_append_lines(dir, "s.db", "in.jsonl");
+    let server = serve(dir, &[]);
+    let cache = |path: &str| {
+        let (code, head) = serving::get_head(&server.addr, path);
+        assert_eq!(code, 200, "{path}: {head}");
+        head.lines()
+            .find_map(|l| l.strip_prefix("cache-control: ").map(str::to_string))
+            .unwrap_or_default()
+    };
+    let forever = "public, max-age=31536000, immutable";
+    assert_eq!(cache("/tile/0/000"), forever);
+    assert_eq!(cache("/tile/entries/000"), forever);
+    assert_eq!(cache("/tile/0/001.p/1"), "no-cache");
+    assert_eq!(cache("/tile/entries/001.p/1"), "no-cache");
+    assert_eq!(cache("/tile/1/000.p/1"), "no-cache");
+    assert_eq!(cache("/checkpoint"), "no-cache");
+    drop(server);
+
+    let r = chit_in(
+        dir,
+        &["log", "export-tiles", "--store", "s.db", "public"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut web = Command::new("python3")
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+        .current_dir(dir.join("public"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 serves the static copy");
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(web.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let port = first
+        .split(" port ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_else(|| panic!("no port in {first:?}"))
+        .to_string();
+    let url = format!("http://127.0.0.1:{port}/");
+    let audit = |state: &str| {
+        chit_in(
+            dir,
+            &[
+                "log",
+                "audit",
+                &url,
+                "--log-key",
+                &key,
+                "--state",
+                state,
+                "--json",
+            ],
+            None,
+        )
+    };
+    let r = audit("a.json");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(json(r.stdout.as_bytes())["size"], 257);
+    // A length prefix damaged: the bundle is named.
+    let bundle = dir.join("public/tile/entries/000");
+    let mut bytes = std::fs::read(&bundle).unwrap();
+    bytes[0] = 0xff;
+    std::fs::write(&bundle, &bytes).unwrap();
+    let r = audit("b.json");
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let v = json(r.stdout.as_bytes());
+    let said = v["problems"][0]["message"].as_str().unwrap();
+    assert!(
+        said.contains("tile/entries/000 is not a valid entry bundle"),
+        "{v}"
+    );
+    let _ = web.kill();
+    let _ = web.wait();
+}
+
 /// A server killed with SIGKILL under load: every entry it acknowledged is
 /// in the log when it starts again.
 #[test]

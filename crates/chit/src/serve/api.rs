@@ -1174,10 +1174,12 @@ pub async fn get_tile(State(state): State<Shared>, PathText(rest): PathText) -> 
     .await;
     match r {
         Ok(Ok(data)) => {
+            // A full tile never changes; the right edge's partial ones are
+            // not kept by caches (nor is the checkpoint).
             let cache = if t.width == chit_log::tiles::TILE_WIDTH {
                 "public, max-age=31536000, immutable"
             } else {
-                "public, max-age=60"
+                "no-cache"
             };
             (
                 [
