@@ -19,9 +19,16 @@
 //!    its root, and the consistency proof from the tiles verifies. A
 //!    rewritten history or a split view is reported with both signed
 //!    checkpoints as evidence;
-//! 8. `streams`: the packet streams' gaps (P3) that remain (stores);
-//! 9. `reverify` (optional): every entry is checked again under the log's
-//!    policy.
+//! 8. `index` (stores): every row of a content index kept apart from the
+//!    entries maps an address to the entry that has it, and every entry
+//!    below the index's bound has its row (else a duplicate would be
+//!    appended again, or answered with another entry's index); with
+//!    `reverify`, the art-id index too;
+//! 9. `streams`: the packet streams' gaps (P3) that remain (stores); with
+//!    `reverify`, every packet row is the one its entry gives, and every
+//!    logged packet has one (P1, P2 and P4 are checked against them);
+//! 10. `reverify` (optional): every entry is checked again under the log's
+//!     policy, and its search label held to its verdict (`labels`).
 //!
 //! Memory: entries are streamed; the tree is recomputed with its right edge
 //! (`O(log n)` hashes) and one 32-byte leaf hash per entry read (for the
@@ -146,6 +153,16 @@ pub trait Source {
     fn meta(&mut self) -> Result<Option<crate::store::Meta>, SourceError> {
         Ok(None)
     }
+    /// The rows of an index kept apart from what it indexes
+    /// ([`Store::index_rows`]), and the size it covers; None where none.
+    fn index_rows(
+        &mut self,
+        kind: crate::store::IndexKind,
+        each: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<Option<u64>, SourceError> {
+        let _ = (kind, each);
+        Ok(None)
+    }
     /// Every entry's search label, in index order, to `each`, where it
     /// keeps them (false where it does not: a folder of tiles).
     fn labels(&mut self, each: &mut dyn FnMut(&crate::store::Label)) -> Result<bool, SourceError> {
@@ -160,6 +177,16 @@ impl Source for Box<dyn Store> {
     }
     fn meta(&mut self) -> Result<Option<crate::store::Meta>, SourceError> {
         Ok(Some(Store::meta(&mut **self)?))
+    }
+    fn index_rows(
+        &mut self,
+        kind: crate::store::IndexKind,
+        each: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<Option<u64>, SourceError> {
+        Ok(Store::index_rows(&mut **self, kind, &mut |i, k| {
+            each(i, k);
+            Ok(())
+        })?)
     }
     fn labels(&mut self, each: &mut dyn FnMut(&crate::store::Label)) -> Result<bool, SourceError> {
         const PAGE: u32 = 10_000;
@@ -597,6 +624,10 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     }
     wanted.insert(0, Some(tree::EMPTY_ROOT));
     let mut walked = walk_entries(src, opts, size, &mut wanted, &mut problems)?;
+    check_content_index(src, &std::mem::take(&mut walked.shas), size, &mut problems)?;
+    if opts.reverify.is_some() {
+        check_art_index(src, &mut walked.arts, &mut problems)?;
+    }
     report.entries_hashed = walked.count;
     report.bytes_hashed = walked.bytes;
     report.reverified = walked.reverified;
@@ -624,10 +655,17 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         report.consistent_from =
             check_consistency(src, &seen, prev, prev_note, &report.root, &mut problems);
     }
-    // 8. streams
+    // 9. streams
     let mut gaps = Gaps::default();
-    src.packets(&mut |p| gaps.push(p))?;
+    let mut rows = PacketRows::new(std::mem::take(&mut walked.packets));
+    src.packets(&mut |p| {
+        gaps.push(p);
+        rows.check(p);
+    })?;
     report.gaps = gaps.finish();
+    if opts.reverify.is_some() {
+        rows.finish(&mut problems);
+    }
     report.problems.extend(problems);
     Ok(report)
 }
@@ -682,6 +720,13 @@ struct Walked {
     /// With `reverify`: each accepted entry's index and the print of the
     /// label its verdict gives.
     expected: Vec<(u64, [u8; 16])>,
+    /// With `reverify`: the print of each accepted entry's art id and of
+    /// each accepted packet's row, by index.
+    arts: Vec<(u64, [u8; 16])>,
+    packets: Vec<(u64, [u8; 16])>,
+    /// Each entry's content address (its first 16 bytes), by index (zero
+    /// for one missing), where the source keeps an index of them apart.
+    shas: Vec<[u8; 16]>,
 }
 
 /// Step 2: every entry, hashed as it streams by: in order, each one's
@@ -706,7 +751,13 @@ fn walk_entries(
         bytes: 0,
         reverified: None,
         expected: Vec::new(),
+        arts: Vec::new(),
+        packets: Vec::new(),
+        shas: Vec::new(),
     };
+    // Kept for a store's content index (16 bytes an entry), not for a
+    // folder of tiles, which has none.
+    let keep_shas = src.meta()?.is_some();
     let mut again = Recheck::default();
     let mut beyond: Vec<u64> = Vec::new();
     let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), SourceError> {
@@ -723,6 +774,10 @@ fn walk_entries(
             w.count = i;
         }
         let leaf = leaf_hash(data);
+        if keep_shas {
+            w.shas.resize(i as usize, [0; 16]);
+            w.shas.push(first16(&chit_core::digest::sha256(data)));
+        }
         if sha.is_some_and(|sha| chit_core::digest::sha256(data) != sha) {
             problems.push(Problem {
                 step: "entries",
@@ -776,6 +831,8 @@ fn walk_entries(
     if opts.reverify.is_some() {
         w.reverified = Some((again.checked - again.refused, again.refused));
         w.expected = again.expected;
+        w.arts = again.arts;
+        w.packets = again.packets;
     }
     if !beyond.is_empty() {
         // Rows past the checkpoint: new appends, unless the source did not
@@ -1030,14 +1087,20 @@ struct Recheck {
     refused: u64,
     checked: u64,
     expected: Vec<(u64, [u8; 16])>,
+    arts: Vec<(u64, [u8; 16])>,
+    packets: Vec<(u64, [u8; 16])>,
 }
+
+/// What a verdict gives one entry's rows: its label's print, its art id's
+/// and its packet row's (where it has them).
+type Prints = ([u8; 16], Option<[u8; 16]>, Option<[u8; 16]>);
 
 fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     let Some(policy) = opts.reverify else {
         again.pending.clear();
         return;
     };
-    let decided: Vec<(u64, Result<[u8; 16], String>)> = again
+    let decided: Vec<(u64, Result<Prints, String>)> = again
         .pending
         .par_iter()
         .map(|(i, data)| {
@@ -1047,12 +1110,25 @@ fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
                     art_id,
                     packet,
                     ..
-                } => Ok(label_print(&crate::store::Label {
-                    index: *i,
-                    kind: kind.to_string(),
-                    art_id,
-                    stream_id: packet.map(|p| p.stream_id.to_string()),
-                })),
+                } => {
+                    let art = art_id.as_deref().map(|a| print(&[a]));
+                    let row = packet.as_ref().map(|p| {
+                        packet_print(&PacketRow {
+                            stream_id: p.stream_id.to_string(),
+                            sequence: p.sequence,
+                            packet_id: p.packet_id.to_string(),
+                            prev_packet_id: p.prev_packet_id.as_deref().map(str::to_string),
+                            index: *i,
+                        })
+                    });
+                    let label = label_print(&crate::store::Label {
+                        index: *i,
+                        kind: kind.to_string(),
+                        art_id,
+                        stream_id: packet.map(|p| p.stream_id.to_string()),
+                    });
+                    Ok((label, art, row))
+                }
                 Admission::Refuse(r) => Err(r
                     .errors
                     .first()
@@ -1066,7 +1142,11 @@ fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     let mut bad: Vec<(u64, String)> = Vec::new();
     for (i, verdict) in decided {
         match verdict {
-            Ok(print) => again.expected.push((i, print)),
+            Ok((label, art, row)) => {
+                again.expected.push((i, label));
+                again.arts.extend(art.map(|a| (i, a)));
+                again.packets.extend(row.map(|r| (i, r)));
+            }
             Err(why) => bad.push((i, why)),
         }
     }
@@ -1083,10 +1163,24 @@ fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     again.pending.clear();
 }
 
-/// A label's print: its kind, art id and stream (not its index), as the
-/// first 16 bytes of their SHA-256.
+/// The first 16 bytes of a hash: enough to tell rows apart in an audit's
+/// memory (no one chooses a collision of them).
+fn first16(h: &Hash) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h[..16]);
+    out
+}
+
+/// The print of some fields: each with its length, so that no two lists
+/// print alike.
+fn print(fields: &[&str]) -> [u8; 16] {
+    let text: String = fields.iter().map(|v| format!("{}:{v}", v.len())).collect();
+    first16(&chit_core::digest::sha256(text.as_bytes()))
+}
+
+/// A label's print: its kind, art id and stream (not its index).
 fn label_print(l: &crate::store::Label) -> [u8; 16] {
-    // Each field with its length (or absent), so no two labels print alike.
+    // An absent field is "-", which no field (written with its length) is.
     let field = |f: Option<&str>| f.map_or("-".to_owned(), |v| format!("{}:{v}", v.len()));
     let text = format!(
         "{}{}{}",
@@ -1094,10 +1188,192 @@ fn label_print(l: &crate::store::Label) -> [u8; 16] {
         field(l.art_id.as_deref()),
         field(l.stream_id.as_deref())
     );
-    let sum = chit_core::digest::sha256(text.as_bytes());
-    let mut out = [0u8; 16];
-    out.copy_from_slice(&sum[..16]);
-    out
+    first16(&chit_core::digest::sha256(text.as_bytes()))
+}
+
+/// A packet row's print: its stream, sequence, packet id and previous
+/// packet id (not its index).
+fn packet_print(p: &PacketRow) -> [u8; 16] {
+    let sequence = p.sequence.to_string();
+    match &p.prev_packet_id {
+        Some(prev) => print(&[&p.stream_id, &sequence, &p.packet_id, "prev", prev]),
+        None => print(&[&p.stream_id, &sequence, &p.packet_id, "first"]),
+    }
+}
+
+/// Entries `from..to` named as one problem of `step`.
+fn range_problem(step: &'static str, from: u64, to: u64, what: &str) -> Problem {
+    Problem {
+        step,
+        index: Some(from),
+        message: if to == from + 1 {
+            format!("entry {from} {what}")
+        } else {
+            format!("entries {from} to {} {what}", to - 1)
+        },
+        evidence: vec![],
+    }
+}
+
+/// Step 8: the content index a store keeps apart from its entries maps
+/// each address to the entry that has it, and holds every entry below its
+/// bound. `shas` holds each entry's address by index.
+fn check_content_index(
+    src: &mut dyn Source,
+    shas: &[[u8; 16]],
+    size: u64,
+    problems: &mut Vec<Problem>,
+) -> Result<(), SourceError> {
+    let mut indexed = vec![false; shas.len()];
+    let mut wrong: Vec<Problem> = Vec::new();
+    let upto = src.index_rows(crate::store::IndexKind::Content, &mut |i, key| {
+        let held = usize::try_from(i).ok().and_then(|at| shas.get(at));
+        let right = key.len() == 32 && held == Some(&first16(key.try_into().expect("32 bytes")));
+        if right {
+            indexed[i as usize] = true;
+        } else if wrong.len() < 100 {
+            wrong.push(Problem {
+                step: "index",
+                index: Some(i),
+                message: format!(
+                    "the content index maps sha256:{} to entry {i}, which is not that entry's \
+                     address (a duplicate of it would be answered with another entry)",
+                    chit_core::digest::hex(key)
+                ),
+                evidence: vec![],
+            });
+        }
+    })?;
+    let Some(upto) = upto else {
+        return Ok(());
+    };
+    problems.extend(wrong);
+    if upto > size {
+        problems.push(Problem {
+            step: "index",
+            index: None,
+            message: format!("the content index claims to cover {upto} entries of {size}"),
+            evidence: vec![],
+        });
+    }
+    let bound = upto.min(indexed.len() as u64) as usize;
+    let mut at = 0;
+    while let Some(off) = indexed[at..bound].iter().position(|seen| !seen) {
+        let from = at + off;
+        let to = indexed[from..bound]
+            .iter()
+            .position(|seen| *seen)
+            .map_or(bound, |n| from + n);
+        problems.push(range_problem(
+            "index",
+            from as u64,
+            to as u64,
+            "missing from the content index: a duplicate would be appended again",
+        ));
+        at = to;
+    }
+    Ok(())
+}
+
+/// Step 8, with `reverify`: the art-id index kept apart from the labels
+/// holds each entry's art id as its verdict gives it, and every one below
+/// its bound. `arts` holds each accepted entry's art id print.
+fn check_art_index(
+    src: &mut dyn Source,
+    arts: &mut [(u64, [u8; 16])],
+    problems: &mut Vec<Problem>,
+) -> Result<(), SourceError> {
+    arts.sort_unstable_by_key(|(i, _)| *i);
+    let mut indexed = vec![false; arts.len()];
+    let mut wrong: Vec<Problem> = Vec::new();
+    let upto = src.index_rows(crate::store::IndexKind::Art, &mut |i, key| {
+        let found = arts.binary_search_by_key(&i, |(j, _)| *j).ok();
+        let art = String::from_utf8_lossy(key);
+        match found {
+            Some(at) if arts[at].1 == print(&[&art]) => indexed[at] = true,
+            _ if wrong.len() < 100 => wrong.push(Problem {
+                step: "index",
+                index: Some(i),
+                message: format!(
+                    "the art-id index maps {art} to entry {i}, which is not that entry's art id"
+                ),
+                evidence: vec![],
+            }),
+            _ => {}
+        }
+    })?;
+    let Some(upto) = upto else {
+        return Ok(());
+    };
+    problems.extend(wrong);
+    for (at, (i, _)) in arts.iter().enumerate() {
+        if *i < upto && !indexed[at] {
+            problems.push(Problem {
+                step: "index",
+                index: Some(*i),
+                message: format!(
+                    "entry {i}'s art id is missing from the art-id index: a search would not find it"
+                ),
+                evidence: vec![],
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Step 9, with `reverify`: each stored packet row against the one its
+/// entry's verdict gives.
+struct PacketRows {
+    expected: Vec<(u64, [u8; 16])>,
+    seen: Vec<bool>,
+    wrong: Vec<Problem>,
+}
+
+impl PacketRows {
+    fn new(mut expected: Vec<(u64, [u8; 16])>) -> PacketRows {
+        expected.sort_unstable_by_key(|(i, _)| *i);
+        PacketRows {
+            seen: vec![false; expected.len()],
+            expected,
+            wrong: Vec::new(),
+        }
+    }
+
+    fn check(&mut self, p: &PacketRow) {
+        match self.expected.binary_search_by_key(&p.index, |(i, _)| *i) {
+            Ok(at) if self.expected[at].1 == packet_print(p) && !self.seen[at] => {
+                self.seen[at] = true;
+            }
+            _ if self.wrong.len() < 100 => self.wrong.push(Problem {
+                step: "streams",
+                index: Some(p.index),
+                message: format!(
+                    "the packet row (stream {}, sequence {}, packet {}) names entry {}, which is \
+                     not that packet",
+                    p.stream_id, p.sequence, p.packet_id, p.index
+                ),
+                evidence: vec![],
+            }),
+            _ => {}
+        }
+    }
+
+    fn finish(self, problems: &mut Vec<Problem>) {
+        problems.extend(self.wrong);
+        for (at, (i, _)) in self.expected.iter().enumerate() {
+            if !self.seen[at] {
+                problems.push(Problem {
+                    step: "streams",
+                    index: Some(*i),
+                    message: format!(
+                        "entry {i} is a packet with no packet row: the stream rules (P1, P2, P4) \
+                         would not see it"
+                    ),
+                    evidence: vec![],
+                });
+            }
+        }
+    }
 }
 
 /// Step 9 (with `reverify`): every stored search label is the one its

@@ -257,7 +257,10 @@ impl PgStore {
              RETURNING token",
         )?;
         let ttl = LEASE_TTL.as_millis() as i64;
-        let row = self.client.query_opt(&st, &[&ttl]).map_err(read_err)?;
+        let row = self
+            .client
+            .query_opt(&st, &[&ttl])
+            .map_err(|e| self.write_err(e))?;
         Ok(row.map(|r| r.get(0)))
     }
 

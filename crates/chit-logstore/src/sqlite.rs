@@ -1128,6 +1128,37 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn index_rows(
+        &mut self,
+        kind: crate::store::IndexKind,
+        each: &mut crate::store::EachIndexRow,
+    ) -> Result<Option<u64>, StoreError> {
+        let late = self.late()?;
+        let (index, rows) = match kind {
+            crate::store::IndexKind::Content if late.shas => {
+                (&SHAS, "SELECT idx, sha256 FROM chit_log_shas ORDER BY idx")
+            }
+            crate::store::IndexKind::Art if late.arts => {
+                (&ARTS, "SELECT idx, art_id FROM chit_log_arts ORDER BY idx")
+            }
+            _ => return Ok(None),
+        };
+        // One read transaction: the rows and their bound agree.
+        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
+        let upto = index.upto(&tx).map_err(read_err)?;
+        let mut stmt = tx.prepare(rows).map_err(read_err)?;
+        let mut rows = stmt.query([]).map_err(read_err)?;
+        while let Some(r) = rows.next().map_err(read_err)? {
+            let idx: i64 = r.get(0).map_err(read_err)?;
+            let key = match r.get_ref(1).map_err(read_err)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
+                _ => &[],
+            };
+            each(idx.max(0) as u64, key)?;
+        }
+        Ok(Some(upto.max(0) as u64))
+    }
+
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
         let (sql, values) = search_sql(q, self.late()?.arts);
         let mut stmt = self.conn.prepare_cached(&sql).map_err(read_err)?;

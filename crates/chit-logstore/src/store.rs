@@ -265,6 +265,19 @@ pub trait Store: Send {
     /// Entries by their labels and integration time.
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError>;
 
+    /// Every `(index, key)` row of an index the store keeps apart from the
+    /// rows it indexes, to `each`, and the size up to which it holds every
+    /// entry's key; None where it keeps none (the key is a column of the
+    /// indexed row, and the database keeps its index).
+    fn index_rows(
+        &mut self,
+        kind: IndexKind,
+        each: &mut EachIndexRow,
+    ) -> Result<Option<u64>, StoreError> {
+        let _ = (kind, each);
+        Ok(None)
+    }
+
     /// Writes a batch: atomically, durably, only at `batch.old_size`.
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError>;
 
@@ -295,6 +308,19 @@ pub trait Store: Send {
         None
     }
 }
+
+/// An index a store keeps apart from the rows it indexes, read whole by
+/// an audit ([`Store::index_rows`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    /// Content addresses to entries (deduplication).
+    Content,
+    /// Art ids to entries (search).
+    Art,
+}
+
+/// Called with each `(index, key)` row of an index ([`Store::index_rows`]).
+pub type EachIndexRow<'a> = dyn FnMut(u64, &[u8]) -> Result<(), StoreError> + 'a;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_millis() -> i64 {
@@ -439,6 +465,13 @@ impl Store for FullTiles {
     }
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
         self.inner.search(q)
+    }
+    fn index_rows(
+        &mut self,
+        kind: IndexKind,
+        each: &mut EachIndexRow,
+    ) -> Result<Option<u64>, StoreError> {
+        self.inner.index_rows(kind, each)
     }
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         self.inner.commit(batch)?;
