@@ -14,6 +14,7 @@
 pub mod audit;
 pub mod binding;
 pub mod log;
+pub mod migrate;
 pub mod policy;
 pub mod postgres;
 pub mod sqlite;

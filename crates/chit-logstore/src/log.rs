@@ -594,9 +594,76 @@ impl Log {
         }))
     }
 
-    /// Steps 4 and 5 of a batch: the tree grown by its leaves (the tiles
-    /// it completes or changes), its new root, and the checkpoint signed.
-    fn grow_and_sign(
+    /// Appends `checked` (read from another store holding this log, in
+    /// index order) as one batch whose checkpoint is `note`, the one that
+    /// store keeps for the batch's new size: a log copied without its
+    /// private key, every checkpoint as it was signed and cosigned. Each
+    /// entry must be appended (valid under the log's policy, no duplicate,
+    /// its packet admitted to its stream), `integrated_at` gives each its
+    /// time, and the note must verify under the log's key and sign the
+    /// tree the entries give, else nothing is written.
+    pub fn replay(
+        &mut self,
+        checked: &[Submitted],
+        integrated_at: &[i64],
+        note: &[u8],
+    ) -> Result<u64, LogError> {
+        let head = self.head_to_extend()?;
+        let Some(planned) = self.plan(checked, &head)? else {
+            return Err(LogError::Io(
+                "another sequencer appended to the copy while it was made".into(),
+            ));
+        };
+        let Planned {
+            outcomes,
+            mut batch,
+            leaves,
+        } = planned;
+        for (n, outcome) in outcomes.iter().enumerate() {
+            let index = head.size + n as u64;
+            let why = match outcome {
+                Outcome::Appended { .. } => continue,
+                Outcome::Duplicate { index: first, .. } => {
+                    format!("it repeats entry {first}")
+                }
+                Outcome::Refused(r) => r
+                    .errors
+                    .iter()
+                    .map(|f| format!("{} {}", f.rule, f.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                Outcome::Unreadable(why) => why.clone(),
+            };
+            return Err(LogError::Io(format!(
+                "entry {index} cannot be appended under the log's policy: {why}"
+            )));
+        }
+        for (e, at) in batch.entries.iter_mut().zip(integrated_at) {
+            e.integrated_at = *at;
+        }
+        let root = self.grow_tree(&mut batch, &leaves, &head)?;
+        let new_size = batch.new_size();
+        let signed = self.open_checkpoint(note, &[])?;
+        if signed.checkpoint.size != new_size || signed.checkpoint.root != root {
+            self.subtrees.clear();
+            return Err(LogError::Checkpoint(format!(
+                "the checkpoint of size {} does not sign the tree the entries give at size \
+                 {new_size}",
+                signed.checkpoint.size
+            )));
+        }
+        batch.checkpoint = note.to_vec();
+        if let Err(e) = self.store.commit(&batch) {
+            self.subtrees.clear();
+            return Err(e.into());
+        }
+        self.committed(batch, root, head.edge, outcomes);
+        Ok(new_size)
+    }
+
+    /// Step 4 of a batch: the tree grown by its leaves (the tiles it
+    /// completes or changes), and its new root.
+    fn grow_tree(
         &mut self,
         batch: &mut Batch,
         leaves: &[Hash],
@@ -616,7 +683,19 @@ impl Log {
             tree::root(&src, new_size)
         };
         // A failed commit leaves hashes of tiles never written.
-        let root = root.inspect_err(|_| self.subtrees.clear())?;
+        Ok(root.inspect_err(|_| self.subtrees.clear())?)
+    }
+
+    /// Steps 4 and 5 of a batch: the tree grown ([`Log::grow_tree`]) and
+    /// the checkpoint of its new root signed.
+    fn grow_and_sign(
+        &mut self,
+        batch: &mut Batch,
+        leaves: &[Hash],
+        head: &Head,
+    ) -> Result<Hash, LogError> {
+        let root = self.grow_tree(batch, leaves, head)?;
+        let new_size = batch.new_size();
         let signer = self
             .signer
             .as_ref()

@@ -170,6 +170,7 @@ both!(
     a_big_batch_records_every_row,
     audit_names_a_changed_policy,
     a_reverifying_audit_holds_the_packet_rows_to_their_entries,
+    a_migration_copies_every_checkpoint_and_refuses_a_tampered_log,
 );
 
 fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
@@ -731,6 +732,98 @@ fn a_reverifying_audit_holds_the_packet_rows_to_their_entries(b: &dyn Backend) {
         r.problems.iter().all(|p| p.step == "streams"),
         "{:?}",
         r.problems
+    );
+}
+
+/// A log copied into a new store of each kind, without its key: the same
+/// checkpoints byte for byte (a witness's cosignature kept), the same
+/// tree, labels and packet rows made again (the copy audits clean with
+/// `reverify`); a log whose entry was changed behind its back is refused,
+/// naming the checkpoint that no longer signs its tree.
+fn a_migration_copies_every_checkpoint_and_refuses_a_tampered_log(b: &dyn Backend) {
+    let mut log = new_log(b, &packet_policy());
+    for round in 0..3u64 {
+        let batch: Vec<Vec<u8>> = (0..100)
+            .map(|i| {
+                let n = round * 100 + i;
+                let prev = n.checked_sub(1).map(|p| format!("p{p}"));
+                packet("s", n, &format!("p{n}"), prev.as_deref())
+            })
+            .collect();
+        assert_eq!(appended(&log.submit(&batch).unwrap().outcomes).len(), 100);
+    }
+    let (_, now) = log.head().unwrap();
+    let w = Cosigner::from_seed("witness.example", &[3; 32]).unwrap();
+    let opened = open_checkpoint(&now, ORIGIN, &log_key().verifier(), &[]).unwrap();
+    let sig = w.cosign(&opened.text, 1_796_025_600).unwrap();
+    let cosigned = chit_log::checkpoint::add_signatures(&now, &[sig]).unwrap();
+    assert!(log
+        .store()
+        .replace_checkpoint(300, &now, &cosigned)
+        .unwrap());
+    drop(log);
+    let policy = packet_policy().compile().unwrap();
+    let mut targets: Vec<Box<dyn Backend>> = vec![Box::new(lite())];
+    if let Some(p) = pg() {
+        targets.push(Box::new(p));
+    }
+    for to in &targets {
+        let mut from = b.store();
+        let m =
+            chit_logstore::migrate::migrate(&mut *from, to.store(), &log_key().verifier(), &|_| {})
+                .unwrap();
+        assert_eq!(
+            m,
+            chit_logstore::migrate::Migrated {
+                size: 300,
+                checkpoints: 4
+            }
+        );
+        assert_eq!(
+            to.store().checkpoints().unwrap(),
+            from.checkpoints().unwrap()
+        );
+        let r = audit_with(&**to, None, Some(&policy));
+        assert!(r.ok(), "{:?}", r.problems);
+        assert_eq!(r.reverified, Some((300, 0)));
+        assert_eq!(r.checkpoint, cosigned);
+    }
+    // Another key is refused before anything is written.
+    let other = NoteSigner::from_seed(ORIGIN, &[77; 32]).unwrap().verifier();
+    let err = chit_logstore::migrate::migrate(&mut *b.store(), lite().store(), &other, &|_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not by the key given"), "{err}");
+    // An entry changed behind the log's back: refused under the policy
+    // where the change breaks it (a stream's chain), else by the
+    // checkpoint that no longer signs the tree.
+    let migrate_tampered = || {
+        chit_logstore::migrate::migrate(
+            &mut *b.store(),
+            lite().store(),
+            &log_key().verifier(),
+            &|_| {},
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let set_entry = |bytes: &[u8]| {
+        b.sql(&format!(
+            "UPDATE chit_log_entries SET data = {} WHERE idx = 150",
+            b.bytes(bytes)
+        ))
+    };
+    set_entry(&packet("s", 150, "p150x", Some("p149")));
+    let err = migrate_tampered();
+    assert!(
+        err.contains("entry 151 cannot be appended") && err.contains("P4"),
+        "{err}"
+    );
+    set_entry(&packet("u", 0, "u0", None));
+    let err = migrate_tampered();
+    assert!(
+        err.contains("checkpoint of size 200 does not sign"),
+        "{err}"
     );
 }
 

@@ -262,6 +262,18 @@ word that it is the policy set at init. A log that has a binding keeps it; a bin
 not match is never replaced."
     )]
     BindPolicy(LogBindArgs),
+    /// Copy a log into a new store, checkpoint by checkpoint, proving each.
+    #[command(
+        long_about = "Copy the log OLD holds into NEW (a new SQLite file, or a PostgreSQL schema \
+that holds no log), without the log's private key: the entries each checkpoint of OLD covers are \
+checked again under the log's policy and appended to NEW (their labels, packet rows and indexes \
+made as an append makes them), and NEW keeps OLD's checkpoint for that size as it was signed and \
+cosigned, once it verifies under the log key and signs the tree the entries give. NEW then holds \
+the same tree, checkpoints, policy and binding in this chit's layout; OLD is only read. The log \
+key is --log-key, else the one OLD names (trusted on first use). A copy that fails leaves no \
+SQLite file behind; a PostgreSQL schema is left as it is, to be dropped."
+    )]
+    Migrate(LogMigrateArgs),
 }
 
 const AUDIT_LONG: &str = "\
@@ -349,6 +361,19 @@ pub struct LogStoreArg {
     /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME.
     #[arg(long, value_name = "STORE")]
     pub store: String,
+}
+
+#[derive(Args, Debug)]
+pub struct LogMigrateArgs {
+    /// The log's store now (a SQLite file or postgres://...).
+    #[arg(value_name = "OLD")]
+    pub old: String,
+    /// The new store (a new SQLite file, or a PostgreSQL schema holding no log).
+    #[arg(value_name = "NEW")]
+    pub new: String,
+    /// The log's verifier key (ORIGIN+KEYID+BASE64) or a file holding it.
+    #[arg(long, value_name = "KEY")]
+    pub log_key: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -809,6 +809,94 @@ fn runs_as_root() -> bool {
     String::from_utf8_lossy(&out.stdout).trim() == "0"
 }
 
+/// A log made by the chit of e95df42 (tests/data/log-e95df42): it opens
+/// as it is (its audit consistent but for the policy binding it lacks),
+/// is migrated to a new SQLite file and to PostgreSQL with every
+/// checkpoint as it was signed and cosigned, and once its operator binds
+/// its policy the copy audits clean, `--reverify` included.
+#[test]
+fn a_log_made_before_is_migrated_and_audits_clean() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let fixture = common::repo().join("crates/chit/tests/data/log-e95df42");
+    for f in ["log.db", "log.pem"] {
+        std::fs::copy(fixture.join(f), dir.join(f)).unwrap();
+    }
+    let key = std::fs::read_to_string(fixture.join("log.pub"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let audit = |store: &str, state: &str| {
+        let r = chit_in(
+            dir,
+            &[
+                "log",
+                "audit",
+                store,
+                "--log-key",
+                &key,
+                "--state",
+                state,
+                "--reverify",
+                "--json",
+            ],
+            None,
+        );
+        assert!(r.code == 0 || r.code == 1, "{}{}", r.stdout, r.stderr);
+        (r.code, serde_json::from_str::<Value>(&r.stdout).unwrap())
+    };
+    let only_unbound = |v: &Value| {
+        let problems = v["problems"].as_array().unwrap();
+        problems.len() == 1
+            && problems[0]["step"] == "policy"
+            && problems[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not bound")
+    };
+    let (code, v) = audit("log.db", "old.json");
+    assert_eq!(code, 1, "{v}");
+    assert!(only_unbound(&v), "{v}");
+    assert_eq!(v["size"], 40);
+    assert_eq!(v["reverified"]["valid"], 40);
+    let checkpoint =
+        |store: &str| chit_in(dir, &["log", "checkpoint", "--store", store], None).stdout;
+    let old = checkpoint("log.db");
+    assert!(old.contains("\u{2014} witness.example "), "{old}");
+    let mut targets = vec!["new.db".to_string()];
+    let pg = common::pg_schema("chit_mig");
+    if let Some(pg) = &pg {
+        targets.push(pg.url.clone());
+    }
+    for (n, to) in targets.iter().enumerate() {
+        let r = chit_in(
+            dir,
+            &["log", "migrate", "log.db", to, "--log-key", &key],
+            None,
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout
+                .starts_with("migrated 40 entries and 4 checkpoints"),
+            "{}",
+            r.stdout
+        );
+        assert_eq!(checkpoint(to), old);
+        let (code, v) = audit(to, &format!("m{n}.json"));
+        assert_eq!(code, 1, "{v}");
+        assert!(only_unbound(&v), "{v}");
+        let r = chit_in(dir, &["log", "bind-policy", "--store", to], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let (code, v) = audit(to, &format!("b{n}.json"));
+        assert_eq!(code, 0, "{v}");
+    }
+    // Into a store that holds a log: refused, the log there left whole.
+    let r = chit_in(dir, &["log", "migrate", "log.db", "new.db"], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(audit("new.db", "b0.json").0, 0);
+    drop(pg);
+}
+
 /// With --log-key, the entries' checks across inputs still run: two
 /// bundles of one stream with a packet missing between them fail P3, as
 /// the packets would bare.

@@ -4,7 +4,8 @@
 
 use crate::cli::{
     LogAppendArgs, LogAuditArgs, LogBindArgs, LogBundleArgs, LogCommand, LogConsistencyArgs,
-    LogExportArgs, LogGetArgs, LogInitArgs, LogProveArgs, LogStoreArg, LogWitnessArgs,
+    LogExportArgs, LogGetArgs, LogInitArgs, LogMigrateArgs, LogProveArgs, LogStoreArg,
+    LogWitnessArgs,
 };
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::inputs;
@@ -39,6 +40,7 @@ pub fn run(c: &LogCommand, out: &mut Output) -> CmdResult {
         LogCommand::Audit(a) => audit_cmd(a, out),
         LogCommand::Witness(a) => witness(a, out),
         LogCommand::BindPolicy(a) => bind_policy(a, out),
+        LogCommand::Migrate(a) => migrate(a, out),
     }
 }
 
@@ -67,6 +69,63 @@ fn info(a: &LogStoreArg, out: &mut Output) -> CmdResult {
         m.verifier_key,
         log.policy().describe(),
         log.store().location()
+    )
+    .map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+fn migrate(a: &LogMigrateArgs, out: &mut Output) -> CmdResult {
+    let mut from = chit_logstore::open(&a.old).map_err(store_failure)?;
+    let key_text = match &a.log_key {
+        Some(k) => verifier_key_text(k)?,
+        None => {
+            let named = from.meta().map_err(store_failure)?.verifier_key;
+            eprintln!(
+                "note: trusting the log key {} names ({named}) on first use; give --log-key to pin it",
+                render::escape(&a.old)
+            );
+            named
+        }
+    };
+    let verifier = NoteVerifier::from_verifier_key(&key_text)
+        .map_err(|e| Failure::error(format!("the log key {key_text}: {e}")))?;
+    let (size, _) = from.head().map_err(store_failure)?;
+    let to = chit_logstore::create(&a.new).map_err(store_failure)?;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = ProgressBar::new(size);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{bar:40.cyan/blue} {pos}/{len} entries  {rate}  {eta} left",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("rate", whole_rate),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let done = chit_logstore::migrate::migrate(&mut *from, to, &verifier, &|n| bar.set_position(n));
+    bar.finish_and_clear();
+    let m = done.map_err(|e| {
+        let left = if chit_logstore::is_postgres(&a.new) {
+            format!(
+                "; {} holds part of a copy: drop its schema before trying again",
+                a.new
+            )
+        } else {
+            chit_logstore::sqlite::SqliteStore::remove_created(Path::new(&a.new));
+            format!("; nothing was left at {}", a.new)
+        };
+        Failure::error(format!("cannot migrate {} to {}: {e}{left}", a.old, a.new))
+    })?;
+    writeln!(
+        out,
+        "migrated {} entries and {} checkpoints from {} to {}; audit it with chit log audit {}",
+        m.size,
+        m.checkpoints,
+        render::escape(&a.old),
+        render::escape(&a.new),
+        render::escape(&a.new)
     )
     .map_err(Failure::write)?;
     Ok(Exit::Ok)
