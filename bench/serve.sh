@@ -15,10 +15,11 @@
 # request; the rate is then receipts a second and the latency a request's.
 # The targets above are for one receipt a request (BENCH_LINES unset).
 #
-# BENCH_OLD=path/to/chit also runs the one SQLite server with that binary
-# in each round, alternating which goes first, and ends with the new
-# binary's rate over the old one's (median and range): a change measured
-# against the binary before it in the same run.
+# BENCH_OLD=path/to/chit also runs the one SQLite server, and the two
+# servers on one PostgreSQL log, with that binary in each round,
+# alternating which goes first, and ends with the new binary's rate over
+# the old one's for each (median and range): a change measured against
+# the binary before it in the same run.
 #
 # BENCH_ROUNDS (default 1) repeats the SQLite and PostgreSQL runs on new
 # logs, each round held to its own verify runs, and ends with each
@@ -80,7 +81,7 @@ rounds=${BENCH_ROUNDS:-1}
 per=${BENCH_LINES:-1}
 export LOAD_LINES=$per
 shape=""; [ "$per" -gt 1 ] && shape=" ($per receipts a request, JSON Lines)"
-sqlite_ratios=(); pg_ratios=(); p99s=(); versus=()
+sqlite_ratios=(); pg_ratios=(); p99s=(); versus=(); pg_versus=()
 schema="bench_serve_$$"
 sep='?'; case "$pg" in *\?*) sep='&';; esac
 url="$pg${sep}schema=$schema"
@@ -103,6 +104,33 @@ for round in $(seq "$rounds"); do
     done
     versus+=("$(echo "100 * $new_rate / $old_rate" | bc -l | xargs printf '%.1f')")
     echo "                           = the new binary at ${versus[-1]}% of the old's rate"
+  fi
+  if [ -n "${BENCH_OLD:-}" ]; then
+    # Two servers on one PostgreSQL log, old binary beside new, the same
+    # alternation (each on a schema of its own, dropped after).
+    order=(old new); [ $((round % 2)) -eq 0 ] && order=(new old)
+    old_rate= new_rate=
+    for which in "${order[@]}"; do
+      bin=$chit; [ "$which" = old ] && bin=$BENCH_OLD
+      ourl="$pg${sep}schema=${schema}_$which"
+      if ! "$bin" log init --store "$ourl" --key "$out/log.pem" --origin bench.example/serve2 --trust "$trust" > /dev/null 2>&1; then
+        echo "PostgreSQL at $pg cannot be reached: the two binaries not compared there"
+        break
+      fi
+      start "$ourl" 18304 "$bin"; s2=$!
+      start "$ourl" 18305 "$bin"; s3=$!
+      settle
+      line=$("$load" http://127.0.0.1:18304,http://127.0.0.1:18305 loadtoken "$file" "$clients")
+      kill "$s2" "$s3"; wait || true
+      psql "${pg%%\?*}" -q -c "DROP SCHEMA ${schema}_$which CASCADE" 2> /dev/null || echo "(drop schema ${schema}_$which by hand)"
+      rate=$(echo "$line" | sed -n 's/.* = \([0-9]*\)\/s.*/\1/p')
+      [ "$which" = old ] && old_rate=$rate || new_rate=$rate
+      echo "PostgreSQL, two servers, the $which binary$shape: $line"
+    done
+    if [ -n "${old_rate:-}" ] && [ -n "${new_rate:-}" ]; then
+      pg_versus+=("$(echo "100 * $new_rate / $old_rate" | bc -l | xargs printf '%.1f')")
+      echo "                           = the new binary at ${pg_versus[-1]}% of the old's rate"
+    fi
   fi
   rm -f "$out/s.db" "$out/s.db-wal" "$out/s.db-shm"
   "$chit" log init --store "$out/s.db" --key "$out/log.pem" --origin bench.example/serve --trust "$trust" > /dev/null
@@ -146,6 +174,7 @@ summary() { # NAME VALUES...: the median, and the range
 }
 if [ -n "${BENCH_OLD:-}" ]; then
   summary "new rate, % of old:" "${versus[@]}"
+  summary "PostgreSQL new, % of old:" "${pg_versus[@]}"
 fi
 if [ "$rounds" -gt 1 ]; then
   summary "SQLite, % of verify:" "${sqlite_ratios[@]}"

@@ -216,6 +216,16 @@ impl PgStore {
         Ok(())
     }
 
+    /// The channel a lease's hand-over is told on: `chit_log_lease_SCHEMA`,
+    /// cut to PostgreSQL's 63-byte names (two long schema names alike in
+    /// their first 48 bytes share it: a waiter woken for the other looks
+    /// again, no more).
+    fn lease_channel(&self) -> String {
+        let mut channel = format!("chit_log_lease_{}", self.schema);
+        channel.truncate(63);
+        channel
+    }
+
     /// Makes the lease's table where an older log lacks it, and listens
     /// for hand-overs, once per connection.
     fn lease_ready(&mut self) -> Result<(), StoreError> {
@@ -239,7 +249,7 @@ impl PgStore {
             }
         }
         self.client
-            .batch_execute(&format!("LISTEN chit_log_lease_{}", self.schema))
+            .batch_execute(&format!("LISTEN {}", self.lease_channel()))
             .map_err(read_err)?;
         self.lease_ready = true;
         Ok(())
@@ -878,7 +888,7 @@ impl Store for PgStore {
              WHERE id = 0 AND token = $1 RETURNING 1) \
              SELECT pg_notify($2, '') FROM r",
         )?;
-        let channel = format!("chit_log_lease_{}", self.schema);
+        let channel = self.lease_channel();
         self.client
             .query(&st, &[&token, &channel])
             .map_err(read_err)?;

@@ -1336,6 +1336,40 @@ fn the_sequencer_lease_passes_on() {
     second.submit(&[receipt(1)]).unwrap();
 }
 
+/// PostgreSQL: under a schema name as long as PostgreSQL takes (63 bytes,
+/// so the lease's channel name is cut), the lease is taken, given back and
+/// handed over as under a short one.
+#[test]
+fn the_lease_passes_on_under_the_longest_schema_name() {
+    use std::time::{Duration, Instant};
+    let Some(short) = pg() else { return };
+    let mut schema = format!("{}_", short.schema);
+    while schema.len() < 63 {
+        schema.push('x');
+    }
+    let b = Pg {
+        url: short.url.replace(&short.schema, &schema),
+        base: short.base.clone(),
+        schema,
+    };
+    new_log(&b, &Policy::default());
+    let mut first = reopen(&b);
+    first.lease(Duration::from_millis(200)).unwrap();
+    let waiter = std::thread::spawn({
+        let mut second = reopen(&b);
+        move || {
+            let t = Instant::now();
+            second.lease(Duration::from_secs(10)).unwrap();
+            second.submit(&[receipt(1)]).unwrap();
+            t.elapsed()
+        }
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    first.release().unwrap();
+    let took = waiter.join().unwrap();
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
 /// PostgreSQL: a holder alive but silent (paused, cut off) keeps the lease
 /// for `LEASE_TTL` at most; then another takes it, and the silent one,
 /// when it goes on, commits nothing (its token is no longer the lease's,
