@@ -623,17 +623,14 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         wanted.insert(p.checkpoint.size, None);
     }
     wanted.insert(0, Some(tree::EMPTY_ROOT));
-    let mut walked = walk_entries(src, opts, size, &mut wanted, &mut problems)?;
-    check_content_index(src, &std::mem::take(&mut walked.shas), size, &mut problems)?;
-    if opts.reverify.is_some() {
-        check_art_index(src, &mut walked.arts, &mut problems)?;
-    }
+    let content = read_content_index(src, size, &mut problems)?;
+    let mut walked = walk_entries(src, opts, size, content, &mut wanted, &mut problems)?;
     report.entries_hashed = walked.count;
     report.bytes_hashed = walked.bytes;
     report.reverified = walked.reverified;
     if opts.reverify.is_some() {
-        let mut expected = std::mem::take(&mut walked.expected);
-        check_labels(src, &mut expected, &mut problems)?;
+        check_art_index(src, &walked.prints.arts, &mut problems)?;
+        check_labels(src, &walked.prints.labels, &mut problems)?;
     }
     let leaves = std::mem::take(&mut walked.leaves);
     if walked.first_missing.is_none() {
@@ -657,7 +654,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     }
     // 9. streams
     let mut gaps = Gaps::default();
-    let mut rows = PacketRows::new(std::mem::take(&mut walked.packets));
+    let mut rows = PacketRows::new(std::mem::take(&mut walked.prints.packets));
     src.packets(&mut |p| {
         gaps.push(p);
         rows.check(p);
@@ -717,16 +714,53 @@ struct Walked {
     count: u64,
     bytes: u64,
     reverified: Option<(u64, u64)>,
-    /// With `reverify`: each accepted entry's index and the print of the
-    /// label its verdict gives.
-    expected: Vec<(u64, [u8; 16])>,
-    /// With `reverify`: the print of each accepted entry's art id and of
-    /// each accepted packet's row, by index.
-    arts: Vec<(u64, [u8; 16])>,
-    packets: Vec<(u64, [u8; 16])>,
-    /// Each entry's content address (its first 16 bytes), by index (zero
-    /// for one missing), where the source keeps an index of them apart.
-    shas: Vec<[u8; 16]>,
+    /// With `reverify`: what each entry's verdict gives its rows.
+    prints: Prints,
+}
+
+/// No print: an entry refused or missing, or a row it does not have.
+const NO_PRINT: [u8; 16] = [0; 16];
+
+/// What each entry's verdict gives its rows, by index ([`NO_PRINT`]
+/// where it gives none): the print of its search label, its art id and its
+/// packet row. 48 bytes an entry, made only with `reverify`.
+#[derive(Default)]
+struct Prints {
+    labels: Vec<[u8; 16]>,
+    arts: Vec<[u8; 16]>,
+    packets: Vec<[u8; 16]>,
+}
+
+impl Prints {
+    fn reserve(&mut self, n: usize) {
+        self.labels.reserve_exact(n);
+        self.arts.reserve_exact(n);
+        self.packets.reserve_exact(n);
+    }
+
+    /// The prints of entry `i` (entries come in index order).
+    fn set(&mut self, i: u64, label: [u8; 16], art: [u8; 16], packet: [u8; 16]) {
+        let at = i as usize;
+        for (v, p) in [
+            (&mut self.labels, label),
+            (&mut self.arts, art),
+            (&mut self.packets, packet),
+        ] {
+            v.resize(at, NO_PRINT);
+            v.push(p);
+        }
+    }
+}
+
+/// A content index kept apart from the entries, read whole before they
+/// are walked: the address each row maps to entry `i` (its first 16
+/// bytes), at `rows[i]`, and the size it covers.
+struct ContentIndex {
+    upto: u64,
+    rows: Vec<[u8; 16]>,
+    /// Entries below `upto` with no row: ranges, first to last.
+    missing: Vec<(u64, u64)>,
+    wrong: usize,
 }
 
 /// Step 2: every entry, hashed as it streams by: in order, each one's
@@ -737,6 +771,7 @@ fn walk_entries(
     src: &mut dyn Source,
     opts: &Options,
     size: u64,
+    mut content: Option<ContentIndex>,
     wanted: &mut BTreeMap<u64, Option<Hash>>,
     problems: &mut Vec<Problem>,
 ) -> Result<Walked, AuditError> {
@@ -750,15 +785,12 @@ fn walk_entries(
         count: 0,
         bytes: 0,
         reverified: None,
-        expected: Vec::new(),
-        arts: Vec::new(),
-        packets: Vec::new(),
-        shas: Vec::new(),
+        prints: Prints::default(),
     };
-    // Kept for a store's content index (16 bytes an entry), not for a
-    // folder of tiles, which has none.
-    let keep_shas = src.meta()?.is_some();
     let mut again = Recheck::default();
+    if opts.reverify.is_some() {
+        again.prints.reserve(size.min(1 << 24) as usize);
+    }
     let mut beyond: Vec<u64> = Vec::new();
     let mut walk = |i: u64, data: &[u8], sha: Option<Hash>| -> Result<(), SourceError> {
         if i >= size {
@@ -774,11 +806,12 @@ fn walk_entries(
             w.count = i;
         }
         let leaf = leaf_hash(data);
-        if keep_shas {
-            w.shas.resize(i as usize, [0; 16]);
-            w.shas.push(first16(&chit_core::digest::sha256(data)));
+        // The content address, where it is checked.
+        let address = (content.is_some() || sha.is_some()).then(|| chit_core::digest::sha256(data));
+        if let (Some(index), Some(address)) = (&mut content, &address) {
+            index.check(i, address, problems);
         }
-        if sha.is_some_and(|sha| chit_core::digest::sha256(data) != sha) {
+        if sha.is_some() && address != sha {
             problems.push(Problem {
                 step: "entries",
                 index: Some(i),
@@ -830,9 +863,10 @@ fn walk_entries(
     (opts.progress)(w.count);
     if opts.reverify.is_some() {
         w.reverified = Some((again.checked - again.refused, again.refused));
-        w.expected = again.expected;
-        w.arts = again.arts;
-        w.packets = again.packets;
+        w.prints = again.prints;
+    }
+    if let Some(index) = content {
+        index.finish(problems);
     }
     if !beyond.is_empty() {
         // Rows past the checkpoint: new appends, unless the source did not
@@ -1086,21 +1120,19 @@ struct Recheck {
     pending: Vec<(u64, Vec<u8>)>,
     refused: u64,
     checked: u64,
-    expected: Vec<(u64, [u8; 16])>,
-    arts: Vec<(u64, [u8; 16])>,
-    packets: Vec<(u64, [u8; 16])>,
+    prints: Prints,
 }
 
 /// What a verdict gives one entry's rows: its label's print, its art id's
 /// and its packet row's (where it has them).
-type Prints = ([u8; 16], Option<[u8; 16]>, Option<[u8; 16]>);
+type EntryPrints = ([u8; 16], Option<[u8; 16]>, Option<[u8; 16]>);
 
 fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     let Some(policy) = opts.reverify else {
         again.pending.clear();
         return;
     };
-    let decided: Vec<(u64, Result<Prints, String>)> = again
+    let decided: Vec<(u64, Result<EntryPrints, String>)> = again
         .pending
         .par_iter()
         .map(|(i, data)| {
@@ -1143,9 +1175,9 @@ fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     for (i, verdict) in decided {
         match verdict {
             Ok((label, art, row)) => {
-                again.expected.push((i, label));
-                again.arts.extend(art.map(|a| (i, a)));
-                again.packets.extend(row.map(|r| (i, r)));
+                again
+                    .prints
+                    .set(i, label, art.unwrap_or(NO_PRINT), row.unwrap_or(NO_PRINT));
             }
             Err(why) => bad.push((i, why)),
         }
@@ -1215,39 +1247,56 @@ fn range_problem(step: &'static str, from: u64, to: u64, what: &str) -> Problem 
     }
 }
 
-/// Step 8: the content index a store keeps apart from its entries maps
-/// each address to the entry that has it, and holds every entry below its
-/// bound. `shas` holds each entry's address by index.
-fn check_content_index(
+/// Step 8, before the walk: the content index a store keeps apart from
+/// its entries, if it keeps one, read whole (a row beyond the checkpoint,
+/// or two rows for one entry, named here).
+fn read_content_index(
     src: &mut dyn Source,
-    shas: &[[u8; 16]],
     size: u64,
     problems: &mut Vec<Problem>,
-) -> Result<(), SourceError> {
-    let mut indexed = vec![false; shas.len()];
-    let mut wrong: Vec<Problem> = Vec::new();
+) -> Result<Option<ContentIndex>, SourceError> {
+    let mut rows: Vec<[u8; 16]> = Vec::new();
+    let mut odd: Vec<Problem> = Vec::new();
     let upto = src.index_rows(crate::store::IndexKind::Content, &mut |i, key| {
-        let held = usize::try_from(i).ok().and_then(|at| shas.get(at));
-        let right = key.len() == 32 && held == Some(&first16(key.try_into().expect("32 bytes")));
-        if right {
-            indexed[i as usize] = true;
-        } else if wrong.len() < 100 {
-            wrong.push(Problem {
+        let at = usize::try_from(i).unwrap_or(usize::MAX);
+        let print = match <&[u8; 32]>::try_from(key) {
+            Ok(k) if i < size => first16(k),
+            _ => {
+                if odd.len() < 100 {
+                    odd.push(Problem {
+                        step: "index",
+                        index: Some(i),
+                        message: format!(
+                            "the content index maps sha256:{} to entry {i}, which the log's \
+                             checkpoint does not cover",
+                            chit_core::digest::hex(key)
+                        ),
+                        evidence: vec![],
+                    });
+                }
+                return;
+            }
+        };
+        if rows.capacity() == 0 {
+            rows.reserve_exact(size.min(1 << 24) as usize);
+        }
+        if rows.len() <= at {
+            rows.resize(at + 1, NO_PRINT);
+        }
+        if rows[at] != NO_PRINT && odd.len() < 100 {
+            odd.push(Problem {
                 step: "index",
                 index: Some(i),
-                message: format!(
-                    "the content index maps sha256:{} to entry {i}, which is not that entry's \
-                     address (a duplicate of it would be answered with another entry)",
-                    chit_core::digest::hex(key)
-                ),
+                message: format!("the content index maps two addresses to entry {i}"),
                 evidence: vec![],
             });
         }
+        rows[at] = print;
     })?;
     let Some(upto) = upto else {
-        return Ok(());
+        return Ok(None);
     };
-    problems.extend(wrong);
+    problems.extend(odd);
     if upto > size {
         problems.push(Problem {
             step: "index",
@@ -1256,41 +1305,70 @@ fn check_content_index(
             evidence: vec![],
         });
     }
-    let bound = upto.min(indexed.len() as u64) as usize;
-    let mut at = 0;
-    while let Some(off) = indexed[at..bound].iter().position(|seen| !seen) {
-        let from = at + off;
-        let to = indexed[from..bound]
-            .iter()
-            .position(|seen| *seen)
-            .map_or(bound, |n| from + n);
-        problems.push(range_problem(
-            "index",
-            from as u64,
-            to as u64,
-            "missing from the content index: a duplicate would be appended again",
-        ));
-        at = to;
+    Ok(Some(ContentIndex {
+        upto,
+        rows,
+        missing: Vec::new(),
+        wrong: 0,
+    }))
+}
+
+impl ContentIndex {
+    /// Step 8, as entry `i` (with content address `address`) is walked.
+    fn check(&mut self, i: u64, address: &Hash, problems: &mut Vec<Problem>) {
+        let row = self.rows.get(i as usize).copied().unwrap_or(NO_PRINT);
+        if row == first16(address) {
+            return;
+        }
+        if row != NO_PRINT {
+            self.wrong += 1;
+            if self.wrong <= 100 {
+                problems.push(Problem {
+                    step: "index",
+                    index: Some(i),
+                    message: format!(
+                        "the content index maps another address to entry {i}: a duplicate of \
+                         that address would be answered with this entry"
+                    ),
+                    evidence: vec![],
+                });
+            }
+        }
+        if i < self.upto {
+            match self.missing.last_mut() {
+                Some((_, last)) if *last + 1 == i => *last = i,
+                _ => self.missing.push((i, i)),
+            }
+        }
     }
-    Ok(())
+
+    fn finish(self, problems: &mut Vec<Problem>) {
+        for (first, last) in self.missing {
+            problems.push(range_problem(
+                "index",
+                first,
+                last + 1,
+                "missing from the content index: a duplicate would be appended again",
+            ));
+        }
+    }
 }
 
 /// Step 8, with `reverify`: the art-id index kept apart from the labels
 /// holds each entry's art id as its verdict gives it, and every one below
-/// its bound. `arts` holds each accepted entry's art id print.
+/// its bound. `arts` holds each entry's art id print, by index.
 fn check_art_index(
     src: &mut dyn Source,
-    arts: &mut [(u64, [u8; 16])],
+    arts: &[[u8; 16]],
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
-    arts.sort_unstable_by_key(|(i, _)| *i);
     let mut indexed = vec![false; arts.len()];
     let mut wrong: Vec<Problem> = Vec::new();
     let upto = src.index_rows(crate::store::IndexKind::Art, &mut |i, key| {
-        let found = arts.binary_search_by_key(&i, |(j, _)| *j).ok();
         let art = String::from_utf8_lossy(key);
-        match found {
-            Some(at) if arts[at].1 == print(&[&art]) => indexed[at] = true,
+        let at = usize::try_from(i).unwrap_or(usize::MAX);
+        match arts.get(at) {
+            Some(p) if *p != NO_PRINT && *p == print(&[&art]) => indexed[at] = true,
             _ if wrong.len() < 100 => wrong.push(Problem {
                 step: "index",
                 index: Some(i),
@@ -1306,11 +1384,11 @@ fn check_art_index(
         return Ok(());
     };
     problems.extend(wrong);
-    for (at, (i, _)) in arts.iter().enumerate() {
-        if *i < upto && !indexed[at] {
+    for (i, p) in arts.iter().enumerate().take(upto as usize) {
+        if *p != NO_PRINT && !indexed[i] {
             problems.push(Problem {
                 step: "index",
-                index: Some(*i),
+                index: Some(i as u64),
                 message: format!(
                     "entry {i}'s art id is missing from the art-id index: a search would not find it"
                 ),
@@ -1322,16 +1400,15 @@ fn check_art_index(
 }
 
 /// Step 9, with `reverify`: each stored packet row against the one its
-/// entry's verdict gives.
+/// entry's verdict gives (`expected`, by index).
 struct PacketRows {
-    expected: Vec<(u64, [u8; 16])>,
+    expected: Vec<[u8; 16]>,
     seen: Vec<bool>,
     wrong: Vec<Problem>,
 }
 
 impl PacketRows {
-    fn new(mut expected: Vec<(u64, [u8; 16])>) -> PacketRows {
-        expected.sort_unstable_by_key(|(i, _)| *i);
+    fn new(expected: Vec<[u8; 16]>) -> PacketRows {
         PacketRows {
             seen: vec![false; expected.len()],
             expected,
@@ -1340,8 +1417,9 @@ impl PacketRows {
     }
 
     fn check(&mut self, p: &PacketRow) {
-        match self.expected.binary_search_by_key(&p.index, |(i, _)| *i) {
-            Ok(at) if self.expected[at].1 == packet_print(p) && !self.seen[at] => {
+        let at = usize::try_from(p.index).unwrap_or(usize::MAX);
+        match self.expected.get(at) {
+            Some(e) if *e != NO_PRINT && *e == packet_print(p) && !self.seen[at] => {
                 self.seen[at] = true;
             }
             _ if self.wrong.len() < 100 => self.wrong.push(Problem {
@@ -1360,11 +1438,11 @@ impl PacketRows {
 
     fn finish(self, problems: &mut Vec<Problem>) {
         problems.extend(self.wrong);
-        for (at, (i, _)) in self.expected.iter().enumerate() {
-            if !self.seen[at] {
+        for (i, e) in self.expected.iter().enumerate() {
+            if *e != NO_PRINT && !self.seen[i] {
                 problems.push(Problem {
                     step: "streams",
-                    index: Some(*i),
+                    index: Some(i as u64),
                     message: format!(
                         "entry {i} is a packet with no packet row: the stream rules (P1, P2, P4) \
                          would not see it"
@@ -1376,23 +1454,24 @@ impl PacketRows {
     }
 }
 
-/// Step 9 (with `reverify`): every stored search label is the one its
-/// entry's verdict gives, and every entry that passed has one.
+/// Step 10 (with `reverify`): every stored search label is the one its
+/// entry's verdict gives (`labels`, by index), and every entry that passed
+/// has one.
 fn check_labels(
     src: &mut dyn Source,
-    expected: &mut [(u64, [u8; 16])],
+    labels: &[[u8; 16]],
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
-    expected.sort_unstable_by_key(|(i, _)| *i);
-    let mut labelled = vec![false; expected.len()];
+    let mut labelled = vec![false; labels.len()];
     let mut wrong: Vec<Problem> = Vec::new();
     let kept = src.labels(&mut |l| {
-        let Ok(at) = expected.binary_search_by_key(&l.index, |(i, _)| *i) else {
+        let at = usize::try_from(l.index).unwrap_or(usize::MAX);
+        let Some(expected) = labels.get(at).filter(|p| **p != NO_PRINT) else {
             // An entry refused or missing: said already.
             return;
         };
         labelled[at] = true;
-        if expected[at].1 != label_print(l) {
+        if *expected != label_print(l) {
             wrong.push(Problem {
                 step: "labels",
                 index: Some(l.index),
@@ -1411,11 +1490,11 @@ fn check_labels(
         return Ok(());
     }
     problems.extend(wrong);
-    for (at, (i, _)) in expected.iter().enumerate() {
-        if !labelled[at] {
+    for (i, p) in labels.iter().enumerate() {
+        if *p != NO_PRINT && !labelled[i] {
             problems.push(Problem {
                 step: "labels",
-                index: Some(*i),
+                index: Some(i as u64),
                 message: format!("entry {i} has no search label: a search would not find it"),
                 evidence: vec![],
             });

@@ -1136,10 +1136,10 @@ impl Store for SqliteStore {
         let late = self.late()?;
         let (index, rows) = match kind {
             crate::store::IndexKind::Content if late.shas => {
-                (&SHAS, "SELECT idx, sha256 FROM chit_log_shas ORDER BY idx")
+                (&SHAS, "SELECT idx, sha256 FROM chit_log_shas")
             }
             crate::store::IndexKind::Art if late.arts => {
-                (&ARTS, "SELECT idx, art_id FROM chit_log_arts ORDER BY idx")
+                (&ARTS, "SELECT idx, art_id FROM chit_log_arts")
             }
             _ => return Ok(None),
         };

@@ -266,8 +266,8 @@ pub trait Store: Send {
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError>;
 
     /// Every `(index, key)` row of an index the store keeps apart from the
-    /// rows it indexes, to `each`, and the size up to which it holds every
-    /// entry's key; None where it keeps none (the key is a column of the
+    /// rows it indexes, to `each` (in no particular order), and the size up
+    /// to which it holds every entry's key; None where it keeps none (the key is a column of the
     /// indexed row, and the database keeps its index).
     fn index_rows(
         &mut self,
