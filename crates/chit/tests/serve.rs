@@ -455,6 +455,12 @@ fn the_server_appends_verifies_proves_and_is_audited_over_http() {
     let v = json(&body);
     assert_eq!(v["hits"].as_array().unwrap().len(), 2);
     assert_eq!(v["next"], 1);
+    let (size, _) =
+        chit_logstore::Log::open(chit_logstore::open(&dir.join("s.db").to_string_lossy()).unwrap())
+            .unwrap()
+            .head()
+            .unwrap();
+    assert_eq!(v["indexed_upto"], size, "{v}");
     let (_, body) = http(a, "GET", "/v1/search?kind=run-receipt&after=1", &[], b"");
     assert_eq!(json(&body)["hits"][0]["index"], 2);
     let (_, body) = http(

@@ -832,7 +832,8 @@ pub struct SearchParams {
 /// `GET /v1/search?kind=&art=&stream=&since=&until=&after=&limit=`:
 /// entries by the kind they were checked as, art id, packet stream and
 /// integration time (labels kept beside the tree, not proven by it), in
-/// index order; `next` continues the list.
+/// index order; `next` continues the list; `indexed_upto` is the size up
+/// to which the answer is complete (every entry below it is searchable).
 pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>) -> Response {
     let millis = |t: &Option<String>, what: &str| -> Result<Option<i64>, Response> {
         match t {
@@ -874,11 +875,14 @@ pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>
     };
     let r = blocking(move || {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
-        log.store().search(&q)
+        // Read before the search: every entry below it was committed with
+        // its label, so the search sees them all (later ones may show too).
+        let (size, _) = log.store().head()?;
+        log.store().search(&q).map(|hits| (size, hits))
     })
     .await;
     match r {
-        Ok(Ok(hits)) => {
+        Ok(Ok((indexed_upto, hits))) => {
             let next = (hits.len() == limit as usize)
                 .then(|| hits.last().map(|h| h.label.index))
                 .flatten();
@@ -894,7 +898,8 @@ pub async fn search(State(state): State<Shared>, Params(p): Params<SearchParams>
                     })
                 })
                 .collect();
-            axum::Json(json!({"hits": hits, "next": next})).into_response()
+            axum::Json(json!({"hits": hits, "next": next, "indexed_upto": indexed_upto}))
+                .into_response()
         }
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(r) => r,
