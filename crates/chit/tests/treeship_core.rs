@@ -1252,6 +1252,17 @@ fn a_journal_is_judged_as_treeships_verify_integrity_judges_it() {
     assert_eq!(verify(d, &["journal"]).code, 1);
     assert_eq!(verify(d, &["journal", "--allow-unchecked"]).code, 1);
     assert_eq!(verify(d, &["journal", "--accept-unsigned"]).code, 0);
+    // Without its head, Treeship checks no truncation, nor does chit; it
+    // says so.
+    assert!(path.join("journal.json").is_file());
+    let copy = d.join("headless");
+    copy_dir(&path, &copy);
+    std::fs::remove_file(copy.join("heads/current.json")).unwrap();
+    assert_eq!(verify_integrity(&Journal::new(&copy)).unwrap(), 4);
+    let run = chit_in(d, &["verify", "--json", "headless"], None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let said = lines(&run)[0]["warnings"].to_string();
+    assert!(said.contains("no heads/current.json"), "{said}");
 
     // Each change on a fresh copy: Treeship's chain catches it, and so
     // does chit's.

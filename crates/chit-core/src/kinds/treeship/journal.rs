@@ -330,6 +330,13 @@ pub(crate) fn hub_signed(
 /// stale.
 fn head_is_the_last(j: &Journal, last: &str, ctx: &Context, r: &mut Report) {
     let Some(head) = &j.head else {
+        // Treeship checks nothing here either; said, since a verdict
+        // without it cannot tell a journal cut short.
+        r.warning(
+            rule::JOURNAL,
+            "",
+            "the journal has no heads/current.json: records deleted off its end would not be noticed",
+        );
         return;
     };
     let head = match head {
