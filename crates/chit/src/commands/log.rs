@@ -91,19 +91,7 @@ fn migrate(a: &LogMigrateArgs, out: &mut Output) -> CmdResult {
         .map_err(|e| Failure::error(format!("the log key {key_text}: {e}")))?;
     let (size, _) = from.head().map_err(store_failure)?;
     let to = chit_logstore::create(&a.new).map_err(store_failure)?;
-    let bar = if std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(size);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{bar:40.cyan/blue} {pos}/{len} entries  {rate}  {eta} left",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key("rate", whole_rate),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = entries_bar(|| size);
     let done = chit_logstore::migrate::migrate(&mut *from, to, &verifier, &|n| bar.set_position(n));
     bar.finish_and_clear();
     let m = done.map_err(|e| {
@@ -158,6 +146,21 @@ fn bind_policy(a: &LogBindArgs, out: &mut Output) -> CmdResult {
     }
     .map_err(Failure::write)?;
     Ok(Exit::Ok)
+}
+
+/// A bar of entries done out of `size()` (asked only where it is shown),
+/// on a terminal; hidden elsewhere.
+fn entries_bar(size: impl FnOnce() -> u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(size());
+    b.set_style(
+        ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} entries  {rate}  {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("rate", whole_rate),
+    );
+    b
 }
 
 /// A progress bar's rate in whole items a second.
@@ -765,22 +768,11 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     } else {
         None
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let size = open_checkpoint(&head, &origin, &verifier, &[])
+    let bar = entries_bar(|| {
+        open_checkpoint(&head, &origin, &verifier, &[])
             .map(|c| c.checkpoint.size)
-            .unwrap_or(0);
-        let b = ProgressBar::new(size);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{bar:40.cyan/blue} {pos}/{len} entries  {rate}  {eta} left",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key("rate", whole_rate),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+            .unwrap_or(0)
+    });
     let progress = |n: u64| bar.set_position(n);
     let opts = audit::Options {
         verifier: &verifier,
