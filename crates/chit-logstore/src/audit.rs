@@ -1075,22 +1075,28 @@ fn check_consistency(
 
 /// Entries `from..to` missing: named one by one (a few), else as a range.
 fn missing(from: u64, to: u64, problems: &mut Vec<Problem>) {
+    missing_from("entries", from, to, " (a row deleted?)", problems);
+}
+
+/// Entries `from..to` missing (from the entries, or an index: `what`),
+/// named one by one up to a few, else as one range.
+fn missing_from(step: &'static str, from: u64, to: u64, what: &str, problems: &mut Vec<Problem>) {
     const NAMED: u64 = 20;
     if to - from <= NAMED {
         for index in from..to {
             problems.push(Problem {
-                step: "entries",
+                step,
                 index: Some(index),
-                message: format!("entry {index} is missing (a row deleted?)"),
+                message: format!("entry {index} is missing{what}"),
                 evidence: vec![],
             });
         }
     } else {
         problems.push(Problem {
-            step: "entries",
+            step,
             index: Some(from),
             message: format!(
-                "entries {from} to {} are missing ({} entries)",
+                "entries {from} to {} are missing{what}, {} entries",
                 to - 1,
                 to - from
             ),
@@ -1233,20 +1239,6 @@ fn packet_print(p: &PacketRow) -> [u8; 16] {
     }
 }
 
-/// Entries `from..to` named as one problem of `step`.
-fn range_problem(step: &'static str, from: u64, to: u64, what: &str) -> Problem {
-    Problem {
-        step,
-        index: Some(from),
-        message: if to == from + 1 {
-            format!("entry {from} {what}")
-        } else {
-            format!("entries {from} to {} {what}", to - 1)
-        },
-        evidence: vec![],
-    }
-}
-
 /// Step 8, before the walk: the content index a store keeps apart from
 /// its entries, if it keeps one, read whole (a row beyond the checkpoint,
 /// or two rows for one entry, named here).
@@ -1344,12 +1336,13 @@ impl ContentIndex {
 
     fn finish(self, problems: &mut Vec<Problem>) {
         for (first, last) in self.missing {
-            problems.push(range_problem(
+            missing_from(
                 "index",
                 first,
                 last + 1,
-                "missing from the content index: a duplicate would be appended again",
-            ));
+                " from the content index: a duplicate would be appended again",
+                problems,
+            );
         }
     }
 }

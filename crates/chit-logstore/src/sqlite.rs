@@ -394,26 +394,17 @@ fn needs_shared_memory(e: &rusqlite::Error) -> bool {
 
 /// Whether a database's write-ahead log is there and not empty.
 fn has_wal_content(path: &Path) -> bool {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    std::fs::metadata(&wal)
-        .map(|m| m.len() > 0)
-        .unwrap_or(false)
+    let [wal, _, _] = companions(path);
+    std::fs::metadata(wal).is_ok_and(|m| m.len() > 0)
 }
 
-/// `file:PATH?immutable=1`, the path's bytes outside the URI's unreserved
-/// set and `/` escaped.
-fn immutable_uri(path: &Path) -> String {
-    let mut uri = String::from("file:");
-    for b in path.as_os_str().as_encoded_bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(b) {
-            uri.push(char::from(*b));
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
-    uri.push_str("?immutable=1");
-    uri
+/// `file:///PATH?immutable=1` (the path made absolute and escaped by the
+/// `url` crate), or None where it cannot be written so.
+fn immutable_uri(path: &Path) -> Option<String> {
+    let absolute = std::path::absolute(path).ok()?;
+    let mut uri = url::Url::from_file_path(absolute).ok()?;
+    uri.set_query(Some("immutable=1"));
+    Some(uri.into())
 }
 
 fn write_err(path: &Path, e: rusqlite::Error) -> StoreError {
@@ -484,8 +475,14 @@ impl SqliteStore {
                         path.display()
                     )));
                 }
+                let uri = immutable_uri(path).ok_or_else(|| {
+                    StoreError::Read(format!(
+                        "cannot open {} read-only: its path cannot be written as a URI",
+                        path.display()
+                    ))
+                })?;
                 Connection::open_with_flags(
-                    immutable_uri(path),
+                    uri,
                     OpenFlags::SQLITE_OPEN_READ_ONLY
                         | OpenFlags::SQLITE_OPEN_URI
                         | OpenFlags::SQLITE_OPEN_NO_MUTEX,
