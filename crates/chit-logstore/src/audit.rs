@@ -158,7 +158,7 @@ pub trait Source {
     fn index_rows(
         &mut self,
         kind: crate::store::IndexKind,
-        each: &mut dyn FnMut(u64, &[u8]),
+        each: &mut dyn FnMut(i64, &[u8]),
     ) -> Result<Option<u64>, SourceError> {
         let _ = (kind, each);
         Ok(None)
@@ -181,7 +181,7 @@ impl Source for Box<dyn Store> {
     fn index_rows(
         &mut self,
         kind: crate::store::IndexKind,
-        each: &mut dyn FnMut(u64, &[u8]),
+        each: &mut dyn FnMut(i64, &[u8]),
     ) -> Result<Option<u64>, SourceError> {
         Ok(Store::index_rows(&mut **self, kind, &mut |i, k| {
             each(i, k);
@@ -629,7 +629,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     report.bytes_hashed = walked.bytes;
     report.reverified = walked.reverified;
     if opts.reverify.is_some() {
-        check_art_index(src, &walked.prints.arts, &mut problems)?;
+        check_art_index(src, &walked.prints.arts, size, &mut problems)?;
         check_labels(src, &walked.prints.labels, &mut problems)?;
     }
     let leaves = std::mem::take(&mut walked.leaves);
@@ -1240,63 +1240,91 @@ fn packet_print(p: &PacketRow) -> [u8; 16] {
 }
 
 /// Step 8, before the walk: the content index a store keeps apart from
-/// its entries, if it keeps one, read whole (a row beyond the checkpoint,
-/// or two rows for one entry, named here).
+/// its entries, if it keeps one, read whole. Named here: a row that names
+/// no entry (a negative index, a key that is no address), two rows for one
+/// entry, a row at or above the index's bound (a merge raises the bound in
+/// the transaction that writes its rows), and one past the checkpoint
+/// that the store's size now does not cover either (a live log's merge
+/// since the head was read is not a problem).
 fn read_content_index(
     src: &mut dyn Source,
     size: u64,
     problems: &mut Vec<Problem>,
 ) -> Result<Option<ContentIndex>, SourceError> {
+    const SAID: usize = 100;
     let mut rows: Vec<[u8; 16]> = Vec::new();
     let mut odd: Vec<Problem> = Vec::new();
+    let mut past: Vec<u64> = Vec::new();
+    let say = |odd: &mut Vec<Problem>, index: Option<u64>, message: String| {
+        if odd.len() < SAID {
+            odd.push(Problem {
+                step: "index",
+                index,
+                message,
+                evidence: vec![],
+            });
+        }
+    };
     let upto = src.index_rows(crate::store::IndexKind::Content, &mut |i, key| {
-        let at = usize::try_from(i).unwrap_or(usize::MAX);
-        let print = match <&[u8; 32]>::try_from(key) {
-            Ok(k) if i < size => first16(k),
-            _ => {
-                if odd.len() < 100 {
-                    odd.push(Problem {
-                        step: "index",
-                        index: Some(i),
-                        message: format!(
-                            "the content index maps sha256:{} to entry {i}, which the log's \
-                             checkpoint does not cover",
-                            chit_core::digest::hex(key)
-                        ),
-                        evidence: vec![],
-                    });
-                }
-                return;
-            }
+        let (Ok(at), Ok(address)) = (u64::try_from(i), <&[u8; 32]>::try_from(key)) else {
+            let message = format!(
+                "the content index has a row ({} bytes at index {i}) that names no entry by its \
+                 address",
+                key.len()
+            );
+            say(&mut odd, u64::try_from(i).ok(), message);
+            return;
         };
+        if at >= size {
+            if past.len() < SAID {
+                past.push(at);
+            }
+            return;
+        }
+        let at = at as usize;
         if rows.capacity() == 0 {
             rows.reserve_exact(size.min(1 << 24) as usize);
         }
         if rows.len() <= at {
             rows.resize(at + 1, NO_PRINT);
         }
-        if rows[at] != NO_PRINT && odd.len() < 100 {
-            odd.push(Problem {
-                step: "index",
-                index: Some(i),
-                message: format!("the content index maps two addresses to entry {i}"),
-                evidence: vec![],
-            });
+        if rows[at] != NO_PRINT {
+            let message = format!("the content index maps two addresses to entry {i}");
+            say(&mut odd, Some(at as u64), message);
         }
-        rows[at] = print;
+        rows[at] = first16(address);
     })?;
     let Some(upto) = upto else {
         return Ok(None);
     };
-    problems.extend(odd);
-    if upto > size {
-        problems.push(Problem {
-            step: "index",
-            index: None,
-            message: format!("the content index claims to cover {upto} entries of {size}"),
-            evidence: vec![],
-        });
+    let above = |i: u64| {
+        format!("the content index has a row for entry {i}, at or above its bound ({upto}): a row no merge wrote")
+    };
+    for (i, row) in rows.iter().enumerate().skip(upto as usize) {
+        if *row != NO_PRINT {
+            say(&mut odd, Some(i as u64), above(i as u64));
+        }
     }
+    if upto > size || !past.is_empty() {
+        let now = src.size_now()?;
+        if upto > now {
+            say(
+                &mut odd,
+                None,
+                format!("the content index claims to cover {upto} entries; the log holds {now}"),
+            );
+        }
+        for i in past {
+            if i >= upto {
+                say(&mut odd, Some(i), above(i));
+            } else if i >= now {
+                let message =
+                    format!("the content index names entry {i}, which the log does not hold");
+                say(&mut odd, Some(i), message);
+            }
+        }
+    }
+    problems.extend(odd);
     Ok(Some(ContentIndex {
         upto,
         rows,
@@ -1353,18 +1381,27 @@ impl ContentIndex {
 fn check_art_index(
     src: &mut dyn Source,
     arts: &[[u8; 16]],
+    size: u64,
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
     let mut indexed = vec![false; arts.len()];
     let mut wrong: Vec<Problem> = Vec::new();
+    let mut past: Vec<(u64, String)> = Vec::new();
     let upto = src.index_rows(crate::store::IndexKind::Art, &mut |i, key| {
         let art = String::from_utf8_lossy(key);
+        if let Ok(at) = u64::try_from(i).map(|at| at >= size) {
+            if at && past.len() < 100 {
+                // Past the entries walked: held to the size now, below.
+                past.push((i as u64, art.into_owned()));
+                return;
+            }
+        }
         let at = usize::try_from(i).unwrap_or(usize::MAX);
         match arts.get(at) {
             Some(p) if *p != NO_PRINT && *p == print(&[&art]) => indexed[at] = true,
             _ if wrong.len() < 100 => wrong.push(Problem {
                 step: "index",
-                index: Some(i),
+                index: u64::try_from(i).ok(),
                 message: format!(
                     "the art-id index maps {art} to entry {i}, which is not that entry's art id"
                 ),
@@ -1376,6 +1413,19 @@ fn check_art_index(
     let Some(upto) = upto else {
         return Ok(());
     };
+    if !past.is_empty() {
+        let now = src.size_now()?;
+        for (i, art) in past.into_iter().filter(|(i, _)| *i >= now.min(upto)) {
+            wrong.push(Problem {
+                step: "index",
+                index: Some(i),
+                message: format!(
+                    "the art-id index maps {art} to entry {i}, which the log does not hold"
+                ),
+                evidence: vec![],
+            });
+        }
+    }
     problems.extend(wrong);
     for (i, p) in arts.iter().enumerate().take(upto as usize) {
         if *p != NO_PRINT && !indexed[i] {

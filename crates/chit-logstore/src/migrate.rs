@@ -56,6 +56,26 @@ pub fn migrate(
             from.location()
         ))));
     }
+    // A policy changed behind the log's back is not carried over (a log
+    // made before policies were bound is copied unbound, as it is).
+    match crate::binding::check(
+        verifier,
+        &meta.origin,
+        &meta.policy,
+        meta.policy_binding.as_deref(),
+    ) {
+        Ok(()) | Err(crate::binding::Unbound::Missing) => {}
+        Err(why) => {
+            return Err(LogError::Unbound(format!("{}: {why}", from.location())));
+        }
+    }
+    let empty = chit_log::checkpoint::open_checkpoint(&first, &meta.origin, verifier, &[])
+        .map_err(|e| LogError::Checkpoint(format!("its checkpoint of size 0: {e}")))?;
+    if empty.checkpoint.size != 0 || empty.checkpoint.root != chit_log::tree::EMPTY_ROOT {
+        return Err(LogError::Checkpoint(
+            "its checkpoint of size 0 is not one of the empty tree".into(),
+        ));
+    }
     let mut to = to;
     to.create(&meta, &first)?;
     let mut log = Log::open(to)?;

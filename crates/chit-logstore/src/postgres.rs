@@ -58,15 +58,10 @@ CREATE INDEX chit_log_labels_kind ON chit_log_labels (kind, idx);
 CREATE INDEX chit_log_labels_art ON chit_log_labels (art_id) WHERE art_id IS NOT NULL;
 CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
 CREATE INDEX chit_log_labels_time ON chit_log_labels (integrated_at, idx);
-CREATE TABLE chit_log_lease (
-  id INTEGER PRIMARY KEY CHECK (id = 0),
-  token BIGINT NOT NULL,
-  pid INTEGER,
-  until TIMESTAMPTZ NOT NULL
-);
 ";
 
-/// The lease's table, for a log made before it had one.
+/// The lease's table: made with a log, and by the first lease of a log
+/// made before it had one.
 const LEASE_TABLE: &str = "CREATE TABLE IF NOT EXISTS chit_log_lease (
   id INTEGER PRIMARY KEY CHECK (id = 0),
   token BIGINT NOT NULL,
@@ -101,6 +96,10 @@ pub struct PgStore {
     lease_ready: bool,
     /// The fencing token of the lease this connection holds.
     token: Option<i64>,
+    /// The connection dropped while it held the lease: the lease may have
+    /// passed on, so the next commit is refused as fenced (unless a lease
+    /// is taken again first).
+    lease_lost: bool,
 }
 
 /// Splits chit's `schema=NAME` out of a connection URL (read by the `url`
@@ -184,6 +183,7 @@ impl PgStore {
             is_log: false,
             lease_ready: false,
             token: None,
+            lease_lost: false,
         })
     }
 
@@ -192,9 +192,9 @@ impl PgStore {
     /// on the old one failed and was answered so; what comes next goes on.
     /// The statements prepared there are prepared again. A sequencer's
     /// lease ended with the old session (its holder's process id is gone):
-    /// a server takes it again for its next batch; a `chit log append`
-    /// goes on without it, its commits gated, as every commit is, on the
-    /// head it read (`commit`), so two writers still cannot interleave.
+    /// a server takes it again for its next batch; a commit without taking
+    /// it again is refused as fenced (a `chit log append` that held it
+    /// stops there, nothing of that batch acknowledged).
     fn live(&mut self) -> Result<(), StoreError> {
         if !self.client.is_closed() {
             return Ok(());
@@ -212,7 +212,7 @@ impl PgStore {
         self.client = client;
         self.statements.clear();
         self.lease_ready = false;
-        self.token = None;
+        self.lease_lost |= self.token.take().is_some();
         Ok(())
     }
 
@@ -406,6 +406,7 @@ impl Store for PgStore {
             StoreError::Write(format!("cannot write {location}: {}", describe(&e)))
         };
         tx.batch_execute(SCHEMA).map_err(w)?;
+        tx.batch_execute(LEASE_TABLE).map_err(w)?;
         let rows = [
             ("format", Some(crate::FORMAT.to_string())),
             ("origin", Some(meta.origin.clone())),
@@ -745,6 +746,13 @@ impl Store for PgStore {
 
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         self.live()?;
+        if std::mem::take(&mut self.lease_lost) {
+            return Err(StoreError::Fenced(format!(
+                "the connection to {} dropped while this sequencer held the lease, which may \
+                 have passed on; nothing of this batch was acknowledged",
+                self.location
+            )));
+        }
         let location = self.location.clone();
         let w = |e: postgres::Error| {
             StoreError::Write(format!(
@@ -791,8 +799,7 @@ impl Store for PgStore {
              checkpoint AS (\
                INSERT INTO chit_log_checkpoints (size, note) \
                SELECT $1, $20 WHERE EXISTS (SELECT 1 FROM head)) \
-             SELECT (SELECT size FROM chit_log_head WHERE id = 0), (SELECT count(*) FROM head), \
-               (SELECT token FROM chit_log_lease WHERE id = 0)",
+             SELECT (SELECT size FROM chit_log_head WHERE id = 0), (SELECT count(*) FROM head)",
         )?;
         let token = self.token;
         let new_size = batch.new_size() as i64;
@@ -857,7 +864,14 @@ impl Store for PgStore {
             return Ok(());
         }
         if let Some(mine) = self.token {
-            if row.get::<_, Option<i64>>(2) != Some(mine) {
+            // Read again, past the statement's snapshot: a taking that the
+            // token's row lock waited for is seen only now.
+            let now: Option<i64> = self
+                .client
+                .query_opt("SELECT token FROM chit_log_lease WHERE id = 0", &[])
+                .map_err(read_err)?
+                .map(|r| r.get(0));
+            if now != Some(mine) {
                 // Stepped down: the next batch waits its turn again.
                 self.token = None;
                 return Err(StoreError::Fenced(format!(
@@ -913,6 +927,7 @@ impl Store for PgStore {
             {}
             if let Some(token) = self.try_lease()? {
                 self.token = Some(token);
+                self.lease_lost = false;
                 return Ok(());
             }
             let left = deadline.saturating_duration_since(std::time::Instant::now());

@@ -392,10 +392,23 @@ fn needs_shared_memory(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// Whether a database's write-ahead log is there and not empty.
-fn has_wal_content(path: &Path) -> bool {
-    let [wal, _, _] = companions(path);
-    std::fs::metadata(wal).is_ok_and(|m| m.len() > 0)
+/// The database's write-ahead log or rollback journal, where one is there
+/// and not empty (commits, or a transaction cut short, it holds).
+fn pending_companion(path: &Path) -> Option<PathBuf> {
+    let [wal, _, journal] = companions(path);
+    [wal, journal]
+        .into_iter()
+        .find(|f| std::fs::metadata(f).is_ok_and(|m| m.len() > 0))
+}
+
+/// Whether the folder a database is in takes no writes by its mode (read-
+/// only media, or a folder made so): no writer can then change the file.
+fn folder_read_only(path: &Path) -> bool {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::metadata(dir).is_ok_and(|m| m.permissions().readonly())
 }
 
 /// `file:///PATH?immutable=1` (the path made absolute and escaped by the
@@ -462,17 +475,17 @@ impl SqliteStore {
             .and_then(|c| has_meta(&c).map(|is_log| (c, is_log)));
         let (conn, is_log) = match opened {
             // A snapshot on read-only media: a WAL-mode file whose
-            // shared-memory index cannot be made beside it. With no
-            // write-ahead log holding commits, nothing can change it (no
-            // writer could make one there): read as an immutable file.
-            Err(e) if read_only && needs_shared_memory(&e) => {
-                if has_wal_content(path) {
+            // shared-memory index cannot be made beside it, in a folder no
+            // one may write. With no write-ahead log or journal holding
+            // anything, nothing can change it: read as an immutable file.
+            Err(e) if read_only && needs_shared_memory(&e) && folder_read_only(path) => {
+                if let Some(pending) = pending_companion(path) {
                     return Err(StoreError::Read(format!(
-                        "cannot open {} read-only: its write-ahead log ({}-wal) holds commits, \
-                         and its shared-memory index cannot be made there; copy the three files \
-                         to a writable folder, or make the snapshot with sqlite3's .backup",
+                        "cannot open {} read-only: {} holds what is not in it yet, and its \
+                         shared-memory index cannot be made there; copy its files to a \
+                         writable folder, or make the snapshot with sqlite3's .backup",
                         path.display(),
-                        path.display()
+                        pending.display()
                     )));
                 }
                 let uri = immutable_uri(path).ok_or_else(|| {
@@ -1151,7 +1164,7 @@ impl Store for SqliteStore {
                 rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
                 _ => &[],
             };
-            each(idx.max(0) as u64, key)?;
+            each(idx, key)?;
         }
         Ok(Some(upto.max(0) as u64))
     }

@@ -266,7 +266,8 @@ pub trait Store: Send {
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError>;
 
     /// Every `(index, key)` row of an index the store keeps apart from the
-    /// rows it indexes, to `each` (in no particular order), and the size up
+    /// rows it indexes, to `each` (in no particular order; the index as
+    /// stored, a negative one included), and the size up
     /// to which it holds every entry's key; None where it keeps none (the key is a column of the
     /// indexed row, and the database keeps its index).
     fn index_rows(
@@ -320,7 +321,7 @@ pub enum IndexKind {
 }
 
 /// Called with each `(index, key)` row of an index ([`Store::index_rows`]).
-pub type EachIndexRow<'a> = dyn FnMut(u64, &[u8]) -> Result<(), StoreError> + 'a;
+pub type EachIndexRow<'a> = dyn FnMut(i64, &[u8]) -> Result<(), StoreError> + 'a;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_millis() -> i64 {

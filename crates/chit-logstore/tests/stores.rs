@@ -171,6 +171,7 @@ both!(
     audit_names_a_changed_policy,
     a_reverifying_audit_holds_the_packet_rows_to_their_entries,
     a_migration_copies_every_checkpoint_and_refuses_a_tampered_log,
+    a_migration_refuses_a_changed_policy,
 );
 
 fn new_log(b: &dyn Backend, policy: &Policy) -> Log {
@@ -838,6 +839,115 @@ fn a_migration_copies_every_checkpoint_and_refuses_a_tampered_log(b: &dyn Backen
     assert!(
         err.contains("checkpoint of size 200 does not sign"),
         "{err}"
+    );
+}
+
+/// A log whose policy was changed behind its back is not copied: the copy
+/// would carry the change under the log's name.
+fn a_migration_refuses_a_changed_policy(b: &dyn Backend) {
+    fill(b, 3);
+    b.sql(
+        "UPDATE chit_log_meta SET value = replace(value, '\"allow_unchecked\":false', \
+         '\"allow_unchecked\":true') WHERE key = 'policy'",
+    );
+    let err = chit_logstore::migrate::migrate(
+        &mut *b.store(),
+        lite().store(),
+        &log_key().verifier(),
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("not the one the log signed"), "{err}");
+}
+
+/// SQLite: content-index rows no merge writes are named: rows at or above
+/// the index's bound (its bound lowered behind the log's back, which would
+/// fail every later merge), and a row naming a negative index.
+#[test]
+fn audit_names_content_index_rows_no_merge_wrote() {
+    let b = lite();
+    fill(&b, 5);
+    b.sql(
+        "INSERT INTO chit_log_shas (sha256, idx) SELECT sha256, idx FROM chit_log_entries; \
+         UPDATE chit_log_shas_upto SET upto = 5",
+    );
+    assert!(audit_once(&b, None).ok());
+    b.sql("UPDATE chit_log_shas_upto SET upto = 2");
+    let r = audit_once(&b, None);
+    assert_eq!(problem_indexes(&r), vec![2, 3, 4], "{:?}", r.problems);
+    assert!(
+        r.problems
+            .iter()
+            .all(|p| p.message.contains("at or above its bound")),
+        "{:?}",
+        r.problems
+    );
+    b.sql(
+        "UPDATE chit_log_shas_upto SET upto = 5; UPDATE chit_log_shas SET idx = -1 WHERE idx = 0",
+    );
+    let r = audit_once(&b, None);
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.message.contains("names no entry")),
+        "{:?}",
+        r.problems
+    );
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.index == Some(0) && p.message.contains("missing from the content index")),
+        "{:?}",
+        r.problems
+    );
+}
+
+/// PostgreSQL: a holder whose connection dropped while it held the lease
+/// (which may have passed on) commits nothing until it takes the lease
+/// again.
+#[test]
+fn a_holder_that_lost_its_connection_commits_nothing_until_it_leases_again() {
+    let Some(mut pg) = pg() else { return };
+    let app = format!("chit_lost_{}", std::process::id());
+    pg.url = format!("{}&application_name={app}", pg.url);
+    let b: &dyn Backend = &pg;
+    fill(b, 2);
+    let mut log = reopen(b);
+    log.lease(std::time::Duration::from_secs(5)).unwrap();
+    let mut admin = postgres::Client::connect(&pg.base, postgres::NoTls).unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+            &[&app],
+        )
+        .unwrap();
+    let started = std::time::Instant::now();
+    while admin
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+            &[&app],
+        )
+        .unwrap()
+        .get::<_, i64>(0)
+        > 0
+    {
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The batch that finds the connection gone fails; the next, on a new
+    // connection, is refused as fenced.
+    assert!(log.submit(&[receipt(10)]).is_err());
+    let err = log.submit(&[receipt(11)]).unwrap_err().to_string();
+    assert!(
+        err.contains("dropped while this sequencer held the lease"),
+        "{err}"
+    );
+    assert_eq!(log.head().unwrap().0, 2);
+    log.lease(std::time::Duration::from_secs(5)).unwrap();
+    assert_eq!(
+        appended(&log.submit(&[receipt(11)]).unwrap().outcomes),
+        vec![2]
     );
 }
 

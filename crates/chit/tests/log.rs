@@ -772,25 +772,28 @@ fn a_read_only_snapshot_is_audited() {
     mode(&snap.join("r.db"), 0o444);
     mode(&snap, 0o555);
     let is_root = runs_as_root();
-    let mut cmd = if is_root {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_chit"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_chit"))
+    let audit = || {
+        let mut cmd = if is_root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_chit"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_chit"))
+        };
+        cmd.args([
+            "log",
+            "audit",
+            "snap/r.db",
+            "--log-key",
+            &key,
+            "--state",
+            "state/s.json",
+            "--json",
+        ]);
+        run_raw(cmd, dir, None)
     };
-    cmd.args([
-        "log",
-        "audit",
-        "snap/r.db",
-        "--log-key",
-        &key,
-        "--state",
-        "state/s.json",
-        "--json",
-    ]);
-    let r = run_raw(cmd, dir, None);
+    let r = audit();
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert_eq!(r.code, 0, "{stdout}{}", r.stderr);
     let v: Value = serde_json::from_str(&stdout).unwrap();
@@ -801,6 +804,18 @@ fn a_read_only_snapshot_is_audited() {
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("r.db")]);
     mode(&snap, 0o755);
+    // A write-ahead log beside it holding what the file does not: not read
+    // as immutable (that would leave it out), refused in one line.
+    std::fs::write(snap.join("r.db-wal"), b"not yet in the file").unwrap();
+    mode(&snap, 0o555);
+    let r = audit();
+    mode(&snap, 0o755);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("holds what is not in it yet"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Whether this process runs as root (whom permission bits do not stop).
