@@ -224,6 +224,9 @@ impl Source for Box<dyn Store> {
         });
         match (r, failure) {
             (_, Some(why)) => Err(why),
+            (Err(crate::StoreError::Damaged { path, why }), None) => {
+                Err(SourceError::DamagedBundle { path, why })
+            }
             (Err(e), None) => Err(e.into()),
             (Ok(()), None) => Ok(()),
         }

@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod binding;
+pub mod folder;
 pub mod log;
 pub mod migrate;
 pub mod policy;
@@ -63,28 +64,54 @@ pub fn is_postgres(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
+/// Whether a new log at this path is one SQLite file (a name ending in
+/// `.db`, `.sqlite` or `.sqlite3`) rather than a log folder.
+pub fn is_single_file(location: &str) -> bool {
+    std::path::Path::new(location)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "db" | "sqlite" | "sqlite3"))
+}
+
 /// Opens the store a location names: `postgres://…` or `postgresql://…`
-/// (PostgreSQL; `?schema=NAME` keeps the log in its own schema), anything
-/// else a SQLite file.
+/// (PostgreSQL; `?schema=NAME` keeps the log in its own schema), a folder
+/// (a log folder, [`folder`]), anything else a SQLite file.
 pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
+    let path = std::path::Path::new(location);
     if is_postgres(location) {
         Ok(Box::new(crate::postgres::PgStore::connect(location)?))
+    } else if path.is_dir() {
+        Ok(Box::new(crate::folder::FolderStore::open(path)?))
     } else {
-        Ok(Box::new(crate::sqlite::SqliteStore::open(
-            std::path::Path::new(location),
-        )?))
+        Ok(Box::new(crate::sqlite::SqliteStore::open(path)?))
     }
 }
 
-/// A store for a new log where a location names one: a new SQLite file
-/// (never over an existing file), or a PostgreSQL schema (`create` then
-/// refuses one that holds a log).
+/// A store for a new log where a location names one: a PostgreSQL schema
+/// (`create` then refuses one that holds a log), a new SQLite file where
+/// the name ends in `.db`, `.sqlite` or `.sqlite3` (never over an existing
+/// file), else a new log folder (a new or an empty folder).
 pub fn create(location: &str) -> Result<Box<dyn Store>, StoreError> {
+    let path = std::path::Path::new(location);
     if is_postgres(location) {
         Ok(Box::new(crate::postgres::PgStore::connect(location)?))
+    } else if is_single_file(location) {
+        Ok(Box::new(crate::sqlite::SqliteStore::create_file(path)?))
     } else {
-        Ok(Box::new(crate::sqlite::SqliteStore::create_file(
-            std::path::Path::new(location),
-        )?))
+        Ok(Box::new(crate::folder::FolderStore::create_dir(path)?))
+    }
+}
+
+/// Removes what [`create`] made at a location whose log could not be
+/// finished (a file and its companions, or a folder's contents and the
+/// folder if it is then empty), once its store is dropped; a PostgreSQL
+/// schema is left (the caller says so).
+pub fn remove_created(location: &str) {
+    let path = std::path::Path::new(location);
+    if is_postgres(location) {
+    } else if is_single_file(location) {
+        crate::sqlite::SqliteStore::remove_created(path);
+    } else {
+        crate::folder::FolderStore::remove_created(path);
     }
 }

@@ -211,9 +211,9 @@ impl Log {
     }
 
     /// Creates a log where a location names a new store
-    /// ([`crate::create`]: a new SQLite file, never over one, or a
-    /// PostgreSQL schema holding none). A SQLite file made here that
-    /// could not be made a log is removed with its companions.
+    /// ([`crate::create`]: a new log folder or SQLite file, never over
+    /// one, or a PostgreSQL schema holding none). What was made here for
+    /// a log that could not be made is removed.
     pub fn create(
         location: &str,
         signer: NoteSigner,
@@ -225,7 +225,7 @@ impl Log {
             if crate::is_postgres(location) {
                 return LogError::Io(format!("cannot make a log in {location}: {e}"));
             }
-            crate::sqlite::SqliteStore::remove_created(std::path::Path::new(location));
+            crate::remove_created(location);
             LogError::Io(format!(
                 "cannot make a log in {location} (nothing was left there): {e}"
             ))

@@ -149,6 +149,10 @@ pub enum StoreError {
     /// The store could not be read, or holds what a log never writes.
     #[error("{0}")]
     Read(String),
+    /// A file of the tree (an entry bundle, a hash tile) is not what the
+    /// log wrote: a finding of an audit, not a store it cannot read.
+    #[error("{path} is not a valid entry bundle ({why})")]
+    Damaged { path: String, why: String },
 }
 
 /// A log's storage. See the module documentation for the invariants.

@@ -35,6 +35,20 @@ trait Backend {
     fn sql(&self, statement: &str);
     /// A byte string as this database's SQL writes one.
     fn bytes(&self, b: &[u8]) -> String;
+    /// Changes an entry's bytes behind the log's back.
+    fn set_entry(&self, index: u64, bytes: &[u8]) {
+        self.sql(&format!(
+            "UPDATE chit_log_entries SET data = {} WHERE idx = {index}",
+            self.bytes(bytes)
+        ));
+    }
+    /// Changes a hash tile behind the log's back.
+    fn set_tile(&self, level: u8, index: u64, bytes: &[u8]) {
+        self.sql(&format!(
+            "UPDATE chit_log_tiles SET data = {} WHERE level = {level} AND idx = {index}",
+            self.bytes(bytes)
+        ));
+    }
 }
 
 fn hexs(b: &[u8]) -> String {
@@ -61,6 +75,85 @@ impl Backend for Lite {
     fn bytes(&self, b: &[u8]) -> String {
         format!("X'{}'", hexs(b))
     }
+}
+
+/// A log folder: its database for rows, its files for the tree.
+struct Folder {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+impl Folder {
+    /// A tile's or bundle's file: published when full, else growing.
+    fn tree_file(
+        &self,
+        kind: chit_log::tiles::TileKind,
+        index: u64,
+        tail: &str,
+    ) -> std::path::PathBuf {
+        let t = chit_log::tiles::Tile {
+            kind,
+            index,
+            width: chit_log::tiles::TILE_WIDTH,
+        };
+        let public = self.path.join("public").join(t.path());
+        if public.exists() {
+            public
+        } else {
+            self.path.join("tail").join(tail)
+        }
+    }
+}
+
+impl Backend for Folder {
+    fn store(&self) -> Box<dyn Store> {
+        if self.path.exists() {
+            Box::new(chit_logstore::folder::FolderStore::open(&self.path).unwrap())
+        } else {
+            Box::new(chit_logstore::folder::FolderStore::create_dir(&self.path).unwrap())
+        }
+    }
+    fn sql(&self, statement: &str) {
+        let c = rusqlite::Connection::open(self.path.join("index.db")).unwrap();
+        c.execute_batch(statement).unwrap();
+    }
+    fn bytes(&self, b: &[u8]) -> String {
+        format!("X'{}'", hexs(b))
+    }
+    fn set_entry(&self, index: u64, bytes: &[u8]) {
+        let n = index / 256;
+        let path = self.tree_file(
+            chit_log::tiles::TileKind::Entries,
+            n,
+            &format!("entries-{n}"),
+        );
+        let data = std::fs::read(&path).unwrap();
+        let mut entries = Vec::new();
+        let mut rest = &data[..];
+        while let [a, b, tail @ ..] = rest {
+            let len = usize::from(u16::from_be_bytes([*a, *b]));
+            entries.push(tail[..len].to_vec());
+            rest = &tail[len..];
+        }
+        entries[(index % 256) as usize] = bytes.to_vec();
+        let out = chit_log::tiles::encode_entry_bundle(&entries).unwrap();
+        std::fs::write(&path, out).unwrap();
+    }
+    fn set_tile(&self, level: u8, index: u64, bytes: &[u8]) {
+        let path = self.tree_file(
+            chit_log::tiles::TileKind::Hashes(level),
+            index,
+            &format!("{level}-{index}"),
+        );
+        assert!(path.exists(), "{}", path.display());
+        std::fs::write(&path, bytes).unwrap();
+    }
+}
+
+fn folder() -> Folder {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log");
+    Folder { _dir: dir, path }
 }
 
 struct Pg {
@@ -133,6 +226,10 @@ macro_rules! both {
             #[test]
             fn sqlite() {
                 super::$name(&super::lite());
+            }
+            #[test]
+            fn folder() {
+                super::$name(&super::folder());
             }
             #[test]
             fn postgres() {
@@ -644,10 +741,7 @@ fn problem_indexes(r: &audit::AuditReport) -> Vec<u64> {
 
 fn audit_names_a_changed_entry(b: &dyn Backend) {
     fill(b, 300);
-    b.sql(&format!(
-        "UPDATE chit_log_entries SET data = {} WHERE idx = 277",
-        b.bytes(br#"{"forged":true}"#)
-    ));
+    b.set_entry(277, br#"{"forged":true}"#);
     let r = audit_once(b, None);
     assert!(!r.ok());
     assert_eq!(problem_indexes(&r), vec![277], "{:?}", r.problems);
@@ -822,12 +916,7 @@ fn a_migration_copies_every_checkpoint_and_refuses_a_tampered_log(b: &dyn Backen
         .unwrap_err()
         .to_string()
     };
-    let set_entry = |bytes: &[u8]| {
-        b.sql(&format!(
-            "UPDATE chit_log_entries SET data = {} WHERE idx = 150",
-            b.bytes(bytes)
-        ))
-    };
+    let set_entry = |bytes: &[u8]| b.set_entry(150, bytes);
     set_entry(&packet("s", 150, "p150x", Some("p149")));
     let err = migrate_tampered();
     assert!(
@@ -1025,21 +1114,12 @@ fn audit_holds_sqlite_indexes_to_their_rows() {
 fn a_changed_store_fails_the_quick_check(b: &dyn Backend) {
     fill(b, 300);
     reopen(b).quick_check().unwrap();
-    b.sql(&format!(
-        "UPDATE chit_log_entries SET data = {} WHERE idx = 290",
-        b.bytes(br#"{"forged":true}"#)
-    ));
+    b.set_entry(290, br#"{"forged":true}"#);
     let err = reopen(b).quick_check().unwrap_err().to_string();
     assert!(err.contains("entry 290"), "{err}");
-    b.sql(&format!(
-        "UPDATE chit_log_entries SET data = {} WHERE idx = 290",
-        b.bytes(&receipt(290))
-    ));
+    b.set_entry(290, &receipt(290));
     reopen(b).quick_check().unwrap();
-    b.sql(&format!(
-        "UPDATE chit_log_tiles SET data = {} WHERE level = 1 AND idx = 0",
-        b.bytes(&[7u8; 32])
-    ));
+    b.set_tile(1, 0, &[7u8; 32]);
     let err = reopen(b).quick_check().unwrap_err().to_string();
     assert!(err.contains("tree its tiles hold"), "{err}");
 }
@@ -1048,10 +1128,7 @@ fn a_changed_store_fails_the_quick_check(b: &dyn Backend) {
 /// not blamed on an entry: the entries give the root the checkpoint signs.
 fn audit_names_a_damaged_tile(b: &dyn Backend) {
     fill(b, 300);
-    b.sql(&format!(
-        "UPDATE chit_log_tiles SET data = {} WHERE level = 0 AND idx = 0",
-        b.bytes(&[7u8; 256 * 32])
-    ));
+    b.set_tile(0, 0, &[7u8; 256 * 32]);
     let r = audit_once(b, None);
     assert!(!r.ok());
     assert!(problem_indexes(&r).is_empty(), "{:?}", r.problems);
@@ -1068,10 +1145,7 @@ fn audit_names_a_damaged_tile(b: &dyn Backend) {
 /// back stop appends.
 fn a_tampered_tree_is_never_extended(b: &dyn Backend) {
     fill(b, 300);
-    b.sql(&format!(
-        "UPDATE chit_log_tiles SET data = {} WHERE level = 1 AND idx = 0",
-        b.bytes(&[7u8; 32])
-    ));
+    b.set_tile(1, 0, &[7u8; 32]);
     let mut log = reopen(b);
     let err = log.submit(&[receipt(5000)]).unwrap_err().to_string();
     assert!(
@@ -1112,10 +1186,7 @@ fn a_running_sequencer_still_checks_what_it_wrote(b: &dyn Backend) {
     assert!(err.contains("the log's latest checkpoint"), "{err}");
     // Its own head again, over tiles changed behind its back: stopped.
     set_head(&note);
-    b.sql(&format!(
-        "UPDATE chit_log_tiles SET data = {} WHERE level = 1 AND idx = 0",
-        b.bytes(&[7u8; 32])
-    ));
+    b.set_tile(1, 0, &[7u8; 32]);
     // Stopped again at the next batch: what it found is not forgotten.
     for n in [5001, 5002] {
         let err = log.submit(&[receipt(n)]).unwrap_err().to_string();

@@ -999,3 +999,73 @@ fn bundles_keep_their_checks_across_inputs() {
         v.stdout
     );
 }
+
+/// A log folder (the default store) is its own static copy: `public/`
+/// served by a plain static web server audits clean over HTTP, and grows
+/// with the log. What a crash leaves in it (bytes of a batch that never
+/// committed, a full bundle not yet moved to `public/`) is read past and
+/// settled; a damaged published bundle is named (exit 1).
+#[test]
+fn a_log_folder_is_its_own_static_copy() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "receipts");
+    assert!(dir.join("receipts/index.db").is_file());
+    lines_file(dir, "a.jsonl", 0..300);
+    common::log_append_lines(dir, "receipts", "a.jsonl");
+    let public = dir.join("receipts/public");
+    let checkpoint =
+        |store: &str| chit_in(dir, &["log", "checkpoint", "--store", store], None).stdout;
+    assert_eq!(
+        std::fs::read_to_string(public.join("checkpoint")).unwrap(),
+        checkpoint("receipts")
+    );
+    assert!(public.join("tile/entries/000").is_file());
+    assert!(public.join("tile/entries/001.p/44").is_file());
+    assert!(public.join("tile/0/000").is_file());
+    assert!(public.join("tile/0/001.p/44").is_file());
+    assert!(public.join("tile/1/000.p/1").is_file());
+    let web = common::StaticWeb::start(&public);
+    let (code, v) = audit_json(dir, &web.url, &key, "web.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 300);
+    lines_file(dir, "b.jsonl", 300..320);
+    common::log_append_lines(dir, "receipts", "b.jsonl");
+    let (code, v) = audit_json(dir, &web.url, &key, "web.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 320);
+    assert!(
+        !public.join("tile/entries/001.p/44").exists(),
+        "an old partial is kept"
+    );
+    drop(web);
+
+    // A crash's leftovers: a batch that never committed, and a full
+    // bundle whose move to public/ was lost.
+    let tail = dir.join("receipts/tail");
+    let mut grown = std::fs::read(tail.join("entries-1")).unwrap();
+    grown.extend_from_slice(&[0, 9, b'u', b'n', b'c', b'o', b'm', b'm', b'i', b't']);
+    std::fs::write(tail.join("entries-1"), grown).unwrap();
+    std::fs::rename(public.join("tile/entries/000"), tail.join("entries-0")).unwrap();
+    let (code, v) = audit_json(dir, "receipts", &key, "store.json");
+    assert_eq!(code, 0, "{v}");
+    lines_file(dir, "c.jsonl", 320..321);
+    common::log_append_lines(dir, "receipts", "c.jsonl");
+    assert!(public.join("tile/entries/000").is_file(), "not settled");
+    let (code, v) = audit_json(dir, "receipts", &key, "store.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 321);
+
+    // A published bundle damaged: named.
+    let bundle = public.join("tile/entries/000");
+    let mut bytes = std::fs::read(&bundle).unwrap();
+    bytes[0] = 0xff;
+    std::fs::write(&bundle, &bytes).unwrap();
+    let (code, v) = audit_json(dir, "receipts", &key, "damaged.json");
+    assert_eq!(code, 1, "{v}");
+    let said = v["problems"][0]["message"].as_str().unwrap();
+    assert!(
+        said.contains("tile/entries/000 is not a valid entry bundle"),
+        "{v}"
+    );
+}

@@ -795,26 +795,8 @@ fn tiles_are_cached_as_they_may_be_and_a_static_copy_is_audited() {
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let mut web = Command::new("python3")
-        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
-        .current_dir(dir.join("public"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("python3 serves the static copy");
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(web.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
-    let port = first
-        .split(" port ")
-        .nth(1)
-        .and_then(|r| r.split(' ').next())
-        .unwrap_or_else(|| panic!("no port in {first:?}"))
-        .to_string();
-    let url = format!("http://127.0.0.1:{port}/");
+    let web = common::StaticWeb::start(&dir.join("public"));
+    let url = web.url.clone();
     let audit = |state: &str| {
         chit_in(
             dir,
@@ -847,8 +829,7 @@ fn tiles_are_cached_as_they_may_be_and_a_static_copy_is_audited() {
         said.contains("tile/entries/000 is not a valid entry bundle"),
         "{v}"
     );
-    let _ = web.kill();
-    let _ = web.wait();
+    drop(web);
 }
 
 /// A server killed with SIGKILL under load: every entry it acknowledged is

@@ -101,7 +101,7 @@ fn migrate(a: &LogMigrateArgs, out: &mut Output) -> CmdResult {
                 a.new
             )
         } else {
-            chit_logstore::sqlite::SqliteStore::remove_created(Path::new(&a.new));
+            chit_logstore::remove_created(&a.new);
             format!("; nothing was left at {}", a.new)
         };
         Failure::error(format!("cannot migrate {} to {}: {e}{left}", a.old, a.new))
@@ -713,9 +713,12 @@ fn origin_of(note: &[u8]) -> String {
 fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     let is_url = crate::shared::remote::is_url(&a.source);
     // A folder of tiles or a URL: only what the log serves (no policy, no
-    // key named), as any tiles client sees it.
-    let is_dir =
-        is_url || (!chit_logstore::is_postgres(&a.source) && Path::new(&a.source).is_dir());
+    // key named), as any tiles client sees it. A log folder is a store.
+    let path = Path::new(&a.source);
+    let is_dir = is_url
+        || (!chit_logstore::is_postgres(&a.source)
+            && path.is_dir()
+            && !chit_logstore::folder::is_log_folder(path));
     let mut source: Box<dyn audit::Source> = if is_url {
         Box::new(crate::shared::remote::Remote::new(&a.source).map_err(Failure::error)?)
     } else if is_dir {

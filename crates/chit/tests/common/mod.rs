@@ -234,3 +234,45 @@ pub fn pg_schema(prefix: &str) -> Option<PgSchema> {
         schema,
     })
 }
+
+/// A plain static web server (Python's http.server) over `root`, on a
+/// free loopback port: killed when dropped.
+pub struct StaticWeb {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl StaticWeb {
+    pub fn start(root: &Path) -> StaticWeb {
+        let mut child = Command::new("python3")
+            .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+            .current_dir(root)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 serves a folder");
+        let mut first = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut first,
+        )
+        .unwrap();
+        let port = first
+            .split(" port ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap_or_else(|| panic!("no port in {first:?}"))
+            .to_string();
+        StaticWeb {
+            child,
+            url: format!("http://127.0.0.1:{port}/"),
+        }
+    }
+}
+
+impl Drop for StaticWeb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,782 @@
+//! The default store: a log folder. The tree is files a web server can
+//! serve (C2SP tlog-tiles: entry bundles, hash tiles, the checkpoint), and
+//! a SQLite database beside them keeps what needs one.
+//!
+//! ```text
+//! LOG/
+//!   index.db            the head, the checkpoints, the policy, one row an
+//!                       entry (its content address and time, not its
+//!                       bytes), the packet rows, the labels and indexes
+//!   lock                held by whoever writes a batch
+//!   tail/               the bundle and hash tiles still growing
+//!   public/checkpoint   the latest published checkpoint
+//!   public/tile/…       full bundles and tiles, and the right edge's
+//!                       partial ones of the published checkpoint
+//! ```
+//!
+//! # How a batch is written
+//!
+//! Under the folder's lock, and only at the size the batch was made for:
+//! the new entries are appended to the growing bundle in `tail/` and the
+//! new hashes to the growing tiles, each file's data synced; then the
+//! database's transaction records the head, the checkpoint and the rows,
+//! and is the commit: before it, what the files hold past the committed
+//! size is nobody's and is overwritten by the next batch; after it, the
+//! batch is durable. A bundle or tile that the batch filled is then
+//! renamed into `public/tile/` (written once, never changed; a rename lost
+//! to a crash is done again, and until then it is read from `tail/`).
+//!
+//! Each entry's bytes are so written once. At most once a second (and
+//! when the store is closed) the right edge's partial tiles of the new
+//! head and the checkpoint are published into `public/`, the checkpoint
+//! last, so that a static copy of `public/` is always a whole log.
+//!
+//! Readers need no lock: what the head covers never changes.
+
+use crate::sqlite::SqliteStore;
+use crate::store::{
+    Batch, EachIndexRow, Entry, Hit, IndexKind, Meta, NewEntry, PacketRow, Query, Store, StoreError,
+};
+use chit_log::tiles::{self, Tile, TileKind, TILE_WIDTH};
+use chit_log::Hash;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const WIDTH: u64 = TILE_WIDTH as u64;
+const HASH: u64 = 32;
+
+/// How often, at most, a writer publishes a new checkpoint and the right
+/// edge's partial tiles into `public/`.
+pub const PUBLISH_EVERY: Duration = Duration::from_secs(1);
+
+/// The database's file name in a log folder.
+pub const INDEX_FILE: &str = "index.db";
+
+/// Whether `dir` is a log folder (it holds an index database).
+pub fn is_log_folder(dir: &Path) -> bool {
+    dir.is_dir() && dir.join(INDEX_FILE).is_file()
+}
+
+/// A log folder: see the module documentation.
+pub struct FolderStore {
+    dir: PathBuf,
+    tree: Tree,
+    index: SqliteStore,
+    /// The committed byte length of the growing bundle this store last
+    /// wrote: `(bundle, entries in it, bytes)`.
+    tail_len: Option<(u64, u64, u64)>,
+    /// When this store last published, and whether a commit since waits.
+    published: Option<Instant>,
+    unpublished: bool,
+    /// A long-lived writer's thread that publishes what its last commits
+    /// left unpublished (`Store::housekeep_in_background`).
+    publisher: Option<Publisher>,
+}
+
+/// Publishes a log folder's head once a [`PUBLISH_EVERY`] when it is newer
+/// than what `public/` holds, on a thread and a connection of its own.
+struct Publisher {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Publisher {
+    fn start(dir: &Path) -> Result<Publisher, StoreError> {
+        let mut store = FolderStore::open(dir)?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("chit-publisher".into())
+            .spawn(move || {
+                while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::park_timeout(PUBLISH_EVERY);
+                    // Failures are tried again a second later; the commits
+                    // do not wait on this.
+                    let _ = store.publish_now();
+                }
+            })
+            .map_err(|e| StoreError::Write(format!("cannot start the publisher: {e}")))?;
+        Ok(Publisher {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+/// How many items of the tile `kind`/`index` a tree of `size` leaves holds.
+fn width_at(kind: TileKind, index: u64, size: u64) -> u64 {
+    let count = match kind {
+        TileKind::Hashes(level) => size.checked_shr(u32::from(level) * 8).unwrap_or(0),
+        TileKind::Entries => size,
+    };
+    count.saturating_sub(index.saturating_mul(WIDTH)).min(WIDTH)
+}
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> StoreError {
+    StoreError::Write(format!(
+        "cannot {what} {}: {e}; nothing of this batch was acknowledged",
+        path.display()
+    ))
+}
+
+fn read_err(path: &Path, e: std::io::Error) -> StoreError {
+    StoreError::Read(format!("cannot read {}: {e}", path.display()))
+}
+
+/// The file's bytes, or None where there is no file.
+fn read_opt(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    match std::fs::read(path) {
+        Ok(d) => Ok(Some(d)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(read_err(path, e)),
+    }
+}
+
+/// The first `count` entries of a bundle (what follows them, in a growing
+/// bundle, is a batch that never committed), or where `to_end`, as many as
+/// it holds if fewer, and their length.
+fn bundle_prefix(
+    data: &[u8],
+    count: u64,
+    to_end: bool,
+) -> Result<(Vec<&[u8]>, usize), &'static str> {
+    let mut out = Vec::with_capacity(count.min(WIDTH) as usize);
+    let mut at = 0usize;
+    while (out.len() as u64) < count && !(to_end && at == data.len()) {
+        let Some(len) = data.get(at..at + 2) else {
+            return Err("a truncated length prefix");
+        };
+        let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
+        let Some(e) = data.get(at + 2..at + 2 + len) else {
+            return Err("a truncated entry");
+        };
+        out.push(e);
+        at += 2 + len;
+    }
+    Ok((out, at))
+}
+
+/// Syncs a folder, so that a rename or a new file in it is durable.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Writes `data` to `path` through a new file renamed over it, synced.
+fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".chit-").tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(dir)
+}
+
+/// The size a checkpoint note states (its second line), if it reads.
+fn note_size(note: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(note).ok()?;
+    text.lines().nth(1)?.parse().ok()
+}
+
+/// The tree's files in a log folder: what any reader may read without a
+/// lock (what the head covers never changes).
+struct Tree {
+    dir: PathBuf,
+}
+
+impl Tree {
+    /// Where a full tile or bundle is published.
+    fn public_path(&self, kind: TileKind, index: u64) -> PathBuf {
+        let t = Tile {
+            kind,
+            index,
+            width: TILE_WIDTH,
+        };
+        self.dir.join("public").join(t.path())
+    }
+
+    /// Where a tile or bundle grows until it is full.
+    fn tail_path(&self, kind: TileKind, index: u64) -> PathBuf {
+        let name = match kind {
+            TileKind::Hashes(level) => format!("{level}-{index}"),
+            TileKind::Entries => format!("entries-{index}"),
+        };
+        self.dir.join("tail").join(name)
+    }
+
+    /// A tile's or bundle's bytes: published when full, else still in
+    /// `tail/` (looked for in `public/` again: it may have been renamed
+    /// there in between).
+    fn read_tree_file(&self, kind: TileKind, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let public = self.public_path(kind, index);
+        if let Some(d) = read_opt(&public)? {
+            return Ok(Some(d));
+        }
+        if let Some(d) = read_opt(&self.tail_path(kind, index))? {
+            return Ok(Some(d));
+        }
+        read_opt(&public)
+    }
+
+    /// The entries of bundle `n` that a tree of `size` leaves holds: a
+    /// published bundle whole (256 entries, nothing after them), a growing
+    /// one up to `size` or to its end, whichever comes first (the rows say
+    /// which entries there must be).
+    fn bundle_entries(&self, n: u64, size: u64) -> Result<Vec<Vec<u8>>, StoreError> {
+        let count = width_at(TileKind::Entries, n, size);
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let damaged = |path: &Path, why: String| StoreError::Damaged {
+            path: path.display().to_string(),
+            why,
+        };
+        let public = self.public_path(TileKind::Entries, n);
+        let tail = self.tail_path(TileKind::Entries, n);
+        let (path, data) = match read_opt(&public)? {
+            Some(d) => (public, d),
+            None => match read_opt(&tail)? {
+                Some(d) => (tail, d),
+                None => match read_opt(&public)? {
+                    Some(d) => (public, d),
+                    None => return Ok(Vec::new()),
+                },
+            },
+        };
+        let entries = if path.starts_with(self.dir.join("public")) {
+            tiles::parse_entry_bundle(&data, TILE_WIDTH)
+                .map_err(|e| damaged(&path, e.to_string()))?
+        } else {
+            bundle_prefix(&data, count, true)
+                .map_err(|why| damaged(&path, why.to_string()))?
+                .0
+        };
+        Ok(entries.into_iter().map(<[u8]>::to_vec).collect())
+    }
+
+    /// Entry `index` out of its bundle's entries; a row whose entry the
+    /// bundle does not hold names the bundle.
+    fn take_entry(&self, entries: &mut [Vec<u8>], index: u64) -> Result<Vec<u8>, StoreError> {
+        let n = index / WIDTH;
+        match entries.get_mut((index % WIDTH) as usize) {
+            Some(e) => Ok(std::mem::take(e)),
+            None => Err(StoreError::Damaged {
+                path: self.public_path(TileKind::Entries, n).display().to_string(),
+                why: format!(
+                    "it holds {} entries; entry {index} is not among them",
+                    entries.len()
+                ),
+            }),
+        }
+    }
+}
+
+impl FolderStore {
+    /// Opens an existing log folder.
+    pub fn open(dir: &Path) -> Result<FolderStore, StoreError> {
+        if !is_log_folder(dir) {
+            return Err(StoreError::NotALog(dir.display().to_string()));
+        }
+        let index = SqliteStore::open(&dir.join(INDEX_FILE))?;
+        Ok(FolderStore {
+            dir: dir.to_path_buf(),
+            tree: Tree {
+                dir: dir.to_path_buf(),
+            },
+            index,
+            tail_len: None,
+            published: None,
+            unpublished: false,
+            publisher: None,
+        })
+    }
+
+    /// Makes a new log folder at `dir` (a new or an empty folder; chit
+    /// never writes into one holding anything else).
+    pub fn create_dir(dir: &Path) -> Result<FolderStore, StoreError> {
+        match std::fs::read_dir(dir) {
+            Ok(mut it) => {
+                if it.next().is_some() {
+                    return Err(if is_log_folder(dir) {
+                        StoreError::Exists(dir.display().to_string())
+                    } else {
+                        StoreError::Write(format!(
+                            "cannot make a log in {}: the folder is not empty; give a new or an \
+                             empty folder",
+                            dir.display()
+                        ))
+                    });
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir).map_err(|e| io_err("create", dir, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                return Err(StoreError::Exists(dir.display().to_string()));
+            }
+            Err(e) => return Err(io_err("create", dir, e)),
+        }
+        for sub in ["tail", "public"] {
+            let p = dir.join(sub);
+            std::fs::create_dir_all(&p).map_err(|e| io_err("create", &p, e))?;
+        }
+        File::create(dir.join("lock")).map_err(|e| io_err("create", &dir.join("lock"), e))?;
+        let index = SqliteStore::create_file(&dir.join(INDEX_FILE))?;
+        Ok(FolderStore {
+            dir: dir.to_path_buf(),
+            tree: Tree {
+                dir: dir.to_path_buf(),
+            },
+            index,
+            tail_len: None,
+            published: None,
+            unpublished: false,
+            publisher: None,
+        })
+    }
+
+    /// Removes what [`FolderStore::create_dir`] made (it made the folder
+    /// or found it empty, so all that is in it is its own), once its store
+    /// is dropped.
+    pub fn remove_created(dir: &Path) {
+        for name in ["tail", "public"] {
+            let _ = std::fs::remove_dir_all(dir.join(name));
+        }
+        let _ = std::fs::remove_file(dir.join("lock"));
+        SqliteStore::remove_created(&dir.join(INDEX_FILE));
+        let _ = std::fs::remove_dir(dir);
+    }
+
+    fn size(&mut self) -> Result<u64, StoreError> {
+        self.index.head().map(|(s, _)| s)
+    }
+
+    /// The committed byte length of the growing bundle `n`, which holds
+    /// `count` entries.
+    fn tail_bytes(&mut self, n: u64, count: u64) -> Result<u64, StoreError> {
+        if count == 0 {
+            return Ok(0);
+        }
+        if let Some((b, c, bytes)) = self.tail_len {
+            if (b, c) == (n, count) {
+                return Ok(bytes);
+            }
+        }
+        let path = self.tree.tail_path(TileKind::Entries, n);
+        let data = read_opt(&path)?.ok_or_else(|| StoreError::Damaged {
+            path: path.display().to_string(),
+            why: format!("the growing bundle of {count} entries is missing"),
+        })?;
+        let (_, bytes) = bundle_prefix(&data, count, false).map_err(|why| StoreError::Damaged {
+            path: path.display().to_string(),
+            why: why.to_string(),
+        })?;
+        Ok(bytes as u64)
+    }
+
+    /// Writes `data` at `offset` of a growing file, cuts what followed (a
+    /// batch that never committed) and syncs it.
+    fn write_tail(path: &Path, offset: u64, data: &[u8]) -> Result<(), StoreError> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| io_err("open", path, e))?;
+        f.seek(SeekFrom::Start(offset))
+            .and_then(|_| f.write_all(data))
+            .and_then(|_| f.set_len(offset + data.len() as u64))
+            .and_then(|_| f.sync_data())
+            .map_err(|e| io_err("write", path, e))
+    }
+
+    /// Moves a tile or bundle a commit filled from `tail/` into
+    /// `public/`; a rename lost to a crash is done again later (and until
+    /// then the file is read from `tail/`).
+    fn settle(&self, kind: TileKind, index: u64) -> std::io::Result<()> {
+        let from = self.tree.tail_path(kind, index);
+        if !from.exists() {
+            return Ok(());
+        }
+        let to = self.tree.public_path(kind, index);
+        let dir = to.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        std::fs::rename(&from, &to)?;
+        sync_dir(dir)?;
+        sync_dir(&self.dir.join("tail"))
+    }
+
+    /// Settles every full tile or bundle still in `tail/` (after a crash
+    /// between a commit and its renames).
+    fn settle_all(&mut self, size: u64) {
+        let Ok(names) = std::fs::read_dir(self.dir.join("tail")) else {
+            return;
+        };
+        for name in names.flatten() {
+            let name = name.file_name();
+            let Some((kind, index)) = name.to_str().and_then(|n| n.split_once('-')) else {
+                continue;
+            };
+            let kind = match kind {
+                "entries" => TileKind::Entries,
+                l => match l.parse() {
+                    Ok(l) => TileKind::Hashes(l),
+                    Err(_) => continue,
+                },
+            };
+            let Ok(index) = index.parse() else { continue };
+            if width_at(kind, index, size) == WIDTH {
+                let _ = self.settle(kind, index);
+            }
+        }
+    }
+
+    /// Publishes the head into `public/` (its right edge's partial tiles,
+    /// then the checkpoint), when it is newer than what is there. Called
+    /// with the folder's lock held.
+    fn publish(&mut self) -> Result<(), StoreError> {
+        let (size, note) = self.index.head()?;
+        let public = self.dir.join("public");
+        let current = read_opt(&public.join("checkpoint"))?;
+        if current
+            .as_deref()
+            .and_then(note_size)
+            .is_some_and(|s| s >= size)
+        {
+            self.unpublished = false;
+            return Ok(());
+        }
+        let mut partial: Vec<Tile> = tiles::right_edge(size);
+        if size % WIDTH > 0 {
+            partial.push(Tile {
+                kind: TileKind::Entries,
+                index: size / WIDTH,
+                width: (size % WIDTH) as u16,
+            });
+        }
+        for t in partial {
+            let data = match t.kind {
+                TileKind::Entries => {
+                    let entries = self.tree.bundle_entries(t.index, size)?;
+                    tiles::encode_entry_bundle(&entries)
+                        .map_err(|e| StoreError::Read(format!("bundle {}: {e}", t.index)))?
+                }
+                TileKind::Hashes(_) => {
+                    let mut d = self
+                        .tree
+                        .read_tree_file(t.kind, t.index)?
+                        .unwrap_or_default();
+                    d.truncate(usize::from(t.width) * HASH as usize);
+                    d
+                }
+            };
+            let path = public.join(t.path());
+            write_atomic(&path, &data).map_err(|e| io_err("publish", &path, e))?;
+            // The narrower partials of this tile are no longer needed.
+            if let Some(dir) = path.parent() {
+                if let Ok(names) = std::fs::read_dir(dir) {
+                    for n in names.flatten() {
+                        let w: Option<u16> = n.file_name().to_str().and_then(|w| w.parse().ok());
+                        if w.is_some_and(|w| w < t.width) {
+                            let _ = std::fs::remove_file(n.path());
+                        }
+                    }
+                }
+            }
+        }
+        let path = public.join("checkpoint");
+        write_atomic(&path, &note).map_err(|e| io_err("publish", &path, e))?;
+        self.published = Some(Instant::now());
+        self.unpublished = false;
+        Ok(())
+    }
+
+    /// Takes the folder's lock (released when the file is dropped).
+    fn lock(&self) -> Result<File, StoreError> {
+        let path = self.dir.join("lock");
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| io_err("open", &path, e))?;
+        #[cfg(unix)]
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| io_err("lock", &path, e.into()))?;
+        Ok(f)
+    }
+
+    /// Publishes what this store committed and has not published yet.
+    pub fn publish_now(&mut self) -> Result<(), StoreError> {
+        let _lock = self.lock()?;
+        self.publish()
+    }
+}
+
+impl Drop for FolderStore {
+    fn drop(&mut self) {
+        if self.unpublished {
+            let _ = self.publish_now();
+        }
+    }
+}
+
+impl Store for FolderStore {
+    fn location(&self) -> String {
+        self.dir.display().to_string()
+    }
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        self.index.create(meta, checkpoint)?;
+        self.publish_now()
+    }
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        self.index.meta()
+    }
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        self.index.bind_policy(binding)
+    }
+    fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+        self.index.head()
+    }
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        self.index.changed_elsewhere()
+    }
+    fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.index.checkpoint_at(size)
+    }
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.index.checkpoints()
+    }
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.index.replace_checkpoint(size, old, note)
+    }
+    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        self.index.find(digests)
+    }
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        self.index.lookup(digests, at, named)
+    }
+    fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
+        let Some(row) = self.index.entry(index)? else {
+            return Ok(None);
+        };
+        let size = self.size()?;
+        let data = if index < size {
+            let mut entries = self.tree.bundle_entries(index / WIDTH, size)?;
+            self.tree.take_entry(&mut entries, index)?
+        } else {
+            Vec::new()
+        };
+        Ok(Some(Entry { data, ..row }))
+    }
+    fn scan(
+        &mut self,
+        start: u64,
+        end: u64,
+        each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let size = self.size()?;
+        let (tree, index) = (&self.tree, &mut self.index);
+        let mut bundle: Option<(u64, Vec<Vec<u8>>)> = None;
+        index.scan(start, end, &mut |row| {
+            let data = if row.index < size {
+                let n = row.index / WIDTH;
+                let entries = match &mut bundle {
+                    Some((b, e)) if *b == n => e,
+                    _ => &mut bundle.insert((n, tree.bundle_entries(n, size)?)).1,
+                };
+                tree.take_entry(entries, row.index)?
+            } else {
+                Vec::new()
+            };
+            each(Entry { data, ..row })
+        })
+    }
+    fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let size = self.size()?;
+        Ok(self.tiles_at(size, &[(level, index)])?.pop().flatten())
+    }
+    fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let size = self.size()?;
+        self.tiles_at(size, keys)
+    }
+    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.index.packets_at(keys)
+    }
+    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.index.packets_named(keys)
+    }
+    fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
+        self.index.stream(stream_id, limit)
+    }
+    fn packets(
+        &mut self,
+        each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.index.packets(each)
+    }
+    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
+        self.index.search(q)
+    }
+    fn index_rows(
+        &mut self,
+        kind: IndexKind,
+        each: &mut EachIndexRow,
+    ) -> Result<Option<u64>, StoreError> {
+        self.index.index_rows(kind, each)
+    }
+    fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
+        let _lock = self.lock()?;
+        let found = self.size()?;
+        if found != batch.old_size {
+            return Err(StoreError::Conflict {
+                expected: batch.old_size,
+                found,
+            });
+        }
+        if found == 0 || self.published.is_none() {
+            // The first commit this store makes: what a crash left in
+            // `tail/` is settled first.
+            self.settle_all(found);
+        }
+        let old = batch.old_size;
+        let new = batch.new_size();
+        // The entries, bundle by bundle.
+        let mut at = 0usize;
+        while at < batch.entries.len() {
+            let n = batch.entries[at].index / WIDTH;
+            let run = batch.entries[at..]
+                .iter()
+                .take_while(|e| e.index / WIDTH == n)
+                .count();
+            let mut data = Vec::new();
+            for e in &batch.entries[at..at + run] {
+                let len = u16::try_from(e.data.len()).map_err(|_| {
+                    StoreError::Write(format!(
+                        "entry {} has {} bytes, more than an entry bundle carries",
+                        e.index,
+                        e.data.len()
+                    ))
+                })?;
+                data.extend_from_slice(&len.to_be_bytes());
+                data.extend_from_slice(e.data);
+            }
+            let count = width_at(TileKind::Entries, n, old);
+            let offset = self.tail_bytes(n, count)?;
+            let path = self.tree.tail_path(TileKind::Entries, n);
+            Self::write_tail(&path, offset, &data)?;
+            self.tail_len = Some((n, count + run as u64, offset + data.len() as u64));
+            at += run;
+        }
+        // The new hashes of each tile the batch touched.
+        for (level, index, data) in &batch.tiles {
+            let kind = TileKind::Hashes(*level);
+            let have = (width_at(kind, *index, old) * HASH) as usize;
+            let Some(new_part) = data.get(have..) else {
+                return Err(StoreError::Write(format!(
+                    "tile {level}/{index}: {} bytes given, {have} already there",
+                    data.len()
+                )));
+            };
+            Self::write_tail(&self.tree.tail_path(kind, *index), have as u64, new_part)?;
+        }
+        // The commit: the database's transaction.
+        let rows: Vec<NewEntry<'_>> = batch
+            .entries
+            .iter()
+            .map(|e| NewEntry { data: &[], ..*e })
+            .collect();
+        let recorded = Batch {
+            old_size: batch.old_size,
+            entries: rows,
+            tiles: Vec::new(),
+            packets: batch.packets.clone(),
+            labels: batch.labels.clone(),
+            checkpoint: batch.checkpoint.clone(),
+        };
+        self.index.commit(&recorded)?;
+        // What the batch filled, published for good.
+        for n in old / WIDTH..new / WIDTH {
+            let _ = self.settle(TileKind::Entries, n);
+        }
+        for (level, index, _) in &batch.tiles {
+            let kind = TileKind::Hashes(*level);
+            if width_at(kind, *index, new) == WIDTH {
+                let _ = self.settle(kind, *index);
+            }
+        }
+        self.unpublished = true;
+        if self.published.is_none_or(|t| t.elapsed() >= PUBLISH_EVERY) {
+            // The batch is durable whatever this says: a checkpoint not
+            // published now is published by a later commit.
+            let _ = self.publish();
+        }
+        Ok(())
+    }
+    fn lease(&mut self, wait: Duration) -> Result<(), StoreError> {
+        self.index.lease(wait)
+    }
+    fn release(&mut self) -> Result<(), StoreError> {
+        self.index.release()
+    }
+    fn housekeep_in_background(&mut self) -> Result<(), StoreError> {
+        if self.publisher.is_none() && self.write_blocked().is_none() {
+            self.publisher = Some(Publisher::start(&self.dir)?);
+        }
+        self.index.housekeep_in_background()
+    }
+    fn write_blocked(&mut self) -> Option<String> {
+        if let Err(e) = OpenOptions::new().write(true).open(self.dir.join("lock")) {
+            return Some(format!(
+                "{} takes no writes from this server: {e}",
+                self.dir.display()
+            ));
+        }
+        self.index.write_blocked()
+    }
+}
+
+impl FolderStore {
+    /// The stored hashes of tiles, cut to what a tree of `size` holds.
+    fn tiles_at(
+        &mut self,
+        size: u64,
+        keys: &[(u8, u64)],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        keys.iter()
+            .map(|&(level, index)| {
+                let kind = TileKind::Hashes(level);
+                let width = width_at(kind, index, size);
+                if width == 0 {
+                    return Ok(None);
+                }
+                let mut data = match self.tree.read_tree_file(kind, index)? {
+                    Some(d) => d,
+                    None => return Ok(None),
+                };
+                data.truncate((width * HASH) as usize);
+                Ok(Some(data))
+            })
+            .collect()
+    }
+}
