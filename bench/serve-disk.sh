@@ -5,6 +5,8 @@
 # signed packet envelopes of about 1 KB POSTed one a request by CLIENTS
 # (default 64) clients. With two binaries it alternates them, PAIRS times
 # (default 3), each on a new log: noise on the machine falls on both.
+# The new binary's log is a log folder (BENCH_STORE=file: one SQLite file,
+# as the old binary's always is).
 #
 #   bench/serve-disk.sh [OLD_CHIT] [NEW_CHIT]
 #
@@ -29,9 +31,9 @@ tck=$(getconf CLK_TCK)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2> /dev/null || true' EXIT
 
-run() { # run BIN NAME
-  local db="$out/s.db" line wb ut st seq a b
-  rm -f "$db" "$db-wal" "$db-shm"
+run() { # run BIN NAME STORE
+  local db="$out/$3" line wb ut st seq a b
+  rm -rf "$db" "$db-wal" "$db-shm"
   "$1" log init --store "$db" --key "$out/log.pem" --origin bench.example/disk --trust "$out/p/trust.toml" > /dev/null
   sync; sleep 0.5
   "$1" serve --store "$db" --key "$out/log.pem" --listen 127.0.0.1:18421 --tokens "$out/tokens.toml" > "$out/serve.txt" 2>&1 &
@@ -55,6 +57,6 @@ run() { # run BIN NAME
 
 echo "$n envelopes of $(head -1 "$out/p/packets.jsonl" | wc -c) bytes, $clients clients, one a request"
 for _ in $(seq "$pairs"); do
-  [ -n "$old" ] && run "$old" old
-  run "$new" new
+  [ -n "$old" ] && run "$old" old s.db
+  if [ "${BENCH_STORE:-folder}" = file ]; then run "$new" new s.db; else run "$new" new s; fi
 done

@@ -395,11 +395,20 @@ impl FolderStore {
             .truncate(false)
             .open(path)
             .map_err(|e| io_err("open", path, e))?;
+        let fail = |e| io_err("write", path, e);
+        faults::step("tail-write", || Ok(())).map_err(fail)?;
         f.seek(SeekFrom::Start(offset))
             .and_then(|_| f.write_all(data))
             .and_then(|_| f.set_len(offset + data.len() as u64))
-            .and_then(|_| f.sync_data())
-            .map_err(|e| io_err("write", path, e))
+            .map_err(fail)?;
+        // Lost to a power cut before the sync: the new bytes torn.
+        faults::step("tail-sync", || {
+            f.set_len(offset + data.len() as u64 / 2)?;
+            f.seek(SeekFrom::End(0))?;
+            f.write_all(b"\xff\xfftorn")
+        })
+        .map_err(fail)?;
+        f.sync_data().map_err(fail)
     }
 
     /// Moves a tile or bundle a commit filled from `tail/` into
@@ -413,7 +422,10 @@ impl FolderStore {
         let to = self.tree.public_path(kind, index);
         let dir = to.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
+        faults::step("settle", || Ok(()))?;
         std::fs::rename(&from, &to)?;
+        // Lost to a power cut before the folders' sync: the rename undone.
+        faults::step("settle-sync", || std::fs::rename(&to, &from))?;
         sync_dir(dir)?;
         sync_dir(&self.dir.join("tail"))
     }
@@ -483,7 +495,9 @@ impl FolderStore {
                 }
             };
             let path = public.join(t.path());
-            write_atomic(&path, &data).map_err(|e| io_err("publish", &path, e))?;
+            faults::step("publish", || Ok(()))
+                .and_then(|_| write_atomic(&path, &data))
+                .map_err(|e| io_err("publish", &path, e))?;
             // The narrower partials of this tile are no longer needed.
             if let Some(dir) = path.parent() {
                 if let Ok(names) = std::fs::read_dir(dir) {
@@ -714,6 +728,7 @@ impl Store for FolderStore {
             labels: batch.labels.clone(),
             checkpoint: batch.checkpoint.clone(),
         };
+        faults::step("index-commit", || Ok(())).map_err(|e| io_err("commit", &self.dir, e))?;
         self.index.commit(&recorded)?;
         // What the batch filled, published for good.
         for n in old / WIDTH..new / WIDTH {
@@ -778,5 +793,74 @@ impl FolderStore {
                 Ok(Some(data))
             })
             .collect()
+    }
+}
+
+/// Fault injection at each write, sync and rename step of a commit, for
+/// the tests (the `failpoints` feature; without it, every step goes on).
+#[cfg(feature = "failpoints")]
+pub mod faults {
+    use std::sync::Mutex;
+
+    /// What an armed step does when it is reached.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Fault {
+        /// The step fails (a full disk, an I/O error).
+        Fail,
+        /// The power is cut there: what was not synced is lost or torn
+        /// (the step's own damage), and the step fails (a test then drops
+        /// the store, as the machine stopped, and opens it again).
+        PowerCut,
+    }
+
+    static ARMED: Mutex<Option<(String, u32, Fault)>> = Mutex::new(None);
+
+    /// Makes the `nth` time `step` is reached (from 1) fault so.
+    pub fn arm(step: &str, nth: u32, fault: Fault) {
+        *ARMED.lock().unwrap_or_else(|e| e.into_inner()) = Some((step.to_string(), nth, fault));
+    }
+
+    /// Whether the armed fault has happened (it is disarmed then).
+    pub fn fired() -> bool {
+        ARMED.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+    }
+
+    pub fn disarm() {
+        *ARMED.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Reached `step`: an error where it is armed to fault now, after
+    /// `damage` where the fault is a power cut.
+    pub(crate) fn step(
+        step: &str,
+        damage: impl FnOnce() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut armed = ARMED.lock().unwrap_or_else(|e| e.into_inner());
+        let fault = match armed.as_mut() {
+            Some((s, n, fault)) if s == step => {
+                *n -= 1;
+                if *n > 0 {
+                    return Ok(());
+                }
+                *fault
+            }
+            _ => return Ok(()),
+        };
+        *armed = None;
+        if fault == Fault::PowerCut {
+            damage()?;
+        }
+        Err(std::io::Error::other(format!("a fault injected at {step}")))
+    }
+}
+
+#[cfg(not(feature = "failpoints"))]
+mod faults {
+    #[inline(always)]
+    pub(crate) fn step(
+        _step: &str,
+        _damage: impl FnOnce() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        Ok(())
     }
 }

@@ -1,0 +1,131 @@
+//! A log folder under faults: each write, sync and rename step of a commit
+//! made to fail, or to lose what it had not synced (a power cut: the new
+//! bytes of a growing file torn, a rename undone), at its first to third
+//! time in a batch. After the store is opened again, the audit is clean,
+//! the head is exactly what was acknowledged, and every acknowledged entry
+//! is at its index with its bytes; the log appends on.
+
+use chit_log::note::NoteSigner;
+use chit_logstore::audit::{self, Options};
+use chit_logstore::folder::faults::{self, Fault};
+use chit_logstore::folder::FolderStore;
+use chit_logstore::{Log, Policy};
+
+const ORIGIN: &str = "faults.example/log";
+
+fn key() -> NoteSigner {
+    NoteSigner::from_seed(ORIGIN, &[3; 32]).unwrap()
+}
+
+fn entry(n: usize) -> Vec<u8> {
+    let text = include_str!("../../../examples/run-receipts/agreed-verified.json");
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    v["id"] = serde_json::json!(format!("run-{n}"));
+    let bytes = serde_json::to_vec(&v).unwrap();
+    chit_core::seal::seal(&bytes, None, &chit_core::Limits::default())
+        .unwrap()
+        .bytes
+}
+
+/// Appends `range` as one batch: the entries it acknowledged.
+fn append(log: &mut Log, range: std::ops::Range<usize>) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    let inputs: Vec<Vec<u8>> = range.map(entry).collect();
+    let s = log.submit(&inputs).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for (o, bytes) in s.outcomes.iter().zip(inputs) {
+        let i = o.index().expect("appended");
+        out.push((i, bytes));
+    }
+    Ok(out)
+}
+
+fn open(path: &std::path::Path) -> Log {
+    Log::open(Box::new(FolderStore::open(path).unwrap()))
+        .unwrap()
+        .with_signer(
+            &chit_core::keys::SecretKey::from_seed(&[3; 32])
+                .to_pem()
+                .unwrap(),
+        )
+        .unwrap()
+}
+
+/// One run: a log of 260 entries, a batch of 260 more (across a bundle's end) with `step` armed,
+/// the store dropped and opened again, 10 more; then the checks.
+fn run(step: &str, nth: u32, fault: Fault) -> bool {
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("log");
+    let mut acked = Vec::new();
+    {
+        let store = Box::new(FolderStore::create_dir(&path).unwrap());
+        let mut log = Log::init(store, key(), &Policy::default(), None).unwrap();
+        acked.extend(append(&mut log, 0..260).unwrap());
+        faults::arm(step, nth, fault);
+        let batch = append(&mut log, 260..520);
+        // A step before the commit that failed fails the batch.
+        let before = ["tail-write", "tail-sync", "index-commit"].contains(&step);
+        if faults::fired() && before {
+            assert!(batch.is_err(), "{step} #{nth} {fault:?}: acknowledged");
+        }
+        if let Ok(a) = batch {
+            acked.extend(a);
+        }
+    }
+    let fired = faults::fired();
+    faults::disarm();
+    let mut log = open(&path);
+    let from = 1000 + acked.len();
+    acked.extend(
+        append(&mut log, from..from + 10)
+            .unwrap_or_else(|e| panic!("{step} #{nth} {fault:?}: no append after: {e}")),
+    );
+    drop(log);
+    let mut log = open(&path);
+    let (size, _) = log.head().unwrap();
+    assert_eq!(size, acked.len() as u64, "{step} #{nth} {fault:?}");
+    for (i, bytes) in &acked {
+        let e = log
+            .store()
+            .entry(*i)
+            .unwrap()
+            .expect("an acknowledged entry");
+        assert_eq!(&e.data, bytes, "{step} #{nth} {fault:?}: entry {i}");
+    }
+    drop(log);
+    let mut source: Box<dyn chit_logstore::Store> = Box::new(FolderStore::open(&path).unwrap());
+    let verifier = key().verifier();
+    let r = audit::audit(
+        &mut source,
+        &Options {
+            verifier: &verifier,
+            witnesses: &[],
+            min_witnesses: 0,
+            previous: None,
+            reverify: None,
+            progress: &|_| {},
+        },
+    )
+    .unwrap();
+    assert!(r.ok(), "{step} #{nth} {fault:?}: {:?}", r.problems);
+    fired
+}
+
+#[test]
+fn every_step_of_a_commit_faulted_loses_nothing_acknowledged() {
+    for step in [
+        "tail-write",
+        "tail-sync",
+        "index-commit",
+        "settle",
+        "settle-sync",
+        "publish",
+    ] {
+        let mut fired = 0;
+        for fault in [Fault::Fail, Fault::PowerCut] {
+            for nth in 1..=3 {
+                fired += u32::from(run(step, nth, fault));
+            }
+        }
+        assert!(fired > 0, "{step} was never reached");
+    }
+}
