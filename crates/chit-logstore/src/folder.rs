@@ -814,15 +814,17 @@ pub mod faults {
     }
 
     static ARMED: Mutex<Option<(String, u32, Fault)>> = Mutex::new(None);
+    static FIRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
     /// Makes the `nth` time `step` is reached (from 1) fault so.
     pub fn arm(step: &str, nth: u32, fault: Fault) {
         *ARMED.lock().unwrap_or_else(|e| e.into_inner()) = Some((step.to_string(), nth, fault));
+        FIRED.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Whether the armed fault has happened (it is disarmed then).
+    /// Whether the fault last armed has happened (it is disarmed then).
     pub fn fired() -> bool {
-        ARMED.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+        FIRED.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn disarm() {
@@ -847,6 +849,7 @@ pub mod faults {
             _ => return Ok(()),
         };
         *armed = None;
+        FIRED.store(true, std::sync::atomic::Ordering::SeqCst);
         if fault == Fault::PowerCut {
             damage()?;
         }
