@@ -57,7 +57,6 @@ fn run(step: &str, nth: u32, fault: Fault) -> bool {
     let t = tempfile::tempdir().unwrap();
     let path = t.path().join("log");
     let mut acked = Vec::new();
-    let fired;
     {
         let store = Box::new(FolderStore::create_dir(&path).unwrap());
         let mut log = Log::init(store, key(), &Policy::default(), None).unwrap();
@@ -85,7 +84,7 @@ fn run(step: &str, nth: u32, fault: Fault) -> bool {
             );
         }
     }
-    fired = faults::fired();
+    let fired = faults::fired();
     faults::disarm();
     let mut log = open(&path);
     let from = 1000 + acked.len();
