@@ -51,6 +51,11 @@ const HASH: u64 = 32;
 /// edge's partial tiles into `public/`.
 pub const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 
+/// The index database's page size: each random key (a packet id) a
+/// commit adds dirties a page of its own, written to the WAL and again to
+/// the database (docs/decisions/log-folder.md).
+pub const INDEX_PAGE: u32 = 1024;
+
 /// The database's file name in a log folder.
 pub const INDEX_FILE: &str = "index.db";
 
@@ -333,7 +338,7 @@ impl FolderStore {
             std::fs::create_dir_all(&p).map_err(|e| io_err("create", &p, e))?;
         }
         File::create(dir.join("lock")).map_err(|e| io_err("create", &dir.join("lock"), e))?;
-        let index = SqliteStore::create_file(&dir.join(INDEX_FILE))?;
+        let index = SqliteStore::create_file_paged(&dir.join(INDEX_FILE), Some(INDEX_PAGE))?;
         Ok(FolderStore {
             dir: dir.to_path_buf(),
             tree: Tree {

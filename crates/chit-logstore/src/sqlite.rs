@@ -514,6 +514,16 @@ impl SqliteStore {
     /// Creates a new file; refuses one that exists (chit never replaces
     /// what it did not create).
     pub fn create_file(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::create_file_paged(path, None)
+    }
+
+    /// [`SqliteStore::create_file`] with pages of `page_size` bytes
+    /// (SQLite's `page_size`, fixed when the file is made; its default
+    /// where None).
+    pub fn create_file_paged(
+        path: &Path,
+        page_size: Option<u32>,
+    ) -> Result<SqliteStore, StoreError> {
         // SQLite's companion files belong to the database of that name: one
         // already there (another database's, or a link) would be taken
         // over or written through.
@@ -543,6 +553,10 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| write_err(path, e))?;
+        if let Some(size) = page_size {
+            conn.pragma_update(None, "page_size", size)
+                .map_err(|e| write_err(path, e))?;
+        }
         SqliteStore::tune(conn, path)
     }
 
