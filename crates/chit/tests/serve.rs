@@ -1541,3 +1541,42 @@ fn a_burst_of_connections_is_queued_not_dropped() {
         "a connection took {slowest:?}: it was dropped and tried again"
     );
 }
+
+/// A server on a log folder (made for it here): what it commits reaches
+/// the folder's `public/` within a second or two though no one writes
+/// after it, and `public/` holds what the server serves.
+#[test]
+fn a_served_log_folder_publishes_its_last_batch() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    assert_eq!(chit_in(dir, &["keygen", "--out", "log.pem"], None).code, 0);
+    std::fs::write(dir.join("tokens.toml"), token_line("ci", "tok-ci", None)).unwrap();
+    let server = serve_store(
+        dir,
+        "folder",
+        &["--key", "log.pem", "--tokens", "tokens.toml"],
+    );
+    assert!(dir.join("folder/index.db").is_file());
+    let auth = [("Authorization", "Bearer tok-ci")];
+    for n in 0..3 {
+        let (code, body) = http(&server.addr, "POST", "/v1/entries", &auth, &receipt(n));
+        assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    }
+    let (_, served) = http(&server.addr, "GET", "/checkpoint", &[], b"");
+    let public = dir.join("folder/public");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::fs::read(public.join("checkpoint")).ok().as_deref() != Some(&served[..]) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "public/checkpoint is not the served one"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (code, bundle) = http(&server.addr, "GET", "/tile/entries/000.p/3", &[], b"");
+    assert_eq!(code, 200);
+    assert_eq!(
+        std::fs::read(public.join("tile/entries/000.p/3")).unwrap(),
+        bundle
+    );
+    drop(server);
+}
