@@ -170,13 +170,14 @@ receipt's exact bytes (at most 65,535), accepted only when 'chit verify' under t
 policy (fixed at init) calls it valid; a packet that would break its stream (P1, P2, P4) \
 is refused, a gap (P3) is allowed and reported by audit.
 
-STORE is a SQLite file (created by init; nothing to set up) or a PostgreSQL URL, \
-postgres://USER@HOST:PORT/DATABASE?schema=NAME, for a log several processes share (one \
+STORE is a log folder (made by init; nothing to set up; its public/ folder is the log's read \
+side, which any static web server can serve), a SQLite file (a name ending in .db, .sqlite or \
+.sqlite3) or a PostgreSQL URL, postgres://USER@HOST:PORT/DATABASE?schema=NAME, for a log several processes share (one \
 sequences at a time). Every append is durable before chit prints its index.";
 
 const SERVE_LONG: &str = "\
-Serve the log in STORE (made by 'chit log init', or made here with --key when STORE is a \
-SQLite file that does not exist yet) over HTTP: POST /v1/entries appends a receipt (or JSON Lines of them, Content-Type application/jsonl) once it is valid under the \
+Serve the log in STORE (made by 'chit log init', or made here with --key when STORE does \
+not exist yet) over HTTP: POST /v1/entries appends a receipt (or JSON Lines of them, Content-Type application/jsonl) once it is valid under the \
 log's policy, answering 201 with its index, leaf hash, inclusion proof and checkpoint (200 \
 when it was already logged, 422 with the findings when it is not valid; JSON Lines get one \
 such answer a line, streamed, its 'line' the receipt's line in the body); POST /v1/verify \
@@ -206,7 +207,8 @@ Examples:
 pub enum LogCommand {
     /// Create a log: its store, key, origin and policy.
     #[command(
-        long_about = "Create a log in STORE (a new SQLite file, or an empty PostgreSQL schema), \
+        long_about = "Create a log in STORE (a new or empty folder, made a log folder; a new SQLite file where its \
+name ends in .db, .sqlite or .sqlite3; or an empty PostgreSQL schema), \
 signed by the Ed25519 key in --key (chit keygen) under the name --origin, and fix its policy: \
 what 'chit log append' accepts. Prints the log's public key in the verifier-key form \
 (ORIGIN+KEYID+BASE64) that --log-key takes. An existing log or file is never replaced.",
@@ -264,14 +266,14 @@ not match is never replaced."
     BindPolicy(LogBindArgs),
     /// Copy a log into a new store, checkpoint by checkpoint, proving each.
     #[command(
-        long_about = "Copy the log OLD holds into NEW (a new SQLite file, or a PostgreSQL schema \
-that holds no log), without the log's private key: the entries each checkpoint of OLD covers are \
+        long_about = "Copy the log OLD holds into NEW (a new log folder or SQLite file, or a \
+PostgreSQL schema that holds no log), without the log's private key: the entries each checkpoint of OLD covers are \
 checked again under the log's policy and appended to NEW (their labels, packet rows and indexes \
 made as an append makes them), and NEW keeps OLD's checkpoint for that size as it was signed and \
 cosigned, once it verifies under the log key and signs the tree the entries give. NEW then holds \
 the same tree, checkpoints, policy and binding in this chit's layout; OLD is only read. The log \
-key is --log-key, else the one OLD names (trusted on first use). A copy that fails leaves no \
-SQLite file behind; a PostgreSQL schema is left as it is, to be dropped."
+key is --log-key, else the one OLD names (trusted on first use). A copy that fails leaves \
+nothing behind in a folder or file; a PostgreSQL schema is left as it is, to be dropped."
     )]
     Migrate(LogMigrateArgs),
 }
@@ -292,12 +294,13 @@ on first use: give --log-key to pin it). Exit 0: consistent; 1: a problem found;
 
 /// `chit serve --help`'s heading for the options that only make a new log.
 const NEW_LOG: &str =
-    "A new log (STORE a SQLite file that does not exist yet; for an existing log they must match it)";
+    "A new log (STORE a folder or file that does not exist yet; for an existing log they must match it)";
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME. A
-    /// SQLite file that does not exist yet is made a new log (with --key,
+    /// The log: a log folder, a SQLite file (.db) or
+    /// postgres://USER@HOST/DB?schema=NAME. A store that does not exist yet
+    /// is made a new log (with --key,
     /// and --origin and the policy options below, as chit log init takes
     /// them); an existing file is never replaced, and those options must
     /// then say what its log is.
@@ -358,17 +361,17 @@ pub struct ServeArgs {
 
 #[derive(Args, Debug)]
 pub struct LogStoreArg {
-    /// The log: a SQLite file or postgres://USER@HOST/DB?schema=NAME.
+    /// The log: a log folder, a SQLite file (.db) or postgres://USER@HOST/DB?schema=NAME.
     #[arg(long, value_name = "STORE")]
     pub store: String,
 }
 
 #[derive(Args, Debug)]
 pub struct LogMigrateArgs {
-    /// The log's store now (a SQLite file or postgres://...).
+    /// The log's store now (a log folder, a SQLite file or postgres://...).
     #[arg(value_name = "OLD")]
     pub old: String,
-    /// The new store (a new SQLite file, or a PostgreSQL schema holding no log).
+    /// The new store (a new log folder or SQLite file, or a PostgreSQL schema holding no log).
     #[arg(value_name = "NEW")]
     pub new: String,
     /// The log's verifier key (ORIGIN+KEYID+BASE64) or a file holding it.
@@ -400,7 +403,7 @@ pub struct LogInitArgs {
 }
 
 /// What a new log accepts: fixed when the log is made (`chit log init`,
-/// or `chit serve` on a SQLite file that does not exist yet).
+/// or `chit serve` on a store that does not exist yet).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PolicyArgs {
     /// Accept only receipts signed by the keys this trust file lists (see chit verify --trust).
@@ -511,7 +514,8 @@ pub struct WitnessArgs {
 
 #[derive(Args, Debug)]
 pub struct LogAuditArgs {
-    /// A log's store (SQLite file or postgres:// URL) or a folder of tiles.
+    /// A log's store (a log folder, a SQLite file or a postgres:// URL), a
+    /// URL where a log's tiles are served, or a folder of tiles.
     #[arg(value_name = "SOURCE")]
     pub source: String,
     /// The log's verifier key (ORIGIN+KEYID+BASE64) or a file holding it.
@@ -952,8 +956,8 @@ pub struct BoundArgs {
     /// Where to write the bound (never overwritten).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// Append the bound to this receipt log as it is committed (a SQLite file
-    /// or postgres:// URL, made by chit log init): what proves to a third
+    /// Append the bound to this receipt log as it is committed (a log folder,
+    /// a SQLite file or a postgres:// URL, made by chit log init): what proves to a third
     /// party that it came before the measurement.
     #[arg(long, value_name = "STORE")]
     pub log: Option<String>,

@@ -878,7 +878,7 @@ fn a_log_made_before_is_migrated_and_audits_clean() {
         |store: &str| chit_in(dir, &["log", "checkpoint", "--store", store], None).stdout;
     let old = checkpoint("log.db");
     assert!(old.contains("\u{2014} witness.example "), "{old}");
-    let mut targets = vec!["new.db".to_string()];
+    let mut targets = vec!["new.db".to_string(), "folder".to_string()];
     let pg = common::pg_schema("chit_mig");
     if let Some(pg) = &pg {
         targets.push(pg.url.clone());
@@ -900,7 +900,11 @@ fn a_log_made_before_is_migrated_and_audits_clean() {
         let (code, v) = audit(to, &format!("m{n}.json"));
         assert_eq!(code, 1, "{v}");
         assert!(only_unbound(&v), "{v}");
-        let r = chit_in(dir, &["log", "bind-policy", "--store", to], None);
+        let r = chit_in(
+            dir,
+            &["log", "bind-policy", "--store", to, "--key", "log.pem"],
+            None,
+        );
         assert_eq!(r.code, 0, "{}", r.stderr);
         let (code, v) = audit(to, &format!("b{n}.json"));
         assert_eq!(code, 0, "{v}");
