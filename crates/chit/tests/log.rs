@@ -635,6 +635,12 @@ fn kill_nine_during_appends_loses_nothing_acknowledged_sqlite() {
 }
 
 #[test]
+fn kill_nine_during_appends_loses_nothing_acknowledged_log_folder() {
+    let t = tempfile::tempdir().unwrap();
+    kill_nine("r", t.path(), 20);
+}
+
+#[test]
 fn kill_nine_during_appends_loses_nothing_acknowledged_postgres() {
     let Some(pg) = common::pg_schema("chit_k") else {
         return;

@@ -312,7 +312,13 @@ fn the_whole_tour_runs_as_written_twice_and_leaves_the_checkout_as_it_was() {
             .map(|e| e.unwrap().path())
             .collect();
         assert_eq!(made.len(), 1, "round {round}: {made:?}");
-        for file in ["receipts.db", "receipt.json", "transcript.jsonl", "me.pem"] {
+        for file in [
+            "receipts/index.db",
+            "receipts/public/checkpoint",
+            "receipt.json",
+            "transcript.jsonl",
+            "me.pem",
+        ] {
             assert!(made[0].join(file).exists(), "round {round}: no {file}");
         }
         let after = listing(&repo);
