@@ -240,9 +240,33 @@ impl Tree {
     /// one up to `size` or to its end, whichever comes first (the rows say
     /// which entries there must be).
     fn bundle_entries(&self, n: u64, size: u64) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.with_bundle(n, size, |entries| {
+            entries.into_iter().map(<[u8]>::to_vec).collect()
+        })
+    }
+
+    /// Entry `index` of a tree of `size` leaves, out of its bundle (the
+    /// others not copied); a bundle that lacks it is named.
+    fn entry_at(&self, index: u64, size: u64) -> Result<Vec<u8>, StoreError> {
+        let k = (index % WIDTH) as usize;
+        let found = self.with_bundle(index / WIDTH, size, |entries| {
+            let held = entries.len();
+            entries.get(k).map(|e| e.to_vec()).ok_or(held)
+        })?;
+        found.map_err(|held| self.lacks(index, held))
+    }
+
+    /// `f` of the entries of bundle `n` that a tree of `size` leaves holds
+    /// (as [`Tree::bundle_entries`] reads them).
+    fn with_bundle<T>(
+        &self,
+        n: u64,
+        size: u64,
+        f: impl FnOnce(Vec<&[u8]>) -> T,
+    ) -> Result<T, StoreError> {
         let count = width_at(TileKind::Entries, n, size);
         if count == 0 {
-            return Ok(Vec::new());
+            return Ok(f(Vec::new()));
         }
         let damaged = |path: &Path, why: String| StoreError::Damaged {
             path: path.display().to_string(),
@@ -256,7 +280,7 @@ impl Tree {
                 Some(d) => (tail, d),
                 None => match read_opt(&public)? {
                     Some(d) => (public, d),
-                    None => return Ok(Vec::new()),
+                    None => return Ok(f(Vec::new())),
                 },
             },
         };
@@ -268,22 +292,27 @@ impl Tree {
                 .map_err(|why| damaged(&path, why.to_string()))?
                 .0
         };
-        Ok(entries.into_iter().map(<[u8]>::to_vec).collect())
+        Ok(f(entries))
     }
 
     /// Entry `index` out of its bundle's entries; a row whose entry the
     /// bundle does not hold names the bundle.
     fn take_entry(&self, entries: &mut [Vec<u8>], index: u64) -> Result<Vec<u8>, StoreError> {
-        let n = index / WIDTH;
+        let held = entries.len();
         match entries.get_mut((index % WIDTH) as usize) {
             Some(e) => Ok(std::mem::take(e)),
-            None => Err(StoreError::Damaged {
-                path: self.public_path(TileKind::Entries, n).display().to_string(),
-                why: format!(
-                    "it holds {} entries; entry {index} is not among them",
-                    entries.len()
-                ),
-            }),
+            None => Err(self.lacks(index, held)),
+        }
+    }
+
+    /// A bundle that holds `held` entries, not entry `index`, named.
+    fn lacks(&self, index: u64, held: usize) -> StoreError {
+        StoreError::Damaged {
+            path: self
+                .public_path(TileKind::Entries, index / WIDTH)
+                .display()
+                .to_string(),
+            why: format!("it holds {held} entries; entry {index} is not among them"),
         }
     }
 }
@@ -601,8 +630,7 @@ impl Store for FolderStore {
         };
         let size = self.size()?;
         let data = if index < size {
-            let mut entries = self.tree.bundle_entries(index / WIDTH, size)?;
-            self.tree.take_entry(&mut entries, index)?
+            self.tree.entry_at(index, size)?
         } else {
             Vec::new()
         };
