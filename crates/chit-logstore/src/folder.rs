@@ -173,6 +173,17 @@ fn bundle_prefix(
     Ok((out, at))
 }
 
+/// Opens without following a link at the path's end: a link planted in a
+/// log folder is refused (ELOOP), never written through.
+fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    options
+}
+
 /// Syncs a folder, so that a rename or a new file in it is durable.
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
@@ -318,13 +329,8 @@ impl Tree {
 }
 
 impl FolderStore {
-    /// Opens an existing log folder.
-    pub fn open(dir: &Path) -> Result<FolderStore, StoreError> {
-        if !is_log_folder(dir) {
-            return Err(StoreError::NotALog(dir.display().to_string()));
-        }
-        let index = SqliteStore::open(&dir.join(INDEX_FILE))?;
-        Ok(FolderStore {
+    fn with_index(dir: &Path, index: SqliteStore) -> FolderStore {
+        FolderStore {
             dir: dir.to_path_buf(),
             tree: Tree {
                 dir: dir.to_path_buf(),
@@ -334,7 +340,16 @@ impl FolderStore {
             published: None,
             unpublished: false,
             publisher: None,
-        })
+        }
+    }
+
+    /// Opens an existing log folder.
+    pub fn open(dir: &Path) -> Result<FolderStore, StoreError> {
+        if !is_log_folder(dir) {
+            return Err(StoreError::NotALog(dir.display().to_string()));
+        }
+        let index = SqliteStore::open(&dir.join(INDEX_FILE))?;
+        Ok(FolderStore::with_index(dir, index))
     }
 
     /// Makes a new log folder at `dir` (a new or an empty folder; chit
@@ -368,17 +383,7 @@ impl FolderStore {
         }
         File::create(dir.join("lock")).map_err(|e| io_err("create", &dir.join("lock"), e))?;
         let index = SqliteStore::create_file_paged(&dir.join(INDEX_FILE), Some(INDEX_PAGE))?;
-        Ok(FolderStore {
-            dir: dir.to_path_buf(),
-            tree: Tree {
-                dir: dir.to_path_buf(),
-            },
-            index,
-            tail_len: None,
-            published: None,
-            unpublished: false,
-            publisher: None,
-        })
+        Ok(FolderStore::with_index(dir, index))
     }
 
     /// Removes what [`FolderStore::create_dir`] made (it made the folder
@@ -423,10 +428,7 @@ impl FolderStore {
     /// Writes `data` at `offset` of a growing file, cuts what followed (a
     /// batch that never committed) and syncs it.
     fn write_tail(path: &Path, offset: u64, data: &[u8]) -> Result<(), StoreError> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
+        let mut f = no_follow(OpenOptions::new().write(true).create(true).truncate(false))
             .open(path)
             .map_err(|e| io_err("open", path, e))?;
         let fail = |e| io_err("write", path, e);
@@ -554,8 +556,7 @@ impl FolderStore {
     /// Takes the folder's lock (released when the file is dropped).
     fn lock(&self) -> Result<File, StoreError> {
         let path = self.dir.join("lock");
-        let f = OpenOptions::new()
-            .write(true)
+        let f = no_follow(OpenOptions::new().write(true))
             .open(&path)
             .map_err(|e| io_err("open", &path, e))?;
         #[cfg(unix)]

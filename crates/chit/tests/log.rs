@@ -1079,3 +1079,31 @@ fn a_log_folder_is_its_own_static_copy() {
         "{v}"
     );
 }
+
+/// A link planted in a log folder where chit will write a new growing
+/// file is refused (one line, nothing acknowledged), never written
+/// through: the file it points to is left as it was.
+#[test]
+fn a_link_planted_in_a_log_folder_is_never_written_through() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "receipts");
+    lines_file(dir, "a.jsonl", 0..10);
+    common::log_append_lines(dir, "receipts", "a.jsonl");
+    std::fs::write(dir.join("mine.txt"), b"mine").unwrap();
+    std::os::unix::fs::symlink(dir.join("mine.txt"), dir.join("receipts/tail/entries-1")).unwrap();
+    lines_file(dir, "b.jsonl", 10..300);
+    let r = chit_in(
+        dir,
+        &["log", "append", "--store", "receipts", "--lines", "b.jsonl"],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("entries-1"), "{}", r.stderr);
+    assert_eq!(std::fs::read(dir.join("mine.txt")).unwrap(), b"mine");
+    std::fs::remove_file(dir.join("receipts/tail/entries-1")).unwrap();
+    common::log_append_lines(dir, "receipts", "b.jsonl");
+    let (code, v) = audit_json(dir, "receipts", &key, "a.json");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["size"], 300);
+}
