@@ -253,10 +253,22 @@ impl Log {
         })
     }
 
-    /// Adds the log's private key; it must be the key the log was made
-    /// with, and the stored policy the one it bound (a log made before
-    /// policies were bound opens; [`Log::policy_binding`] says so).
-    pub fn with_signer(mut self, pem: &str) -> Result<Log, LogError> {
+    /// Adds the log's private key, to append: it must be the key the log
+    /// was made with, and the stored policy the one it bound. A log with no
+    /// binding (made before policies were bound, or its binding removed)
+    /// is refused: its policy could have been changed by anyone.
+    pub fn with_signer(self, pem: &str) -> Result<Log, LogError> {
+        self.signer_for(pem, false)
+    }
+
+    /// [`Log::with_signer`] for a log that may have no binding yet, to bind
+    /// its policy ([`Log::bind_policy`]); a binding that does not match is
+    /// still refused.
+    pub fn with_signer_to_bind(self, pem: &str) -> Result<Log, LogError> {
+        self.signer_for(pem, true)
+    }
+
+    fn signer_for(mut self, pem: &str, unbound_too: bool) -> Result<Log, LogError> {
         let signer = NoteSigner::from_pkcs8_pem(&self.meta.origin, pem)
             .map_err(|e| LogError::Key(e.to_string()))?;
         if signer.verifier_key() != self.meta.verifier_key {
@@ -266,7 +278,8 @@ impl Log {
             )));
         }
         match self.policy_binding() {
-            Ok(()) | Err(crate::binding::Unbound::Missing) => {}
+            Ok(()) => {}
+            Err(crate::binding::Unbound::Missing) if unbound_too => {}
             Err(why) => {
                 return Err(LogError::Unbound(format!(
                     "{}: {why}",

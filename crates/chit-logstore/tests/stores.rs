@@ -719,7 +719,17 @@ fn audit_names_a_changed_policy(b: &dyn Backend) {
         "{:?}",
         r.problems
     );
-    let mut log = reopen(b);
+    let refused = Log::open(b.store())
+        .unwrap()
+        .with_signer(&log_pem())
+        .err()
+        .expect("a log without a binding was opened to append")
+        .to_string();
+    assert!(refused.contains("chit log bind-policy"), "{refused}");
+    let mut log = Log::open(b.store())
+        .unwrap()
+        .with_signer_to_bind(&log_pem())
+        .unwrap();
     assert!(log.policy_binding().is_err());
     assert!(log.bind_policy().unwrap());
     assert!(!log.bind_policy().unwrap(), "a binding was replaced");

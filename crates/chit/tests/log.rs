@@ -694,8 +694,8 @@ fn a_read_only_postgres_store_acknowledges_nothing() {
 
 /// A policy changed behind the log's back (a PostgreSQL row edited): the
 /// audit exits 1 naming the policy, an append is refused, `log info` says
-/// so; a log without a binding warns on append, audits 1, and is bound by
-/// `chit log bind-policy`.
+/// so; a log without a binding is refused an append, audits 1, and is
+/// bound by `chit log bind-policy`.
 #[test]
 fn a_policy_changed_behind_the_logs_back_is_caught() {
     let Some(mut pg) = common::pg_schema("chit_pol") else {
@@ -732,9 +732,9 @@ fn a_policy_changed_behind_the_logs_back_is_caught() {
          '\"allow_unchecked\":false') WHERE key = 'policy'; \
          DELETE FROM chit_log_meta WHERE key = 'policy_binding'",
     );
-    let r = append(0);
+    let r = append(2);
     assert!(
-        r.stderr.contains("warning:") && r.stderr.contains("not bound"),
+        r.stderr.contains("not bound") && r.stderr.contains("chit log bind-policy"),
         "{}",
         r.stderr
     );

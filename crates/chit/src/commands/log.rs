@@ -120,7 +120,7 @@ fn migrate(a: &LogMigrateArgs, out: &mut Output) -> CmdResult {
 }
 
 fn bind_policy(a: &LogBindArgs, out: &mut Output) -> CmdResult {
-    let mut log = crate::shared::logs::open_with_key(&a.store.store, a.key.as_deref())?;
+    let mut log = crate::shared::logs::open_to_bind(&a.store.store, a.key.as_deref())?;
     // The tree held to its checkpoint first: a store changed behind the
     // log's back is audited, not vouched for.
     log.quick_check().map_err(|e| {
@@ -181,9 +181,6 @@ struct Pending {
 
 fn append(a: &LogAppendArgs, out: &mut Output) -> CmdResult {
     let mut log = open_for_append(&a.store.store, a.key.as_deref())?;
-    if let Err(why) = log.policy_binding() {
-        eprintln!("warning: {}: {why}", render::escape(&a.store.store));
-    }
 
     let mut notes = Vec::new();
     let sources = inputs::expand(&a.inputs, &mut notes);

@@ -290,11 +290,6 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
             "{store} cannot be served: {e}; find what changed with chit log audit {store}"
         ))
     })?;
-    // A binding that does not match was refused on opening; none at all
-    // (a log made before policies were bound) is said.
-    if let Err(why) = writer.policy_binding() {
-        warnings.push(format!("{store}: {why}"));
-    }
     writer
         .store()
         .housekeep_in_background()

@@ -36,8 +36,18 @@ pub fn open_for_append(store: &str, key: Option<&Path>) -> Result<Log, Failure> 
 }
 
 /// Opens a log with its private key, without the sequencer's lease (a
-/// server takes it batch by batch), its full tiles kept once read.
+/// server takes it batch by batch), its full tiles kept once read; a log
+/// whose policy is not bound to it is refused.
 pub fn open_with_key(store: &str, key: Option<&Path>) -> Result<Log, Failure> {
+    open_signed(store, key, false)
+}
+
+/// [`open_with_key`] for a log whose policy may not be bound yet, to bind it.
+pub fn open_to_bind(store: &str, key: Option<&Path>) -> Result<Log, Failure> {
+    open_signed(store, key, true)
+}
+
+fn open_signed(store: &str, key: Option<&Path>, to_bind: bool) -> Result<Log, Failure> {
     let inner = chit_logstore::open(store).map_err(store_failure)?;
     let log =
         Log::open(Box::new(chit_logstore::store::FullTiles::new(inner))).map_err(store_failure)?;
@@ -51,7 +61,12 @@ pub fn open_with_key(store: &str, key: Option<&Path>) -> Result<Log, Failure> {
         }
     };
     let pem = read_text(&key_path, "key")?;
-    log.with_signer(&pem).map_err(store_failure)
+    if to_bind {
+        log.with_signer_to_bind(&pem)
+    } else {
+        log.with_signer(&pem)
+    }
+    .map_err(store_failure)
 }
 
 /// Appends one document; its index, or a failure naming why it was refused.
