@@ -200,12 +200,6 @@ fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     sync_dir(dir)
 }
 
-/// The size a checkpoint note states (its second line), if it reads.
-fn note_size(note: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(note).ok()?;
-    text.lines().nth(1)?.parse().ok()
-}
-
 /// The tree's files in a log folder: what any reader may read without a
 /// lock (what the head covers never changes).
 struct Tree {
@@ -498,11 +492,10 @@ impl FolderStore {
         let (size, note) = self.index.head()?;
         let public = self.dir.join("public");
         let current = read_opt(&public.join("checkpoint"))?;
-        if current
-            .as_deref()
-            .and_then(note_size)
-            .is_some_and(|s| s >= size)
-        {
+        // Published already, byte for byte; anything else there (an older
+        // checkpoint, or a file changed behind the log's back) is replaced:
+        // under the lock, the head only grows.
+        if current.as_deref() == Some(&note[..]) {
             self.unpublished = false;
             return Ok(());
         }
@@ -710,6 +703,7 @@ impl Store for FolderStore {
         let old = batch.old_size;
         let new = batch.new_size();
         // The entries, bundle by bundle.
+        let mut grown = None;
         let mut at = 0usize;
         while at < batch.entries.len() {
             let n = batch.entries[at].index / WIDTH;
@@ -733,7 +727,9 @@ impl Store for FolderStore {
             let offset = self.tail_bytes(n, count)?;
             let path = self.tree.tail_path(TileKind::Entries, n);
             Self::write_tail(&path, offset, &data)?;
-            self.tail_len = Some((n, count + run as u64, offset + data.len() as u64));
+            // Kept only once committed: bytes of a batch that fails are
+            // nobody's, and another writer may commit other bytes there.
+            grown = Some((n, count + run as u64, offset + data.len() as u64));
             at += run;
         }
         // The new hashes of each tile the batch touched.
@@ -764,6 +760,9 @@ impl Store for FolderStore {
         };
         faults::step("index-commit", || Ok(())).map_err(|e| io_err("commit", &self.dir, e))?;
         self.index.commit(&recorded)?;
+        if grown.is_some() {
+            self.tail_len = grown;
+        }
         // What the batch filled, published for good.
         for n in old / WIDTH..new / WIDTH {
             let _ = self.settle(TileKind::Entries, n);

@@ -14,6 +14,13 @@ use chit_logstore::{Log, Policy};
 
 const ORIGIN: &str = "faults.example/log";
 
+/// The faults are armed process-wide: one test at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn key() -> NoteSigner {
     NoteSigner::from_seed(ORIGIN, &[3; 32]).unwrap()
 }
@@ -128,6 +135,7 @@ fn run(step: &str, nth: u32, fault: Fault) -> bool {
 
 #[test]
 fn every_step_of_a_commit_faulted_loses_nothing_acknowledged() {
+    let _alone = alone();
     for step in [
         "tail-write",
         "tail-sync",
@@ -144,5 +152,38 @@ fn every_step_of_a_commit_faulted_loses_nothing_acknowledged() {
         }
         eprintln!("{step}: faulted in {fired} of 6 runs");
         assert!(fired > 0, "{step} was never reached");
+    }
+}
+
+/// Two writers on one folder: one whose batch failed at its commit, then
+/// the other commits as many entries, of other sizes, in the same bundle:
+/// the first appends on after it, at the right place (what it wrote for
+/// the failed batch is nobody's, and nothing of it is remembered).
+#[test]
+fn a_writer_whose_batch_failed_appends_after_another_writer() {
+    let _alone = alone();
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("log");
+    let mut acked = Vec::new();
+    let store = Box::new(FolderStore::create_dir(&path).unwrap());
+    let mut first = Log::init(store, key(), &Policy::default(), None).unwrap();
+    acked.extend(append(&mut first, 0..10).unwrap());
+    faults::arm("index-commit", 1, Fault::Fail);
+    assert!(append(&mut first, 10..20).is_err());
+    faults::disarm();
+    let mut second = open(&path);
+    acked.extend(append(&mut second, 100_000..100_010).unwrap());
+    drop(second);
+    acked.extend(append(&mut first, 20..30).unwrap());
+    drop(first);
+    let mut log = open(&path);
+    assert_eq!(log.head().unwrap().0, acked.len() as u64);
+    for (i, bytes) in &acked {
+        let e = log
+            .store()
+            .entry(*i)
+            .unwrap()
+            .expect("an acknowledged entry");
+        assert!(&e.data == bytes, "entry {i} changed");
     }
 }

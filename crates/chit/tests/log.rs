@@ -1066,6 +1066,16 @@ fn a_log_folder_is_its_own_static_copy() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["size"], 321);
 
+    // A public checkpoint changed behind the log's back (claiming a
+    // bigger tree) is replaced by the next publication.
+    std::fs::write(public.join("checkpoint"), b"receipts\n999999\nforged\n").unwrap();
+    lines_file(dir, "d.jsonl", 321..322);
+    common::log_append_lines(dir, "receipts", "d.jsonl");
+    assert_eq!(
+        std::fs::read_to_string(public.join("checkpoint")).unwrap(),
+        checkpoint("receipts")
+    );
+
     // A published bundle damaged: named.
     let bundle = public.join("tile/entries/000");
     let mut bytes = std::fs::read(&bundle).unwrap();
