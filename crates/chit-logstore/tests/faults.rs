@@ -47,6 +47,12 @@ fn append(log: &mut Log, range: std::ops::Range<usize>) -> Result<Vec<(u64, Vec<
     Ok(out)
 }
 
+/// A new log folder at `path`.
+fn create(path: &std::path::Path) -> Log {
+    let store = Box::new(FolderStore::create_dir(path).unwrap());
+    Log::init(store, key(), &Policy::default(), None).unwrap()
+}
+
 fn open(path: &std::path::Path) -> Log {
     Log::open(Box::new(FolderStore::open(path).unwrap()))
         .unwrap()
@@ -58,15 +64,15 @@ fn open(path: &std::path::Path) -> Log {
         .unwrap()
 }
 
-/// One run: a log of 260 entries, a batch of 260 more (across a bundle's end) with `step` armed,
-/// the store dropped and opened again, 10 more; then the checks.
+/// One run: a log of 260 entries, a batch of 260 more (across a bundle's
+/// end) with `step` armed, the store dropped and opened again, 10 more;
+/// then the checks.
 fn run(step: &str, nth: u32, fault: Fault) -> bool {
     let t = tempfile::tempdir().unwrap();
     let path = t.path().join("log");
     let mut acked = Vec::new();
     {
-        let store = Box::new(FolderStore::create_dir(&path).unwrap());
-        let mut log = Log::init(store, key(), &Policy::default(), None).unwrap();
+        let mut log = create(&path);
         acked.extend(append(&mut log, 0..260).unwrap());
         faults::arm(step, nth, fault);
         let batch = append(&mut log, 260..520);
@@ -165,8 +171,7 @@ fn a_writer_whose_batch_failed_appends_after_another_writer() {
     let t = tempfile::tempdir().unwrap();
     let path = t.path().join("log");
     let mut acked = Vec::new();
-    let store = Box::new(FolderStore::create_dir(&path).unwrap());
-    let mut first = Log::init(store, key(), &Policy::default(), None).unwrap();
+    let mut first = create(&path);
     acked.extend(append(&mut first, 0..10).unwrap());
     faults::arm("index-commit", 1, Fault::Fail);
     assert!(append(&mut first, 10..20).is_err());
