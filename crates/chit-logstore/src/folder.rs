@@ -64,6 +64,19 @@ pub fn is_log_folder(dir: &Path) -> bool {
     dir.is_dir() && dir.join(INDEX_FILE).is_file()
 }
 
+/// The log folder whose index database `path` is, if it is one.
+pub fn folder_of_index(path: &Path) -> Option<PathBuf> {
+    if path.file_name()? != INDEX_FILE {
+        return None;
+    }
+    let dir = match path.parent()? {
+        p if p.as_os_str().is_empty() => Path::new("."),
+        p => p,
+    };
+    (dir.join("tail").is_dir() || dir.join("public").is_dir() || dir.join("lock").exists())
+        .then(|| dir.to_path_buf())
+}
+
 /// A log folder: see the module documentation.
 pub struct FolderStore {
     dir: PathBuf,
@@ -140,13 +153,83 @@ fn read_err(path: &Path, e: std::io::Error) -> StoreError {
     StoreError::Read(format!("cannot read {}: {e}", path.display()))
 }
 
-/// The file's bytes, or None where there is no file.
-fn read_opt(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
-    match std::fs::read(path) {
-        Ok(d) => Ok(Some(d)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(read_err(path, e)),
+/// The most bytes a tree file holds: a full bundle of the largest entries.
+pub const MAX_TREE_FILE: u64 = WIDTH * (2 + u16::MAX as u64);
+
+/// The most bytes a hash tile holds.
+const MAX_TILE: u64 = WIDTH * HASH;
+
+/// The most bytes chit reads of a checkpoint file.
+pub const MAX_CHECKPOINT: u64 = 1 << 20;
+
+fn damaged(path: &Path, why: impl Into<String>) -> StoreError {
+    StoreError::Damaged {
+        path: path.display().to_string(),
+        why: why.into(),
     }
+}
+
+/// Whether an open failed on a link at the path's end (opened with
+/// [`no_follow`]).
+fn is_link_refused(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+/// The bytes of the regular file at `path`, or None where there is none.
+/// A link there is refused, never followed, and so is anything that is
+/// not a regular file (a FIFO, a device) or holds more than `cap` bytes:
+/// such a file is not one the log wrote.
+pub fn read_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, StoreError> {
+    use std::io::Read;
+    let f = match no_follow(OpenOptions::new().read(true)).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if is_link_refused(&e) => {
+            return Err(damaged(path, "it is a link; a log folder holds none"))
+        }
+        Err(e) => return Err(read_err(path, e)),
+    };
+    let meta = f.metadata().map_err(|e| read_err(path, e))?;
+    if !meta.is_file() {
+        return Err(damaged(path, "it is not a regular file"));
+    }
+    let too_big = || damaged(path, format!("it holds more than {cap} bytes"));
+    if meta.len() > cap {
+        return Err(too_big());
+    }
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    f.take(cap + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| read_err(path, e))?;
+    if data.len() as u64 > cap {
+        return Err(too_big());
+    }
+    Ok(Some(data))
+}
+
+/// The most bytes a tree file of this kind holds.
+fn cap_of(kind: TileKind) -> u64 {
+    match kind {
+        TileKind::Entries => MAX_TREE_FILE,
+        TileKind::Hashes(_) => MAX_TILE,
+    }
+}
+
+/// The size a checkpoint note states (0 where it states none).
+fn size_of_note(note: &[u8]) -> u64 {
+    note.split(|&b| b == b'\n')
+        .nth(1)
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The first `count` entries of a bundle (what follows them, in a growing
@@ -174,14 +257,54 @@ fn bundle_prefix(
 }
 
 /// Opens without following a link at the path's end: a link planted in a
-/// log folder is refused (ELOOP), never written through.
+/// log folder is refused (ELOOP), never written through. Nor does the open
+/// wait on a FIFO planted there (it is then refused as no regular file).
 fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits() as i32);
     }
     options
+}
+
+/// Makes the folder `dir` inside the log folder `root` where it is
+/// missing, syncing each new folder's parent so that it outlives a power
+/// cut. Every folder on the way below `root` must be a folder: a link
+/// planted there is refused, never followed.
+fn make_dirs(root: &Path, dir: &Path) -> std::io::Result<()> {
+    let rel = dir.strip_prefix(root).map_err(|_| {
+        std::io::Error::other(format!("{} is outside the log folder", dir.display()))
+    })?;
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        let parent = at.clone();
+        at.push(part);
+        let mut made = false;
+        loop {
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => break,
+                Ok(_) => {
+                    return Err(std::io::Error::other(format!(
+                        "{} is not a folder (a link or a file in its place); a log folder holds \
+                         none",
+                        at.display()
+                    )))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !made => {
+                    match std::fs::create_dir(&at) {
+                        Ok(()) => sync_dir(&parent)?,
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(e),
+                    }
+                    made = true;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Syncs a folder, so that a rename or a new file in it is durable.
@@ -189,10 +312,11 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Writes `data` to `path` through a new file renamed over it, synced.
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+/// Writes `data` to `path` (inside the log folder `root`) through a new
+/// file renamed over it, synced.
+fn write_atomic(root: &Path, path: &Path, data: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    make_dirs(root, dir)?;
     let mut tmp = tempfile::Builder::new().prefix(".chit-").tempfile_in(dir)?;
     tmp.write_all(data)?;
     tmp.as_file().sync_data()?;
@@ -228,16 +352,38 @@ impl Tree {
 
     /// A tile's or bundle's bytes: published when full, else still in
     /// `tail/` (looked for in `public/` again: it may have been renamed
-    /// there in between).
+    /// there in between). A published one is whole: a hash tile of
+    /// exactly 256 hashes (a bundle is parsed whole by its reader).
     fn read_tree_file(&self, kind: TileKind, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.find_tree_file(kind, index)?.map(|(_, d)| d))
+    }
+
+    /// Where [`Tree::read_tree_file`] found the file, and its bytes.
+    fn find_tree_file(
+        &self,
+        kind: TileKind,
+        index: u64,
+    ) -> Result<Option<(PathBuf, Vec<u8>)>, StoreError> {
+        let cap = cap_of(kind);
         let public = self.public_path(kind, index);
-        if let Some(d) = read_opt(&public)? {
-            return Ok(Some(d));
+        let whole = |d: Vec<u8>| match kind {
+            TileKind::Hashes(_) if d.len() as u64 != MAX_TILE => Err(damaged(
+                &public,
+                format!("a full hash tile of {} bytes, not {MAX_TILE}", d.len()),
+            )),
+            _ => Ok(Some((public.clone(), d))),
+        };
+        if let Some(d) = read_file(&public, cap)? {
+            return whole(d);
         }
-        if let Some(d) = read_opt(&self.tail_path(kind, index))? {
-            return Ok(Some(d));
+        let tail = self.tail_path(kind, index);
+        if let Some(d) = read_file(&tail, cap)? {
+            return Ok(Some((tail, d)));
         }
-        read_opt(&public)
+        match read_file(&public, cap)? {
+            Some(d) => whole(d),
+            None => Ok(None),
+        }
     }
 
     /// The entries of bundle `n` that a tree of `size` leaves holds: a
@@ -273,28 +419,15 @@ impl Tree {
         if count == 0 {
             return Ok(f(Vec::new()));
         }
-        let damaged = |path: &Path, why: String| StoreError::Damaged {
-            path: path.display().to_string(),
-            why,
-        };
-        let public = self.public_path(TileKind::Entries, n);
-        let tail = self.tail_path(TileKind::Entries, n);
-        let (path, data) = match read_opt(&public)? {
-            Some(d) => (public, d),
-            None => match read_opt(&tail)? {
-                Some(d) => (tail, d),
-                None => match read_opt(&public)? {
-                    Some(d) => (public, d),
-                    None => return Ok(f(Vec::new())),
-                },
-            },
+        let Some((path, data)) = self.find_tree_file(TileKind::Entries, n)? else {
+            return Ok(f(Vec::new()));
         };
         let entries = if path.starts_with(self.dir.join("public")) {
             tiles::parse_entry_bundle(&data, TILE_WIDTH)
                 .map_err(|e| damaged(&path, e.to_string()))?
         } else {
             bundle_prefix(&data, count, true)
-                .map_err(|why| damaged(&path, why.to_string()))?
+                .map_err(|why| damaged(&path, why))?
                 .0
         };
         Ok(f(entries))
@@ -408,24 +541,54 @@ impl FolderStore {
             }
         }
         let path = self.tree.tail_path(TileKind::Entries, n);
-        let data = read_opt(&path)?.ok_or_else(|| StoreError::Damaged {
-            path: path.display().to_string(),
-            why: format!("the growing bundle of {count} entries is missing"),
+        let data = read_file(&path, MAX_TREE_FILE)?.ok_or_else(|| {
+            damaged(
+                &path,
+                format!("the growing bundle of {count} entries is missing"),
+            )
         })?;
-        let (_, bytes) = bundle_prefix(&data, count, false).map_err(|why| StoreError::Damaged {
-            path: path.display().to_string(),
-            why: why.to_string(),
-        })?;
+        let (_, bytes) = bundle_prefix(&data, count, false).map_err(|why| damaged(&path, why))?;
         Ok(bytes as u64)
     }
 
     /// Writes `data` at `offset` of a growing file, cuts what followed (a
-    /// batch that never committed) and syncs it.
-    fn write_tail(path: &Path, offset: u64, data: &[u8]) -> Result<(), StoreError> {
+    /// batch that never committed) and syncs it, and the `tail/` folder
+    /// where the file is new. A file shorter than `offset` (what it held
+    /// lost) is refused, unless `whole` is given: the file's whole bytes
+    /// (`data` its last part), written again from the start.
+    fn write_tail(
+        path: &Path,
+        offset: u64,
+        data: &[u8],
+        whole: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        let new = match std::fs::symlink_metadata(path) {
+            Ok(_) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(e) => return Err(io_err("open", path, e)),
+        };
         let mut f = no_follow(OpenOptions::new().write(true).create(true).truncate(false))
             .open(path)
             .map_err(|e| io_err("open", path, e))?;
         let fail = |e| io_err("write", path, e);
+        let meta = f.metadata().map_err(fail)?;
+        if !meta.is_file() {
+            return Err(damaged(path, "it is not a regular file"));
+        }
+        let (offset, data) = match whole {
+            _ if meta.len() >= offset => (offset, data),
+            Some(whole) => (0, whole),
+            None => {
+                return Err(damaged(
+                    path,
+                    format!(
+                        "it holds {} bytes, fewer than the {offset} its entries need; audit \
+                         the log (chit log audit)",
+                        meta.len()
+                    ),
+                ))
+            }
+        };
         faults::step("tail-write", || Ok(())).map_err(fail)?;
         f.seek(SeekFrom::Start(offset))
             .and_then(|_| f.write_all(data))
@@ -438,20 +601,51 @@ impl FolderStore {
             f.write_all(b"\xff\xfftorn")
         })
         .map_err(fail)?;
-        f.sync_data().map_err(fail)
+        f.sync_data().map_err(fail)?;
+        if new {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            sync_dir(dir).map_err(|e| io_err("sync", dir, e))?;
+        }
+        Ok(())
     }
 
     /// Moves a tile or bundle a commit filled from `tail/` into
     /// `public/`; a rename lost to a crash is done again later (and until
-    /// then the file is read from `tail/`).
+    /// then the file is read from `tail/`). Only a whole one moves: a
+    /// hash tile of 256 hashes, a bundle of 256 entries and nothing after.
     fn settle(&self, kind: TileKind, index: u64) -> std::io::Result<()> {
         let from = self.tree.tail_path(kind, index);
-        if !from.exists() {
-            return Ok(());
+        match std::fs::symlink_metadata(&from) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a regular file",
+                    from.display()
+                )))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let data = read_file(&from, cap_of(kind)).map_err(std::io::Error::other)?;
+        let whole = match (&data, kind) {
+            (None, _) => return Ok(()),
+            (Some(d), TileKind::Hashes(_)) => d.len() as u64 == MAX_TILE,
+            (Some(d), TileKind::Entries) => tiles::parse_entry_bundle(d, TILE_WIDTH).is_ok(),
+        };
+        if !whole {
+            return Err(std::io::Error::other(format!(
+                "{} is not a whole {}; it stays in tail/",
+                from.display(),
+                if kind == TileKind::Entries {
+                    "bundle"
+                } else {
+                    "tile"
+                }
+            )));
         }
         let to = self.tree.public_path(kind, index);
         let dir = to.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
+        make_dirs(&self.dir, dir)?;
         faults::step("settle", || Ok(()))?;
         std::fs::rename(&from, &to)?;
         // Lost to a power cut before the folders' sync: the rename undone.
@@ -485,13 +679,51 @@ impl FolderStore {
         }
     }
 
+    /// That every full tile and bundle of a tree of `size`, from those
+    /// full at `since` on, is in `public/`.
+    fn check_settled(&self, since: u64, size: u64) -> Result<(), StoreError> {
+        let mut kinds = vec![TileKind::Entries];
+        let mut level = 0u8;
+        while size.checked_shr(u32::from(level) * 8).unwrap_or(0) >= WIDTH {
+            kinds.push(TileKind::Hashes(level));
+            level += 1;
+        }
+        for kind in kinds {
+            let full = |s: u64| match kind {
+                TileKind::Entries => s / WIDTH,
+                TileKind::Hashes(l) => s.checked_shr(u32::from(l) * 8).unwrap_or(0) / WIDTH,
+            };
+            for index in full(since.min(size))..full(size) {
+                let path = self.tree.public_path(kind, index);
+                match std::fs::symlink_metadata(&path) {
+                    Ok(m) if m.is_file() => {}
+                    Ok(_) => return Err(damaged(&path, "it is not a regular file")),
+                    Err(e) => {
+                        return Err(StoreError::Write(format!(
+                            "{} is not published yet ({e}); the checkpoint waits for it",
+                            path.display()
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Publishes the head into `public/` (its right edge's partial tiles,
-    /// then the checkpoint), when it is newer than what is there. Called
-    /// with the folder's lock held.
+    /// then the checkpoint), when it is newer than what is there: only
+    /// once every full tile and bundle under it is published, and only
+    /// from tail files that hold what the head covers. Called with the
+    /// folder's lock held.
     fn publish(&mut self) -> Result<(), StoreError> {
         let (size, note) = self.index.head()?;
         let public = self.dir.join("public");
-        let current = read_opt(&public.join("checkpoint"))?;
+        let current = match read_file(&public.join("checkpoint"), MAX_CHECKPOINT) {
+            Ok(c) => c,
+            // A checkpoint that is no file of the log's is replaced.
+            Err(StoreError::Damaged { .. }) => None,
+            Err(e) => return Err(e),
+        };
         // Published already, byte for byte; anything else there (an older
         // checkpoint, or a file changed behind the log's back) is replaced:
         // under the lock, the head only grows.
@@ -499,6 +731,9 @@ impl FolderStore {
             self.unpublished = false;
             return Ok(());
         }
+        let since = current.as_deref().map_or(0, size_of_note);
+        self.settle_all(size);
+        self.check_settled(since, size)?;
         let mut partial: Vec<Tile> = tiles::right_edge(size);
         if size % WIDTH > 0 {
             partial.push(Tile {
@@ -507,42 +742,64 @@ impl FolderStore {
                 width: (size % WIDTH) as u16,
             });
         }
+        let mut written = Vec::with_capacity(partial.len());
         for t in partial {
+            let count = usize::from(t.width);
             let data = match t.kind {
                 TileKind::Entries => {
+                    let path = self.tree.tail_path(t.kind, t.index);
                     let entries = self.tree.bundle_entries(t.index, size)?;
+                    if entries.len() != count {
+                        return Err(damaged(
+                            &path,
+                            format!("it holds {} of its {count} entries", entries.len()),
+                        ));
+                    }
                     tiles::encode_entry_bundle(&entries)
-                        .map_err(|e| StoreError::Read(format!("bundle {}: {e}", t.index)))?
+                        .map_err(|e| damaged(&path, e.to_string()))?
                 }
                 TileKind::Hashes(_) => {
+                    let path = self.tree.tail_path(t.kind, t.index);
                     let mut d = self
                         .tree
                         .read_tree_file(t.kind, t.index)?
-                        .unwrap_or_default();
-                    d.truncate(usize::from(t.width) * HASH as usize);
+                        .ok_or_else(|| damaged(&path, "it is missing"))?;
+                    if d.len() < count * HASH as usize {
+                        return Err(damaged(
+                            &path,
+                            format!("it holds {} bytes of its {count} hashes", d.len()),
+                        ));
+                    }
+                    d.truncate(count * HASH as usize);
                     d
                 }
             };
             let path = public.join(t.path());
             faults::step("publish", || Ok(()))
-                .and_then(|_| write_atomic(&path, &data))
+                .and_then(|_| write_atomic(&self.dir, &path, &data))
                 .map_err(|e| io_err("publish", &path, e))?;
-            // The narrower partials of this tile are no longer needed.
-            if let Some(dir) = path.parent() {
-                if let Ok(names) = std::fs::read_dir(dir) {
-                    for n in names.flatten() {
-                        let w: Option<u16> = n.file_name().to_str().and_then(|w| w.parse().ok());
-                        if w.is_some_and(|w| w < t.width) {
-                            let _ = std::fs::remove_file(n.path());
-                        }
-                    }
+            written.push((path, t.width));
+        }
+        let path = public.join("checkpoint");
+        faults::step("publish-checkpoint", || Ok(()))
+            .and_then(|_| write_atomic(&self.dir, &path, &note))
+            .map_err(|e| io_err("publish", &path, e))?;
+        self.published = Some(Instant::now());
+        self.unpublished = false;
+        // The narrower partials of these tiles are no longer needed, now
+        // that the checkpoint that needed them is replaced.
+        for (path, width) in written {
+            let Some(dir) = path.parent() else { continue };
+            let Ok(names) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for n in names.flatten() {
+                let w: Option<u16> = n.file_name().to_str().and_then(|w| w.parse().ok());
+                if w.is_some_and(|w| w < width) {
+                    let _ = std::fs::remove_file(n.path());
                 }
             }
         }
-        let path = public.join("checkpoint");
-        write_atomic(&path, &note).map_err(|e| io_err("publish", &path, e))?;
-        self.published = Some(Instant::now());
-        self.unpublished = false;
         Ok(())
     }
 
@@ -555,6 +812,11 @@ impl FolderStore {
         #[cfg(unix)]
         rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| io_err("lock", &path, e.into()))?;
+        // What the lock guards is written only into the log's own folders.
+        for sub in ["tail", "public"] {
+            let dir = self.dir.join(sub);
+            make_dirs(&self.dir, &dir).map_err(|e| io_err("write into", &dir, e))?;
+        }
         Ok(f)
     }
 
@@ -726,7 +988,7 @@ impl Store for FolderStore {
             let count = width_at(TileKind::Entries, n, old);
             let offset = self.tail_bytes(n, count)?;
             let path = self.tree.tail_path(TileKind::Entries, n);
-            Self::write_tail(&path, offset, &data)?;
+            Self::write_tail(&path, offset, &data, None)?;
             // Kept only once committed: bytes of a batch that fails are
             // nobody's, and another writer may commit other bytes there.
             grown = Some((n, count + run as u64, offset + data.len() as u64));
@@ -742,7 +1004,14 @@ impl Store for FolderStore {
                     data.len()
                 )));
             };
-            Self::write_tail(&self.tree.tail_path(kind, *index), have as u64, new_part)?;
+            // The batch carries the whole tile: a tile file that lost
+            // what it held is written again whole.
+            Self::write_tail(
+                &self.tree.tail_path(kind, *index),
+                have as u64,
+                new_part,
+                Some(data),
+            )?;
         }
         // The commit: the database's transaction.
         let rows: Vec<NewEntry<'_>> = batch

@@ -82,6 +82,14 @@ pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
         Ok(Box::new(crate::postgres::PgStore::connect(location)?))
     } else if path.is_dir() {
         Ok(Box::new(crate::folder::FolderStore::open(path)?))
+    } else if let Some(folder) = crate::folder::folder_of_index(path) {
+        // Its entries are in the folder's files, and its writers take the
+        // folder's lock: the database alone is not the log.
+        Err(StoreError::Read(format!(
+            "{} is the index of the log folder {}; give the folder",
+            path.display(),
+            folder.display()
+        )))
     } else {
         Ok(Box::new(crate::sqlite::SqliteStore::open(path)?))
     }
