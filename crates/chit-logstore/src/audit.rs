@@ -28,7 +28,12 @@
 //!    `reverify`, every packet row is the one its entry gives, and every
 //!    logged packet has one (P1, P2 and P4 are checked against them);
 //! 10. `reverify` (optional): every entry is checked again under the log's
-//!     policy, and its search label held to its verdict (`labels`).
+//!     policy, and its search label held to its verdict (`labels`);
+//! 11. `published` (a log folder): what its `public/` folder serves is the
+//!     log: its checkpoint is signed by the log's key and signs the tree
+//!     the entries give at its size, and its right edge's partial tiles
+//!     and bundle give that checkpoint's root (its full ones are those
+//!     the entries were read from and the tiles held to).
 //!
 //! Memory: entries are streamed; the tree is recomputed with its right edge
 //! (`O(log n)` hashes) and one 32-byte leaf hash per entry read (for the
@@ -77,6 +82,9 @@ pub enum SourceError {
     /// finding of the audit, not a source it cannot read).
     #[error("{path} is not a valid entry bundle ({why})")]
     DamagedBundle { path: String, why: String },
+    /// A hash tile that is not one (a finding, as a damaged bundle).
+    #[error("{path} is not a valid hash tile ({why})")]
+    DamagedTile { path: String, why: String },
 }
 
 /// Why an audit could not be carried out.
@@ -232,7 +240,12 @@ impl Source for Box<dyn Store> {
         }
     }
     fn tile(&mut self, level: u8, index: u64, _width: u16) -> Result<Option<Vec<u8>>, SourceError> {
-        Ok(Store::tile(&mut **self, level, index)?)
+        match Store::tile(&mut **self, level, index) {
+            Err(crate::StoreError::Damaged { path, why }) => {
+                Err(SourceError::DamagedTile { path, why })
+            }
+            other => Ok(other?),
+        }
     }
     fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError> {
         Store::packets(&mut **self, &mut |p| {
@@ -301,7 +314,15 @@ impl<T: TileFiles> Source for T {
             index,
             width,
         };
-        self.read(&t.path())
+        let data = self.read(&t.path())?;
+        let want = usize::from(width) * 32;
+        match data {
+            Some(d) if d.len() != want => Err(SourceError::DamagedTile {
+                path: t.path(),
+                why: format!("{} bytes, not {want}", d.len()),
+            }),
+            other => Ok(other),
+        }
     }
     fn packets(&mut self, _each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError> {
         Ok(false)
@@ -326,15 +347,36 @@ impl TileFiles for TilesDir {
     fn describe(&self) -> String {
         self.root.display().to_string()
     }
+    /// The file, at most as large as a full bundle can be; anything else
+    /// there (a FIFO, a device, a larger file) is no file of a log.
     fn read(&mut self, rel: &str) -> Result<Option<Vec<u8>>, SourceError> {
-        match std::fs::read(self.root.join(rel)) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(SourceError::File {
-                path: self.root.join(rel),
-                source,
-            }),
+        use std::io::Read;
+        let path = self.root.join(rel);
+        let failed = |source| SourceError::File {
+            path: path.clone(),
+            source,
+        };
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(failed(e)),
+        };
+        let cap = crate::folder::MAX_TREE_FILE.max(crate::folder::MAX_CHECKPOINT);
+        if !meta.is_file() || meta.len() > cap {
+            return Err(failed(std::io::Error::other(format!(
+                "not a regular file of at most {cap} bytes"
+            ))));
         }
+        let mut data = Vec::with_capacity(meta.len() as usize);
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(cap + 1).read_to_end(&mut data))
+            .map_err(failed)?;
+        if data.len() as u64 > cap {
+            return Err(failed(std::io::Error::other(format!(
+                "more than {cap} bytes"
+            ))));
+        }
+        Ok(Some(data))
     }
 }
 
@@ -387,6 +429,8 @@ pub struct Options<'a> {
     pub reverify: Option<&'a Compiled>,
     /// Called with the number of entries read so far.
     pub progress: &'a (dyn Fn(u64) + Sync),
+    /// A log folder's `public/` folder, held to the log (step 11).
+    pub published: Option<&'a Path>,
 }
 
 /// Step `policy`: the stored policy is the one the log's key bound.
@@ -524,7 +568,19 @@ fn compare_tile(
         width,
     }
     .path();
-    match src.tile(level, index, width)? {
+    let have = match src.tile(level, index, width) {
+        Err(SourceError::DamagedTile { path, why }) => {
+            problems.push(Problem {
+                step: "tiles",
+                index: None,
+                message: format!("hash tile {path} is damaged: {why}"),
+                evidence: vec![],
+            });
+            return Ok(());
+        }
+        other => other?,
+    };
+    match have {
         None => problems.push(Problem {
             step: "tiles",
             index: None,
@@ -625,6 +681,13 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     if let Some(p) = &previous {
         wanted.insert(p.checkpoint.size, None);
     }
+    let published = match opts.published {
+        Some(dir) => open_published(dir, &origin, opts, &mut problems),
+        None => None,
+    };
+    if let Some(p) = &published {
+        wanted.insert(p.size, None);
+    }
     wanted.insert(0, Some(tree::EMPTY_ROOT));
     let content = read_content_index(src, size, &mut problems)?;
     let mut walked = walk_entries(src, opts, size, content, &mut wanted, &mut problems)?;
@@ -651,6 +714,9 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         wanted: &wanted,
     };
     check_history(src, opts, &seen, &history, &mut problems)?;
+    if let (Some(dir), Some(p)) = (opts.published, &published) {
+        check_published(src, dir, p, &seen, &mut problems)?;
+    }
     if let (Some(prev), Some(prev_note)) = (&previous, opts.previous) {
         report.consistent_from =
             check_consistency(src, &seen, prev, prev_note, &report.root, &mut problems);
@@ -1074,6 +1140,152 @@ fn check_consistency(
         return Some(m);
     }
     None
+}
+
+/// Step 11's start: a log folder's published checkpoint, opened with the
+/// log's key (else named, and the step ends).
+struct Published {
+    note: Vec<u8>,
+    size: u64,
+    root: Hash,
+}
+
+fn open_published(
+    dir: &Path,
+    origin: &str,
+    opts: &Options,
+    problems: &mut Vec<Problem>,
+) -> Option<Published> {
+    let path = dir.join("checkpoint");
+    let problem = |message: String, evidence: Vec<Vec<u8>>| Problem {
+        step: "published",
+        index: None,
+        message,
+        evidence,
+    };
+    let note = match crate::folder::read_file(&path, crate::folder::MAX_CHECKPOINT) {
+        Ok(Some(n)) => n,
+        Ok(None) => {
+            problems.push(problem(format!("{} is missing", path.display()), vec![]));
+            return None;
+        }
+        Err(e) => {
+            problems.push(problem(e.to_string(), vec![]));
+            return None;
+        }
+    };
+    match open_checkpoint(&note, origin, opts.verifier, &[]) {
+        Ok(o) => Some(Published {
+            size: o.checkpoint.size,
+            root: o.checkpoint.root,
+            note,
+        }),
+        Err(e) => {
+            problems.push(problem(
+                format!("{} does not open with the log's key: {e}", path.display()),
+                vec![note],
+            ));
+            None
+        }
+    }
+}
+
+/// Step 11: the published checkpoint signs the tree the entries give at
+/// its size, and the partial tiles and bundle published beside it give its
+/// root.
+fn check_published(
+    src: &mut dyn Source,
+    dir: &Path,
+    p: &Published,
+    seen: &Seen,
+    problems: &mut Vec<Problem>,
+) -> Result<(), SourceError> {
+    let problem = |message: String| Problem {
+        step: "published",
+        index: None,
+        message,
+        evidence: vec![p.note.clone(), seen.note.to_vec()],
+    };
+    let shown = dir.join("checkpoint").display().to_string();
+    if p.size > seen.size {
+        // Published while this audit read: not a problem, unless the
+        // store's own head is behind it.
+        if p.size > src.size_now()? {
+            problems.push(problem(format!(
+                "{shown} is of size {}, beyond the log's latest ({})",
+                p.size, seen.size
+            )));
+        }
+        return Ok(());
+    }
+    if p.size <= seen.reach && seen.wanted.get(&p.size).copied().flatten() != Some(p.root) {
+        problems.push(problem(format!(
+            "{shown} signs a different tree of size {} than the log's entries give",
+            p.size
+        )));
+        return Ok(());
+    }
+    // The right edge, from the published files alone.
+    let read = |t: &Tile| -> Result<Vec<u8>, String> {
+        let path = dir.join(t.path());
+        let data = crate::folder::read_file(&path, crate::folder::MAX_TREE_FILE)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} is missing", path.display()))?;
+        let want = usize::from(t.width) * 32;
+        if matches!(t.kind, TileKind::Hashes(_)) && data.len() != want {
+            return Err(format!(
+                "{} holds {} bytes, not {want}",
+                path.display(),
+                data.len()
+            ));
+        }
+        Ok(data)
+    };
+    let tiles = chit_log::tiles::TileSource::new(p.size, |t: &Tile| read(t));
+    match tree::root(&tiles, p.size) {
+        Ok(r) if r == p.root => {}
+        Ok(_) => {
+            problems.push(problem(format!(
+                "the tiles published beside {shown} do not give its root: a partial tile changed"
+            )));
+            return Ok(());
+        }
+        Err(e) => {
+            problems.push(problem(format!(
+                "the tiles published beside {shown} do not give its root: {e}"
+            )));
+            return Ok(());
+        }
+    }
+    let w = u64::from(TILE_WIDTH);
+    if p.size % w > 0 {
+        let n = p.size / w;
+        let width = (p.size % w) as u16;
+        let bundle = Tile {
+            kind: TileKind::Entries,
+            index: n,
+            width,
+        };
+        let hashes = Tile {
+            kind: TileKind::Hashes(0),
+            index: n,
+            width,
+        };
+        let path = dir.join(bundle.path()).display().to_string();
+        let found = read(&bundle).and_then(|b| {
+            let entries = tiles::parse_entry_bundle(&b, width).map_err(|e| e.to_string())?;
+            let leaves: Vec<u8> = entries.iter().flat_map(|e| leaf_hash(e)).collect();
+            Ok(leaves == read(&hashes)?)
+        });
+        match found {
+            Ok(true) => {}
+            Ok(false) => problems.push(problem(format!(
+                "{path} does not hold the entries {shown} covers"
+            ))),
+            Err(why) => problems.push(problem(format!("{path}: {why}"))),
+        }
+    }
+    Ok(())
 }
 
 /// Entries `from..to` missing: named one by one (a few), else as a range.

@@ -6,62 +6,16 @@
 //! is at its index with its bytes; the log appends on (and, after a
 //! failure a server outlives, appended on before it was closed).
 
-use chit_log::note::NoteSigner;
-use chit_logstore::audit::{self, Options};
-use chit_logstore::folder::faults::{self, Fault};
-use chit_logstore::folder::FolderStore;
-use chit_logstore::{Log, Policy};
+mod common;
 
-const ORIGIN: &str = "faults.example/log";
+use chit_logstore::folder::faults::{self, Fault};
+use common::{append, audit_folder, audit_tiles, create, open};
 
 /// The faults are armed process-wide: one test at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn alone() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn key() -> NoteSigner {
-    NoteSigner::from_seed(ORIGIN, &[3; 32]).unwrap()
-}
-
-fn entry(n: usize) -> Vec<u8> {
-    let text = include_str!("../../../examples/run-receipts/agreed-verified.json");
-    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
-    v["id"] = serde_json::json!(format!("run-{n}"));
-    let bytes = serde_json::to_vec(&v).unwrap();
-    chit_core::seal::seal(&bytes, None, &chit_core::Limits::default())
-        .unwrap()
-        .bytes
-}
-
-/// Appends `range` as one batch: the entries it acknowledged.
-fn append(log: &mut Log, range: std::ops::Range<usize>) -> Result<Vec<(u64, Vec<u8>)>, String> {
-    let inputs: Vec<Vec<u8>> = range.map(entry).collect();
-    let s = log.submit(&inputs).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for (o, bytes) in s.outcomes.iter().zip(inputs) {
-        let i = o.index().expect("appended");
-        out.push((i, bytes));
-    }
-    Ok(out)
-}
-
-/// A new log folder at `path`.
-fn create(path: &std::path::Path) -> Log {
-    let store = Box::new(FolderStore::create_dir(path).unwrap());
-    Log::init(store, key(), &Policy::default(), None).unwrap()
-}
-
-fn open(path: &std::path::Path) -> Log {
-    Log::open(Box::new(FolderStore::open(path).unwrap()))
-        .unwrap()
-        .with_signer(
-            &chit_core::keys::SecretKey::from_seed(&[3; 32])
-                .to_pem()
-                .unwrap(),
-        )
-        .unwrap()
 }
 
 /// One run: a log of 260 entries, a batch of 260 more (across a bundle's
@@ -85,7 +39,7 @@ fn run(step: &str, nth: u32, fault: Fault) -> bool {
             acked.extend(a);
         }
         // Publishing, at most once a second, is left to the close.
-        if step != "publish" {
+        if !step.starts_with("publish") {
             faults::disarm();
         }
         // A failure a server outlives: the same log appends on.
@@ -121,20 +75,7 @@ fn run(step: &str, nth: u32, fault: Fault) -> bool {
         );
     }
     drop(log);
-    let mut source: Box<dyn chit_logstore::Store> = Box::new(FolderStore::open(&path).unwrap());
-    let verifier = key().verifier();
-    let r = audit::audit(
-        &mut source,
-        &Options {
-            verifier: &verifier,
-            witnesses: &[],
-            min_witnesses: 0,
-            previous: None,
-            reverify: None,
-            progress: &|_| {},
-        },
-    )
-    .unwrap();
+    let r = audit_folder(&path);
     assert!(r.ok(), "{step} #{nth} {fault:?}: {:?}", r.problems);
     fired
 }
@@ -149,6 +90,7 @@ fn every_step_of_a_commit_faulted_loses_nothing_acknowledged() {
         "settle",
         "settle-sync",
         "publish",
+        "publish-checkpoint",
     ] {
         let mut fired = 0;
         for fault in [Fault::Fail, Fault::PowerCut] {
@@ -191,4 +133,39 @@ fn a_writer_whose_batch_failed_appends_after_another_writer() {
             .expect("an acknowledged entry");
         assert!(&e.data == bytes, "entry {i} changed");
     }
+}
+
+/// A publish cut before its checkpoint leaves `public/` as it was: the
+/// checkpoint published before, and every file it needs (the partial
+/// tiles it names are removed only once a newer checkpoint is out).
+#[test]
+fn a_publish_cut_before_its_checkpoint_leaves_a_whole_public_copy() {
+    let _alone = alone();
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("log");
+    let public = path.join("public");
+    {
+        let mut log = create(&path);
+        append(&mut log, 0..10).unwrap();
+    }
+    let before = std::fs::read(public.join("checkpoint")).unwrap();
+    let mut log = open(&path);
+    faults::arm("publish-checkpoint", 1, Fault::Fail);
+    // This store's first commit publishes at once.
+    append(&mut log, 10..20).unwrap();
+    assert!(faults::fired(), "the publish was not reached");
+    faults::disarm();
+    assert_eq!(std::fs::read(public.join("checkpoint")).unwrap(), before);
+    assert!(
+        public.join("tile/0/000.p/20").is_file(),
+        "the new partial tile"
+    );
+    let r = audit_tiles(&public);
+    assert!(r.ok(), "{:?}", r.problems);
+    assert_eq!(r.size, 10);
+    drop(log);
+    let r = audit_tiles(&public);
+    assert!(r.ok(), "{:?}", r.problems);
+    assert_eq!(r.size, 20);
+    assert!(!public.join("tile/0/000.p/10").exists(), "the old partial");
 }

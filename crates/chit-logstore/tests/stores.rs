@@ -42,6 +42,11 @@ trait Backend {
             self.bytes(bytes)
         ));
     }
+    /// What the log publishes as files, where it does (a log folder's
+    /// `public/`).
+    fn published(&self) -> Option<std::path::PathBuf> {
+        None
+    }
     /// Changes a hash tile behind the log's back.
     fn set_tile(&self, level: u8, index: u64, bytes: &[u8]) {
         self.sql(&format!(
@@ -106,6 +111,9 @@ impl Folder {
 }
 
 impl Backend for Folder {
+    fn published(&self) -> Option<std::path::PathBuf> {
+        Some(self.path.join("public"))
+    }
     fn store(&self) -> Box<dyn Store> {
         if self.path.exists() {
             Box::new(chit_logstore::folder::FolderStore::open(&self.path).unwrap())
@@ -316,6 +324,7 @@ fn audit_with(
 ) -> audit::AuditReport {
     let verifier = log_key().verifier();
     let mut src = b.store();
+    let published = b.published();
     audit::audit(
         &mut src,
         &Options {
@@ -325,6 +334,7 @@ fn audit_with(
             previous,
             reverify: policy,
             progress: &|_| {},
+            published: published.as_deref(),
         },
     )
     .unwrap()

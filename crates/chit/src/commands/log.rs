@@ -716,6 +716,9 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
         || (!chit_logstore::is_postgres(&a.source)
             && path.is_dir()
             && !chit_logstore::folder::is_log_folder(path));
+    // What a log folder publishes is held to it too.
+    let published =
+        (!is_dir && chit_logstore::folder::is_log_folder(path)).then(|| path.join("public"));
     let mut source: Box<dyn audit::Source> = if is_url {
         Box::new(crate::shared::remote::Remote::new(&a.source).map_err(Failure::error)?)
     } else if is_dir {
@@ -781,6 +784,7 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
         previous: previous.as_deref(),
         reverify: policy.as_ref(),
         progress: &progress,
+        published: published.as_deref(),
     };
     let started = std::time::Instant::now();
     let report = audit::audit(&mut *source, &opts).map_err(Failure::error)?;

@@ -1,0 +1,237 @@
+//! A log folder's files changed, cut short or replaced behind the log's
+//! back: the audit names what is wrong, a writer refuses to build on it
+//! (or mends what it can from its own batch), and nothing planted in the
+//! folder is read or written through.
+
+mod common;
+
+use chit_logstore::folder::FolderStore;
+use chit_logstore::Store;
+use common::{append, audit_folder, create, open};
+use std::path::{Path, PathBuf};
+
+/// A log folder of 300 entries, published: one full bundle and level-0
+/// tile, and the right edge's partial ones (44 entries; a level-1 tile of
+/// one hash).
+fn log_of_300() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("log");
+    let mut log = create(&path);
+    append(&mut log, 0..300).unwrap();
+    drop(log);
+    (t, path)
+}
+
+fn flip_last_byte(path: &Path) {
+    let mut d = std::fs::read(path).unwrap();
+    *d.last_mut().unwrap() ^= 1;
+    std::fs::write(path, d).unwrap();
+}
+
+/// The audit's problems, as `step: message` lines.
+fn problems(path: &Path) -> Vec<String> {
+    audit_folder(path)
+        .problems
+        .iter()
+        .map(|p| format!("{}: {}", p.step, p.message))
+        .collect()
+}
+
+#[test]
+fn an_untouched_log_folder_audits_clean() {
+    let (_t, path) = log_of_300();
+    assert_eq!(problems(&path), Vec::<String>::new());
+}
+
+#[test]
+fn a_changed_partial_tile_in_public_is_named() {
+    let (_t, path) = log_of_300();
+    flip_last_byte(&path.join("public/tile/0/001.p/44"));
+    let p = problems(&path);
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("published: ") && m.contains("do not give its root")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn a_changed_partial_bundle_in_public_is_named() {
+    let (_t, path) = log_of_300();
+    flip_last_byte(&path.join("public/tile/entries/001.p/44"));
+    let p = problems(&path);
+    assert!(
+        p.iter().any(|m| m.starts_with("published: ")
+            && m.contains("tile/entries/001.p/44 does not hold the entries")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn bytes_after_a_full_public_tile_are_named() {
+    let (_t, path) = log_of_300();
+    let tile = path.join("public/tile/0/000");
+    let mut d = std::fs::read(&tile).unwrap();
+    d.push(0);
+    std::fs::write(&tile, d).unwrap();
+    let p = problems(&path);
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("tiles: ") && m.contains("tile/0/000 is damaged")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn a_forged_public_checkpoint_is_named_and_an_older_one_is_not() {
+    let (_t, path) = log_of_300();
+    let public = path.join("public/checkpoint");
+    let real = std::fs::read(&public).unwrap();
+    // Signed by another key with the log's origin.
+    let other = chit_log::note::NoteSigner::from_seed(common::ORIGIN, &[9; 32]).unwrap();
+    let body = String::from_utf8_lossy(&real);
+    let body = body.split("\n\n").next().unwrap().to_string() + "\n";
+    let forged = chit_log::note::sign(&body, &[&other]).unwrap();
+    std::fs::write(&public, forged).unwrap();
+    let p = problems(&path);
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("published: ") && m.contains("does not open with the log's key")),
+        "{p:?}"
+    );
+    // The log's first checkpoint (size 0) is older, not wrong.
+    let mut store = FolderStore::open(&path).unwrap();
+    let first = store
+        .checkpoint_at(0)
+        .unwrap()
+        .expect("the first checkpoint");
+    std::fs::write(&public, first).unwrap();
+    assert_eq!(problems(&path), Vec::<String>::new());
+}
+
+#[test]
+fn a_log_folders_index_given_alone_is_refused() {
+    let (_t, path) = log_of_300();
+    let index = path.join("index.db");
+    let e = chit_logstore::open(index.to_str().unwrap())
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("give the folder"), "{e}");
+}
+
+#[test]
+fn a_growing_bundle_cut_short_is_refused_not_filled_with_zeros() {
+    let (_t, path) = log_of_300();
+    let tail = path.join("tail/entries-1");
+    let f = std::fs::OpenOptions::new().write(true).open(&tail).unwrap();
+    f.set_len(5).unwrap();
+    drop(f);
+    let mut log = open(&path);
+    let e = append(&mut log, 300..301).expect_err("refused");
+    assert!(e.contains("tail/entries-1"), "{e}");
+    assert_eq!(log.head().unwrap().0, 300);
+    drop(log);
+    assert_eq!(std::fs::metadata(&tail).unwrap().len(), 5);
+    let p = problems(&path);
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("entries: ") && m.contains("tail/entries-1")),
+        "{p:?}"
+    );
+}
+
+/// A growing tile cut short: a writer new to the log then refuses it
+/// (its tiles do not give the signed root); one that held it open
+/// already writes the tile again whole from its batch.
+#[test]
+fn a_growing_tile_cut_short_is_refused_or_written_again_whole() {
+    let (_t, path) = log_of_300();
+    let tail = path.join("tail/0-1");
+    let cut = || {
+        let f = std::fs::OpenOptions::new().write(true).open(&tail).unwrap();
+        f.set_len(40).unwrap();
+    };
+    let mut writer = open(&path);
+    append(&mut writer, 300..301).unwrap();
+    cut();
+    let mut fresh = open(&path);
+    let e = append(&mut fresh, 301..302).expect_err("refused");
+    assert!(e.contains("run chit log audit"), "{e}");
+    drop(fresh);
+    let p = problems(&path);
+    assert!(p.iter().any(|m| m.starts_with("tiles: ")), "{p:?}");
+    append(&mut writer, 302..310).unwrap();
+    drop(writer);
+    assert_eq!(std::fs::metadata(&tail).unwrap().len(), 53 * 32);
+    assert_eq!(problems(&path), Vec::<String>::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_planted_in_the_tail_is_neither_read_nor_written_through() {
+    let (t, path) = log_of_300();
+    let tail = path.join("tail/entries-1");
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::rename(&tail, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &tail).unwrap();
+    let before = std::fs::read(&elsewhere).unwrap();
+    let mut store = FolderStore::open(&path).unwrap();
+    let e = store.entry(260).expect_err("refused");
+    assert!(e.to_string().contains("it is a link"), "{e}");
+    drop(store);
+    let mut log = open(&path);
+    assert!(append(&mut log, 300..301).is_err());
+    drop(log);
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+    let p = problems(&path);
+    assert!(p.iter().any(|m| m.contains("it is a link")), "{p:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_planted_in_the_tail_is_refused_at_once() {
+    let (_t, path) = log_of_300();
+    let tail = path.join("tail/0-1");
+    std::fs::remove_file(&tail).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&tail)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut store = FolderStore::open(&path).unwrap();
+    let e = store.tile(0, 1).expect_err("refused");
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_link_planted_in_public_is_never_written_through() {
+    let (t, path) = log_of_300();
+    let tile = path.join("public/tile");
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::rename(&tile, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &tile).unwrap();
+    let listing = |dir: &Path| -> Vec<PathBuf> {
+        let mut all = Vec::new();
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                if e.file_type().unwrap().is_dir() {
+                    todo.push(e.path());
+                }
+                all.push(e.path());
+            }
+        }
+        all.sort();
+        all
+    };
+    let before = listing(&elsewhere);
+    let mut log = open(&path);
+    // Past the next bundle's end: a bundle and a tile to publish.
+    append(&mut log, 300..520).unwrap();
+    drop(log);
+    assert_eq!(listing(&elsewhere), before);
+    // What the commits filled stays in tail/, and is read from there.
+    let mut store = FolderStore::open(&path).unwrap();
+    assert!(store.entry(515).unwrap().is_some());
+}
