@@ -5,8 +5,9 @@
 # signed packet envelopes of about 1 KB POSTed one a request by CLIENTS
 # (default 64) clients. With two binaries it alternates them, PAIRS times
 # (default 3), each on a new log: noise on the machine falls on both.
-# The new binary's log is a log folder (BENCH_STORE=file: one SQLite file,
-# as the old binary's always is).
+# The new binary's log is a log folder (BENCH_STORE=file: one SQLite file),
+# the old one's one SQLite file (BENCH_OLD_STORE=folder: a log folder, for
+# an old binary that makes them).
 #
 #   bench/serve-disk.sh [OLD_CHIT] [NEW_CHIT]
 #
@@ -57,6 +58,8 @@ run() { # run BIN NAME STORE
 
 echo "$n envelopes of $(head -1 "$out/p/packets.jsonl" | wc -c) bytes, $clients clients, one a request"
 for _ in $(seq "$pairs"); do
-  [ -n "$old" ] && run "$old" old s.db
+  if [ -n "$old" ]; then
+    if [ "${BENCH_OLD_STORE:-file}" = folder ]; then run "$old" old s; else run "$old" old s.db; fi
+  fi
   if [ "${BENCH_STORE:-folder}" = file ]; then run "$new" new s.db; else run "$new" new s; fi
 done

@@ -184,79 +184,12 @@ struct Late {
 }
 
 /// The entries above `chit_log_shas_upto` (`upto..to`) by content
-/// address, and a filter of the addresses below it.
+/// address.
 #[derive(Default)]
 struct Tail {
     upto: i64,
     to: i64,
     shas: std::collections::HashMap<Hash, u64>,
-    /// Every address in `chit_log_shas` (below `upto`) is in it; `None`
-    /// until read, and when it could not be kept whole (keys merged that
-    /// this connection never read, or more than it was sized for).
-    merged: Option<Filter>,
-    /// Lookups of many addresses at once so far: the filter is read at the
-    /// second (a sequencer's batches), never for a few lookups (a reader's,
-    /// or one `chit log append`), which the index answers sooner.
-    batches: u32,
-}
-
-/// A Bloom filter of content addresses: an address it does not hold is
-/// not in the index, and is not looked for there (a new entry's address,
-/// nearly always). An address it holds may still be absent (about one in
-/// a hundred at its capacity): the index says.
-struct Filter {
-    bits: Vec<u64>,
-    /// Addresses held, and the most it holds at its false-positive rate.
-    held: usize,
-    capacity: usize,
-}
-
-impl Filter {
-    /// Bits an address sets.
-    const K: u64 = 7;
-    /// The most addresses a filter is made for (some 5 MiB of bits; an
-    /// index of half as many, 64 MiB of addresses, is read to make it):
-    /// beyond, the index is asked for every address, as without one.
-    const MOST: usize = 1 << 22;
-    /// Addresses looked up at once that count as a batch.
-    const BATCH: usize = 16;
-
-    fn with_capacity(capacity: usize) -> Filter {
-        // Ten bits an address: about 1% false positives with seven bits set.
-        let words = (capacity * 10).div_ceil(64).max(1);
-        Filter {
-            bits: vec![0; words],
-            held: 0,
-            capacity,
-        }
-    }
-
-    /// The bit positions of `h` among `m` bits: two words of it, mixed (an
-    /// address that is not a real digest spreads too), combined (double
-    /// hashing).
-    fn positions(h: &Hash, m: u64) -> impl Iterator<Item = usize> {
-        let word = |i: usize| u64::from_le_bytes(h[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        let x =
-            word(0) ^ word(1).rotate_left(16) ^ word(2).rotate_left(32) ^ word(3).rotate_left(48);
-        let a = mix(x);
-        let b = mix(x ^ 0x9e37_79b9_7f4a_7c15) | 1;
-        (0..Self::K).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % m) as usize)
-    }
-
-    /// Adds `h`; false once past its capacity (then it is dropped).
-    fn insert(&mut self, h: &Hash) -> bool {
-        let m = self.bits.len() as u64 * 64;
-        for p in Self::positions(h, m) {
-            self.bits[p / 64] |= 1 << (p % 64);
-        }
-        self.held += 1;
-        self.held <= self.capacity
-    }
-
-    fn may_hold(&self, h: &Hash) -> bool {
-        let m = self.bits.len() as u64 * 64;
-        Self::positions(h, m).all(|p| self.bits[p / 64] & (1 << (p % 64)) != 0)
-    }
 }
 
 /// With housekeeping in the background, the WAL pages after which a commit
@@ -647,31 +580,9 @@ impl SqliteStore {
             *tail = Tail::default();
         }
         if upto > tail.upto {
-            // Merged into the index since: into the filter too, when this
-            // tail held every one of them.
-            if tail.to < upto {
-                tail.merged = None;
-            }
-            let mut merged = tail.merged.take();
-            tail.shas.retain(|h, i| {
-                let kept = *i as i64 >= upto;
-                if !kept {
-                    if let Some(f) = &mut merged {
-                        if !f.insert(h) {
-                            merged = None;
-                        }
-                    }
-                }
-                kept
-            });
-            tail.merged = merged;
+            // Merged into the index since: looked for there now.
+            tail.shas.retain(|_, i| *i as i64 >= upto);
             tail.upto = upto;
-        }
-        if tail.merged.is_none() && digests.len() >= Filter::BATCH {
-            tail.batches = tail.batches.saturating_add(1);
-            if tail.batches >= 2 {
-                tail.merged = read_filter(&tx, upto).map_err(read_err)?;
-            }
         }
         {
             let mut stmt = tx
@@ -699,7 +610,6 @@ impl SqliteStore {
             .iter()
             .map(|d| match tail.shas.get(d) {
                 Some(&i) => Ok(Some(i)),
-                None if tail.merged.as_ref().is_some_and(|f| !f.may_hold(d)) => Ok(None),
                 None => stmt
                     .query_row(params![&d[..]], |r| r.get::<_, i64>(0))
                     .optional()
@@ -708,37 +618,6 @@ impl SqliteStore {
             })
             .collect()
     }
-}
-
-/// SplitMix64's finaliser: every bit of `x` moves every bit of the result.
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// A filter of every address in `chit_log_shas`, read in the transaction
-/// `tx`, where `upto` (the index holds one address an entry below it) is
-/// at most half [`Filter::MOST`]; `None` past that.
-fn read_filter(tx: &Connection, upto: i64) -> rusqlite::Result<Option<Filter>> {
-    let count = usize::try_from(upto).unwrap_or(usize::MAX);
-    if count > Filter::MOST / 2 {
-        return Ok(None);
-    }
-    let mut f = Filter::with_capacity((count * 2).max(1 << 16));
-    let mut stmt = tx.prepare_cached("SELECT sha256 FROM chit_log_shas")?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        let bytes: Vec<u8> = r.get(0)?;
-        // An address that is not 32 bytes is never asked for: it cannot
-        // match one, and is left out.
-        if let Ok(h) = <Hash>::try_from(&bytes[..]) {
-            f.insert(&h);
-        }
-    }
-    Ok(Some(f))
 }
 
 /// Rows inserted `INTO into` (a table and its columns), [`ROWS_AT_ONCE`] a
@@ -1855,29 +1734,11 @@ mod tests {
         }
     }
 
-    /// A filter never hides an address it was given, and holds few it
-    /// was not given; past its capacity it says so.
+    /// `find` on a late-indexed log, through merges made by this
+    /// connection's commits: every logged address is found at its index,
+    /// below the index and above it; an address never logged is not.
     #[test]
-    fn the_filter_holds_what_it_was_given() {
-        let mut f = super::Filter::with_capacity(10_000);
-        for i in 0..10_000u64 {
-            assert!(f.insert(&sha(i)));
-        }
-        assert!((0..10_000u64).all(|i| f.may_hold(&sha(i))));
-        let real = (0..10_000u64)
-            .filter(|i| f.may_hold(&chit_core::digest::sha256(&i.to_le_bytes())))
-            .count();
-        let made = (10_000..20_000u64).filter(|&i| f.may_hold(&sha(i))).count();
-        assert!(real < 300 && made < 300, "false positives: {real}, {made}");
-        assert!(!f.insert(&sha(10_000)), "past its capacity");
-    }
-
-    /// `find` on a late-indexed log, with the filter of merged addresses
-    /// read (at its second batch of lookups) and kept through merges made
-    /// by this connection's commits: every logged address is found at its
-    /// index, below the index and above it; an address never logged is not.
-    #[test]
-    fn find_with_the_filter_finds_every_logged_address() {
+    fn find_finds_every_logged_address_through_merges() {
         use crate::store::Store;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.db");
@@ -1901,26 +1762,19 @@ mod tests {
             size = commit_labelled(&mut st, size, chunk);
             check(&mut st, size);
         }
-        assert!(st.tail.merged.is_some(), "the filter was not read");
         let first = upto(&st);
         assert!(first >= 8_192, "{first}");
-        // The next merges move this tail's addresses into the index, and
-        // into the filter.
+        // The next merges move this tail's addresses into the index.
         for chunk in entries(10_000, 28_000).chunks(1_000) {
             size = commit_labelled(&mut st, size, chunk);
             check(&mut st, size);
         }
-        assert!(
-            upto(&st) >= first + 8_192,
-            "no merge after the filter was read"
-        );
-        assert!(st.tail.merged.is_some(), "the filter was dropped");
-        // Another connection, its filter read from the index, agrees.
+        assert!(upto(&st) >= first + 8_192, "no merge after the first");
+        // Another connection agrees.
         drop(st);
         let mut again = super::SqliteStore::open(&path).unwrap();
         check(&mut again, size);
         check(&mut again, size);
-        assert!(again.tail.merged.is_some());
     }
 
     fn passes(c: &Checkpointer) -> u64 {
