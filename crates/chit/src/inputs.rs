@@ -580,19 +580,10 @@ fn wait_for_writer(mut f: &fs::File) -> Result<Vec<u8>, InputError> {
 /// Clears O_NONBLOCK, so reads wait for data as usual.
 #[cfg(unix)]
 fn set_blocking(f: &fs::File) -> Result<(), InputError> {
-    use std::os::unix::io::AsRawFd;
-    let fd = f.as_raw_fd();
-    // SAFETY: F_GETFL and F_SETFL on a descriptor `f` owns and keeps open;
-    // neither takes a pointer.
-    let ok = unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) >= 0
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(InputError::io(&io::Error::last_os_error()))
-    }
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    fcntl_getfl(f)
+        .and_then(|flags| fcntl_setfl(f, flags - OFlags::NONBLOCK))
+        .map_err(|e| InputError::io(&e.into()))
 }
 
 fn read_bounded(r: impl Read, hint: Option<u64>, max: usize) -> Result<Vec<u8>, InputError> {

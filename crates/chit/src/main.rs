@@ -5,6 +5,8 @@
 //! the rest reads inputs (`inputs`), writes files (`files`), renders
 //! verdicts (`render`) and writes output (`output`).
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod commands;
 mod exit;

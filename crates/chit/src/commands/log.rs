@@ -654,15 +654,11 @@ fn lock_state(state: &Path) -> Result<std::fs::File, Failure> {
         .open(&path)
         .map_err(|e| Failure::error(format!("cannot open {}: {e}", path.display())))?;
     #[cfg(unix)]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(Failure::error(format!(
-                "{} is in use by another run of chit log witness; try again when it ends",
-                state.display()
-            )));
-        }
+    if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        return Err(Failure::error(format!(
+            "{} is in use by another run of chit log witness; try again when it ends",
+            state.display()
+        )));
     }
     Ok(f)
 }
