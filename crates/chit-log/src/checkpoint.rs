@@ -117,6 +117,14 @@ impl Checkpoint {
         })
     }
 
+    /// The checkpoint a signed note states, its signatures not checked
+    /// (for a size to compare; [`open_checkpoint`] is what trusts one).
+    pub fn from_note(note: &[u8]) -> Result<Checkpoint, CheckpointError> {
+        let text = String::from_utf8_lossy(note);
+        let body = text.split("\n\n").next().unwrap_or("");
+        Checkpoint::parse(&format!("{body}\n"))
+    }
+
     /// Signs the checkpoint with the log's key: the signed note's bytes.
     pub fn sign(&self, signer: &NoteSigner) -> Result<Vec<u8>, CheckpointError> {
         Ok(note::sign(&self.text(), &[signer])?)

@@ -329,9 +329,7 @@ impl<T: TileFiles> Source for T {
     }
     fn size_now(&mut self) -> Result<u64, SourceError> {
         let note = Source::head(self)?;
-        let text = String::from_utf8_lossy(&note);
-        let body = text.split("\n\n").next().unwrap_or("");
-        Checkpoint::parse(&format!("{body}\n"))
+        Checkpoint::from_note(&note)
             .map(|c| c.size)
             .map_err(|e| SourceError::Checkpoint(e.to_string()))
     }
@@ -348,35 +346,14 @@ impl TileFiles for TilesDir {
         self.root.display().to_string()
     }
     /// The file, at most as large as a full bundle can be; anything else
-    /// there (a FIFO, a device, a larger file) is no file of a log.
+    /// there (a FIFO, a device, a larger file) is no file of a log. A link
+    /// is followed: a mirror may be made of them.
     fn read(&mut self, rel: &str) -> Result<Option<Vec<u8>>, SourceError> {
-        use std::io::Read;
-        let path = self.root.join(rel);
-        let failed = |source| SourceError::File {
-            path: path.clone(),
-            source,
-        };
-        let meta = match std::fs::metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(failed(e)),
-        };
         let cap = crate::folder::MAX_TREE_FILE.max(crate::folder::MAX_CHECKPOINT);
-        if !meta.is_file() || meta.len() > cap {
-            return Err(failed(std::io::Error::other(format!(
-                "not a regular file of at most {cap} bytes"
-            ))));
-        }
-        let mut data = Vec::with_capacity(meta.len() as usize);
-        std::fs::File::open(&path)
-            .and_then(|f| f.take(cap + 1).read_to_end(&mut data))
-            .map_err(failed)?;
-        if data.len() as u64 > cap {
-            return Err(failed(std::io::Error::other(format!(
-                "more than {cap} bytes"
-            ))));
-        }
-        Ok(Some(data))
+        Ok(crate::folder::read_file_following(
+            &self.root.join(rel),
+            cap,
+        )?)
     }
 }
 

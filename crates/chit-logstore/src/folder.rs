@@ -188,8 +188,22 @@ fn is_link_refused(e: &std::io::Error) -> bool {
 /// not a regular file (a FIFO, a device) or holds more than `cap` bytes:
 /// such a file is not one the log wrote.
 pub fn read_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, StoreError> {
+    read_regular(path, cap, no_follow(OpenOptions::new().read(true)))
+}
+
+/// [`read_file`], a link at the path's end followed (a folder of tiles
+/// that is not a log folder may be a mirror made of links).
+pub fn read_file_following(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, StoreError> {
+    read_regular(path, cap, no_wait(OpenOptions::new().read(true)))
+}
+
+fn read_regular(
+    path: &Path,
+    cap: u64,
+    options: &OpenOptions,
+) -> Result<Option<Vec<u8>>, StoreError> {
     use std::io::Read;
-    let f = match no_follow(OpenOptions::new().read(true)).open(path) {
+    let f = match options.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if is_link_refused(&e) => {
@@ -223,15 +237,6 @@ fn cap_of(kind: TileKind) -> u64 {
     }
 }
 
-/// The size a checkpoint note states (0 where it states none).
-fn size_of_note(note: &[u8]) -> u64 {
-    note.split(|&b| b == b'\n')
-        .nth(1)
-        .and_then(|l| std::str::from_utf8(l).ok())
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(0)
-}
-
 /// The first `count` entries of a bundle (what follows them, in a growing
 /// bundle, is a batch that never committed), or where `to_end`, as many as
 /// it holds if fewer, and their length.
@@ -261,12 +266,24 @@ fn bundle_prefix(
 /// wait on a FIFO planted there (it is then refused as no regular file).
 fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-        options.custom_flags(flags.bits() as i32);
-    }
+    unix_flags(
+        options,
+        rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK,
+    );
     options
+}
+
+/// Opens without waiting on a FIFO (refused then as no regular file).
+fn no_wait(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    unix_flags(options, rustix::fs::OFlags::NONBLOCK);
+    options
+}
+
+#[cfg(unix)]
+fn unix_flags(options: &mut OpenOptions, flags: rustix::fs::OFlags) {
+    use std::os::unix::fs::OpenOptionsExt;
+    options.custom_flags(flags.bits() as i32);
 }
 
 /// Makes the folder `dir` inside the log folder `root` where it is
@@ -562,11 +579,6 @@ impl FolderStore {
         data: &[u8],
         whole: Option<&[u8]>,
     ) -> Result<(), StoreError> {
-        let new = match std::fs::symlink_metadata(path) {
-            Ok(_) => false,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-            Err(e) => return Err(io_err("open", path, e)),
-        };
         let mut f = no_follow(OpenOptions::new().write(true).create(true).truncate(false))
             .open(path)
             .map_err(|e| io_err("open", path, e))?;
@@ -575,6 +587,8 @@ impl FolderStore {
         if !meta.is_file() {
             return Err(damaged(path, "it is not a regular file"));
         }
+        // Empty: new (or never written), its name synced with its bytes.
+        let new = meta.len() == 0;
         let (offset, data) = match whole {
             _ if meta.len() >= offset => (offset, data),
             Some(whole) => (0, whole),
@@ -615,17 +629,6 @@ impl FolderStore {
     /// hash tile of 256 hashes, a bundle of 256 entries and nothing after.
     fn settle(&self, kind: TileKind, index: u64) -> std::io::Result<()> {
         let from = self.tree.tail_path(kind, index);
-        match std::fs::symlink_metadata(&from) {
-            Ok(m) if m.is_file() => {}
-            Ok(_) => {
-                return Err(std::io::Error::other(format!(
-                    "{} is not a regular file",
-                    from.display()
-                )))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e),
-        }
         let data = read_file(&from, cap_of(kind)).map_err(std::io::Error::other)?;
         let whole = match (&data, kind) {
             (None, _) => return Ok(()),
@@ -731,7 +734,10 @@ impl FolderStore {
             self.unpublished = false;
             return Ok(());
         }
-        let since = current.as_deref().map_or(0, size_of_note);
+        let since = current
+            .as_deref()
+            .and_then(|c| chit_log::checkpoint::Checkpoint::from_note(c).ok())
+            .map_or(0, |c| c.size);
         self.settle_all(size);
         self.check_settled(since, size)?;
         let mut partial: Vec<Tile> = tiles::right_edge(size);
@@ -812,11 +818,10 @@ impl FolderStore {
         #[cfg(unix)]
         rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| io_err("lock", &path, e.into()))?;
-        // What the lock guards is written only into the log's own folders.
-        for sub in ["tail", "public"] {
-            let dir = self.dir.join(sub);
-            make_dirs(&self.dir, &dir).map_err(|e| io_err("write into", &dir, e))?;
-        }
+        // The growing files are written only into the log's own `tail/`
+        // (`public/`'s folders are checked where each file is written).
+        let tail = self.dir.join("tail");
+        make_dirs(&self.dir, &tail).map_err(|e| io_err("write into", &tail, e))?;
         Ok(f)
     }
 

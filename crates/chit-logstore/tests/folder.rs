@@ -37,6 +37,17 @@ fn problems(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// That the audit names a problem at `step` whose message holds `says`.
+#[track_caller]
+fn assert_named(path: &Path, step: &str, says: &str) {
+    let p = problems(path);
+    let head = format!("{step}: ");
+    assert!(
+        p.iter().any(|m| m.starts_with(&head) && m.contains(says)),
+        "no {step} problem saying {says:?}: {p:?}"
+    );
+}
+
 #[test]
 fn an_untouched_log_folder_audits_clean() {
     let (_t, path) = log_of_300();
@@ -47,23 +58,17 @@ fn an_untouched_log_folder_audits_clean() {
 fn a_changed_partial_tile_in_public_is_named() {
     let (_t, path) = log_of_300();
     flip_last_byte(&path.join("public/tile/0/001.p/44"));
-    let p = problems(&path);
-    assert!(
-        p.iter()
-            .any(|m| m.starts_with("published: ") && m.contains("do not give its root")),
-        "{p:?}"
-    );
+    assert_named(&path, "published", "do not give its root");
 }
 
 #[test]
 fn a_changed_partial_bundle_in_public_is_named() {
     let (_t, path) = log_of_300();
     flip_last_byte(&path.join("public/tile/entries/001.p/44"));
-    let p = problems(&path);
-    assert!(
-        p.iter().any(|m| m.starts_with("published: ")
-            && m.contains("tile/entries/001.p/44 does not hold the entries")),
-        "{p:?}"
+    assert_named(
+        &path,
+        "published",
+        "tile/entries/001.p/44 does not hold the entries",
     );
 }
 
@@ -74,12 +79,7 @@ fn bytes_after_a_full_public_tile_are_named() {
     let mut d = std::fs::read(&tile).unwrap();
     d.push(0);
     std::fs::write(&tile, d).unwrap();
-    let p = problems(&path);
-    assert!(
-        p.iter()
-            .any(|m| m.starts_with("tiles: ") && m.contains("tile/0/000 is damaged")),
-        "{p:?}"
-    );
+    assert_named(&path, "tiles", "tile/0/000 is damaged");
 }
 
 #[test]
@@ -93,12 +93,7 @@ fn a_forged_public_checkpoint_is_named_and_an_older_one_is_not() {
     let body = body.split("\n\n").next().unwrap().to_string() + "\n";
     let forged = chit_log::note::sign(&body, &[&other]).unwrap();
     std::fs::write(&public, forged).unwrap();
-    let p = problems(&path);
-    assert!(
-        p.iter()
-            .any(|m| m.starts_with("published: ") && m.contains("does not open with the log's key")),
-        "{p:?}"
-    );
+    assert_named(&path, "published", "does not open with the log's key");
     // The log's first checkpoint (size 0) is older, not wrong.
     let mut store = FolderStore::open(&path).unwrap();
     let first = store
@@ -132,12 +127,7 @@ fn a_growing_bundle_cut_short_is_refused_not_filled_with_zeros() {
     assert_eq!(log.head().unwrap().0, 300);
     drop(log);
     assert_eq!(std::fs::metadata(&tail).unwrap().len(), 5);
-    let p = problems(&path);
-    assert!(
-        p.iter()
-            .any(|m| m.starts_with("entries: ") && m.contains("tail/entries-1")),
-        "{p:?}"
-    );
+    assert_named(&path, "entries", "tail/entries-1");
 }
 
 /// A growing tile cut short: a writer new to the log then refuses it
@@ -158,8 +148,7 @@ fn a_growing_tile_cut_short_is_refused_or_written_again_whole() {
     let e = append(&mut fresh, 301..302).expect_err("refused");
     assert!(e.contains("run chit log audit"), "{e}");
     drop(fresh);
-    let p = problems(&path);
-    assert!(p.iter().any(|m| m.starts_with("tiles: ")), "{p:?}");
+    assert_named(&path, "tiles", "");
     append(&mut writer, 302..310).unwrap();
     drop(writer);
     assert_eq!(std::fs::metadata(&tail).unwrap().len(), 53 * 32);
