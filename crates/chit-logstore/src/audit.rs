@@ -1177,11 +1177,16 @@ fn check_published(
     seen: &Seen,
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
+    // The published checkpoint, and the latest where it is another.
+    let mut evidence = vec![p.note.clone()];
+    if p.note != seen.note {
+        evidence.push(seen.note.to_vec());
+    }
     let problem = |message: String| Problem {
         step: "published",
         index: None,
         message,
-        evidence: vec![p.note.clone(), seen.note.to_vec()],
+        evidence: evidence.clone(),
     };
     let shown = dir.join("checkpoint").display().to_string();
     if p.size > seen.size {

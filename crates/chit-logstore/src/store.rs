@@ -151,7 +151,7 @@ pub enum StoreError {
     Read(String),
     /// A file of the tree (an entry bundle, a hash tile) is not what the
     /// log wrote: a finding of an audit, not a store it cannot read.
-    #[error("{path} is not a valid entry bundle ({why})")]
+    #[error("{path} is not a file the log wrote ({why})")]
     Damaged { path: String, why: String },
 }
 
