@@ -40,7 +40,7 @@
 //! tiles), never per entry a checkpoint merely claims.
 
 use crate::policy::{Admission, Compiled};
-use crate::store::{PacketRow, Store};
+use crate::store::{Index, PacketRow, Store, Tree};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
@@ -162,7 +162,7 @@ pub trait Source {
         Ok(None)
     }
     /// The rows of an index kept apart from what it indexes
-    /// ([`Store::index_rows`]), and the size it covers; None where none.
+    /// ([`crate::Index::index_rows`]), and the size it covers; None where none.
     fn index_rows(
         &mut self,
         kind: crate::store::IndexKind,
@@ -191,7 +191,7 @@ impl Source for Box<dyn Store> {
         kind: crate::store::IndexKind,
         each: &mut dyn FnMut(i64, &[u8]),
     ) -> Result<Option<u64>, SourceError> {
-        Ok(Store::index_rows(&mut **self, kind, &mut |i, k| {
+        Ok(Index::index_rows(&mut **self, kind, &mut |i, k| {
             each(i, k);
             Ok(())
         })?)
@@ -215,7 +215,7 @@ impl Source for Box<dyn Store> {
         }
     }
     fn head(&mut self) -> Result<Vec<u8>, SourceError> {
-        Ok(Store::head(&mut **self).map(|(_, n)| n)?)
+        Ok(Tree::head(&mut **self).map(|(_, n)| n)?)
     }
     fn history(&mut self) -> Result<Vec<(u64, Vec<u8>)>, SourceError> {
         Ok(self.checkpoints()?)
@@ -223,7 +223,7 @@ impl Source for Box<dyn Store> {
     fn scan(&mut self, _size: u64, each: &mut EachEntry) -> Result<(), SourceError> {
         // The callback's own error, kept whole past the store's scan.
         let mut failure = None;
-        let r = Store::scan(&mut **self, 0, u64::MAX, &mut |e| {
+        let r = Tree::scan(&mut **self, 0, u64::MAX, &mut |e| {
             each(e.index, &e.data, Some(e.sha256)).map_err(|why| {
                 let said = why.to_string();
                 failure = Some(why);
@@ -240,7 +240,7 @@ impl Source for Box<dyn Store> {
         }
     }
     fn tile(&mut self, level: u8, index: u64, _width: u16) -> Result<Option<Vec<u8>>, SourceError> {
-        match Store::tile(&mut **self, level, index) {
+        match Tree::tile(&mut **self, level, index) {
             Err(crate::StoreError::Damaged { path, why }) => {
                 Err(SourceError::DamagedTile { path, why })
             }
@@ -248,14 +248,14 @@ impl Source for Box<dyn Store> {
         }
     }
     fn packets(&mut self, each: &mut dyn FnMut(&PacketRow)) -> Result<bool, SourceError> {
-        Store::packets(&mut **self, &mut |p| {
+        Index::packets(&mut **self, &mut |p| {
             each(&p);
             Ok(())
         })?;
         Ok(true)
     }
     fn size_now(&mut self) -> Result<u64, SourceError> {
-        Ok(Store::head(&mut **self).map(|(s, _)| s)?)
+        Ok(Tree::head(&mut **self).map(|(s, _)| s)?)
     }
 }
 

@@ -35,7 +35,8 @@
 
 use crate::sqlite::SqliteStore;
 use crate::store::{
-    Batch, EachIndexRow, Entry, Hit, IndexKind, Meta, NewEntry, PacketRow, Query, Store, StoreError,
+    Batch, EachIndexRow, Entry, Hit, Index, IndexKind, Meta, NewEntry, PacketRow, Query, Store,
+    StoreError, Tree,
 };
 use chit_log::tiles::{self, Tile, TileKind, TILE_WIDTH};
 use chit_log::Hash;
@@ -80,7 +81,7 @@ pub fn folder_of_index(path: &Path) -> Option<PathBuf> {
 /// A log folder: see the module documentation.
 pub struct FolderStore {
     dir: PathBuf,
-    tree: Tree,
+    tree: TreeFiles,
     index: SqliteStore,
     /// The committed byte length of the growing bundle this store last
     /// wrote: `(bundle, entries in it, bytes)`.
@@ -343,11 +344,11 @@ fn write_atomic(root: &Path, path: &Path, data: &[u8]) -> std::io::Result<()> {
 
 /// The tree's files in a log folder: what any reader may read without a
 /// lock (what the head covers never changes).
-struct Tree {
+struct TreeFiles {
     dir: PathBuf,
 }
 
-impl Tree {
+impl TreeFiles {
     /// Where a full tile or bundle is published.
     fn public_path(&self, kind: TileKind, index: u64) -> PathBuf {
         let t = Tile {
@@ -375,7 +376,7 @@ impl Tree {
         Ok(self.find_tree_file(kind, index)?.map(|(_, d)| d))
     }
 
-    /// Where [`Tree::read_tree_file`] found the file, and its bytes.
+    /// Where [`TreeFiles::read_tree_file`] found the file, and its bytes.
     fn find_tree_file(
         &self,
         kind: TileKind,
@@ -425,7 +426,7 @@ impl Tree {
     }
 
     /// `f` of the entries of bundle `n` that a tree of `size` leaves holds
-    /// (as [`Tree::bundle_entries`] reads them).
+    /// (as [`TreeFiles::bundle_entries`] reads them).
     fn with_bundle<T>(
         &self,
         n: u64,
@@ -476,7 +477,7 @@ impl FolderStore {
     fn with_index(dir: &Path, index: SqliteStore) -> FolderStore {
         FolderStore {
             dir: dir.to_path_buf(),
-            tree: Tree {
+            tree: TreeFiles {
                 dir: dir.to_path_buf(),
             },
             index,
@@ -840,51 +841,19 @@ impl Drop for FolderStore {
     }
 }
 
-impl Store for FolderStore {
+impl Tree for FolderStore {
     fn location(&self) -> String {
         self.dir.display().to_string()
     }
-    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
-        self.index.create(meta, checkpoint)?;
-        self.publish_now()
-    }
-    fn meta(&mut self) -> Result<Meta, StoreError> {
-        self.index.meta()
-    }
-    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
-        self.index.bind_policy(binding)
-    }
+
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
         self.index.head()
     }
-    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
-        self.index.changed_elsewhere()
-    }
+
     fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
         self.index.checkpoint_at(size)
     }
-    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        self.index.checkpoints()
-    }
-    fn replace_checkpoint(
-        &mut self,
-        size: u64,
-        old: &[u8],
-        note: &[u8],
-    ) -> Result<bool, StoreError> {
-        self.index.replace_checkpoint(size, old, note)
-    }
-    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
-        self.index.find(digests)
-    }
-    fn lookup(
-        &mut self,
-        digests: &[Hash],
-        at: &[(String, i64)],
-        named: &[(String, String)],
-    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
-        self.index.lookup(digests, at, named)
-    }
+
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
         let Some(row) = self.index.entry(index)? else {
             return Ok(None);
@@ -897,6 +866,7 @@ impl Store for FolderStore {
         };
         Ok(Some(Entry { data, ..row }))
     }
+
     fn scan(
         &mut self,
         start: u64,
@@ -920,32 +890,43 @@ impl Store for FolderStore {
             each(Entry { data, ..row })
         })
     }
+
     fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let size = self.size()?;
         Ok(self.tiles_at(size, &[(level, index)])?.pop().flatten())
     }
+
     fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let size = self.size()?;
         self.tiles_at(size, keys)
     }
-    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
-        self.index.packets_at(keys)
+}
+
+impl Index for FolderStore {
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        self.index.lookup(digests, at, named)
     }
-    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
-        self.index.packets_named(keys)
-    }
+
     fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
         self.index.stream(stream_id, limit)
     }
+
     fn packets(
         &mut self,
         each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         self.index.packets(each)
     }
+
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
         self.index.search(q)
     }
+
     fn index_rows(
         &mut self,
         kind: IndexKind,
@@ -953,6 +934,39 @@ impl Store for FolderStore {
     ) -> Result<Option<u64>, StoreError> {
         self.index.index_rows(kind, each)
     }
+}
+
+impl Store for FolderStore {
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        self.index.create(meta, checkpoint)?;
+        self.publish_now()
+    }
+
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        self.index.meta()
+    }
+
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        self.index.bind_policy(binding)
+    }
+
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        self.index.changed_elsewhere()
+    }
+
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.index.checkpoints()
+    }
+
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.index.replace_checkpoint(size, old, note)
+    }
+
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         let _lock = self.lock()?;
         let found = self.size()?;
@@ -1055,18 +1069,22 @@ impl Store for FolderStore {
         }
         Ok(())
     }
+
     fn lease(&mut self, wait: Duration) -> Result<(), StoreError> {
         self.index.lease(wait)
     }
+
     fn release(&mut self) -> Result<(), StoreError> {
         self.index.release()
     }
+
     fn housekeep_in_background(&mut self) -> Result<(), StoreError> {
         if self.publisher.is_none() && self.write_blocked().is_none() {
             self.publisher = Some(Publisher::start(&self.dir)?);
         }
         self.index.housekeep_in_background()
     }
+
     fn write_blocked(&mut self) -> Option<String> {
         if let Err(e) = OpenOptions::new().write(true).open(self.dir.join("lock")) {
             return Some(format!(

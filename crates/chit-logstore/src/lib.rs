@@ -5,7 +5,7 @@
 //!
 //! The formats (RFC 9162 trees, C2SP checkpoints, notes, cosignatures and
 //! tiles) are [`chit_log`]'s; verdicts on receipts are
-//! [`chit_core::check`]'s. This crate only stores and sequences around
+//! [`chit_core::check()`]'s. This crate only stores and sequences around
 //! them, and has no command line. [`open`] and [`create`] are the one
 //! place that picks a store's driver from where it is.
 
@@ -25,7 +25,7 @@ pub mod streams;
 pub use chit_log::bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};
 pub use policy::{Admission, Policy, Submitted};
-pub use store::{Store, StoreError};
+pub use store::{Index, Store, StoreError, Tree};
 
 /// The store layout's version, recorded at `chit log init`.
 pub const FORMAT: &str = "chit-log/1";

@@ -905,7 +905,7 @@ fn read_tile(
 
 /// The tree of one size, read from a store's hash tiles (and a batch's
 /// tiles not yet committed, `overlay`): each tile read and parsed once, and
-/// each complete subtree hash it gives kept in the log's [`Subtrees`].
+/// each complete subtree hash it gives kept in the log's `Subtrees`.
 pub struct StoreTiles<'a> {
     store: RefCell<&'a mut dyn Store>,
     overlay: Option<&'a HashMap<(u8, u64), &'a [u8]>>,

@@ -1,6 +1,6 @@
 //! What a log accepts, fixed at `chit log init` and stored with it: an entry
 //! is accepted exactly when `chit verify` under these settings would call it
-//! valid (the core's one [`chit_core::check`]), with one exception for
+//! valid (the core's one [`chit_core::check()`]), with one exception for
 //! packet streams: P3 (a gap) is allowed at append, since packets arrive
 //! out of order; P1, P2 and P4 are held against the whole log
 //! ([`crate::streams`]).

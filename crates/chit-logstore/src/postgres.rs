@@ -16,7 +16,9 @@
 //! only while the token is still its own: a holder that lost its lease
 //! commits nothing ([`StoreError::Fenced`]) and takes its turn again.
 
-use crate::store::{Batch, Entry, Hit, Label, Meta, PacketRow, Query, Store, StoreError};
+use crate::store::{
+    Batch, Entry, Hit, Index, Label, Meta, PacketRow, Query, Store, StoreError, Tree,
+};
 use chit_log::Hash;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
@@ -311,33 +313,6 @@ impl PgStore {
     }
 }
 
-impl PgStore {
-    /// The packets at the given (stream, `column`) keys: one index lookup
-    /// per key. The subquery is fenced (`OFFSET 0`) so that the planner
-    /// does not flatten it into a hash join over the whole table, which it
-    /// prefers when a log holds one long stream, at ten times the cost.
-    fn packets_joined(
-        &mut self,
-        column: &str,
-        sql_type: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<PacketRow>, StoreError> {
-        let sql = format!(
-            "SELECT p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
-             FROM unnest($1::bytea[], $2::{sql_type}[]) AS k(s, v) CROSS JOIN LATERAL \
-             (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.{column} = k.v OFFSET 0) p"
-        );
-        let st = self.prepared(&sql)?;
-        Ok(self
-            .client
-            .query(&st, params)
-            .map_err(read_err)?
-            .iter()
-            .map(to_packet)
-            .collect())
-    }
-}
-
 fn hash_of(v: Vec<u8>, index: i64) -> Result<Hash, StoreError> {
     v.try_into().map_err(|_| {
         StoreError::Read(format!(
@@ -378,85 +353,9 @@ fn packet_from(r: &postgres::Row, first: usize) -> PacketRow {
     }
 }
 
-impl Store for PgStore {
+impl Tree for PgStore {
     fn location(&self) -> String {
         self.location.clone()
-    }
-
-    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
-        self.live()?;
-        let schema = self.schema.clone();
-        let mut tx = self.client.transaction().map_err(read_err)?;
-        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-            .map_err(|e| {
-                StoreError::Write(format!("cannot create schema {schema}: {}", describe(&e)))
-            })?;
-        let exists: bool = tx
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL",
-                &[&format!("{schema}.chit_log_meta")],
-            )
-            .map_err(read_err)?
-            .get(0);
-        if exists {
-            return Err(StoreError::Exists(self.location.clone()));
-        }
-        let location = self.location.clone();
-        let w = |e: postgres::Error| {
-            StoreError::Write(format!("cannot write {location}: {}", describe(&e)))
-        };
-        tx.batch_execute(SCHEMA).map_err(w)?;
-        tx.batch_execute(LEASE_TABLE).map_err(w)?;
-        let rows = [
-            ("format", Some(crate::FORMAT.to_string())),
-            ("origin", Some(meta.origin.clone())),
-            ("verifier_key", Some(meta.verifier_key.clone())),
-            ("policy", Some(meta.policy.clone())),
-            ("key_file", meta.key_file.clone()),
-            ("policy_binding", meta.policy_binding.clone()),
-        ];
-        for (k, v) in rows.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))) {
-            tx.execute(
-                "INSERT INTO chit_log_meta (key, value) VALUES ($1, $2)",
-                &[k, v],
-            )
-            .map_err(w)?;
-        }
-        tx.execute("INSERT INTO chit_log_head (id, size) VALUES (0, 0)", &[])
-            .map_err(w)?;
-        tx.execute(
-            "INSERT INTO chit_log_checkpoints (size, note) VALUES (0, $1)",
-            &[&checkpoint],
-        )
-        .map_err(w)?;
-        tx.commit().map_err(w)
-    }
-
-    fn meta(&mut self) -> Result<Meta, StoreError> {
-        self.live()?;
-        self.require_log()?;
-        let rows = self
-            .client
-            .query("SELECT key, value FROM chit_log_meta", &[])
-            .map_err(read_err)?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
-        crate::meta_from_rows(&self.location, rows)
-    }
-
-    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
-        self.live()?;
-        self.require_log()?;
-        let n = self
-            .client
-            .execute(
-                "INSERT INTO chit_log_meta (key, value) VALUES ('policy_binding', $1) \
-                 ON CONFLICT (key) DO NOTHING",
-                &[&binding],
-            )
-            .map_err(|e| self.write_err(e))?;
-        Ok(n == 1)
     }
 
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
@@ -488,100 +387,6 @@ impl Store for PgStore {
             )
             .map_err(read_err)?
             .map(|r| r.get(0)))
-    }
-
-    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        self.live()?;
-        Ok(self
-            .client
-            .query(
-                "SELECT size, note FROM chit_log_checkpoints ORDER BY size",
-                &[],
-            )
-            .map_err(read_err)?
-            .iter()
-            .map(|r| (r.get::<_, i64>(0) as u64, r.get(1)))
-            .collect())
-    }
-
-    fn replace_checkpoint(
-        &mut self,
-        size: u64,
-        old: &[u8],
-        note: &[u8],
-    ) -> Result<bool, StoreError> {
-        self.live()?;
-        let n = self
-            .client
-            .execute(
-                "UPDATE chit_log_checkpoints SET note = $3 WHERE size = $1 AND note = $2",
-                &[&(size as i64), &old, &note],
-            )
-            .map_err(|e| self.write_err(e))?;
-        Ok(n == 1)
-    }
-
-    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
-        self.live()?;
-        let keys: Vec<&[u8]> = digests.iter().map(|d| &d[..]).collect();
-        let st =
-            self.prepared("SELECT sha256, idx FROM chit_log_entries WHERE sha256 = ANY($1)")?;
-        let found: HashMap<Vec<u8>, u64> = self
-            .client
-            .query(&st, &[&keys])
-            .map_err(read_err)?
-            .iter()
-            .map(|r| (r.get(0), r.get::<_, i64>(1) as u64))
-            .collect();
-        Ok(digests.iter().map(|d| found.get(&d[..]).copied()).collect())
-    }
-
-    fn lookup(
-        &mut self,
-        digests: &[Hash],
-        at: &[(String, i64)],
-        named: &[(String, String)],
-    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
-        self.live()?;
-        if digests.is_empty() && at.is_empty() && named.is_empty() {
-            return Ok((Vec::new(), Vec::new()));
-        }
-        // One query, three parts told apart by the first column: the
-        // entries found (sha256 in column 1, idx in 5), then the packets at
-        // each place and by each id (columns 1-5 as to_packet reads them;
-        // each lookup fenced, as in packets_joined).
-        let st = self.prepared(
-            "SELECT 0, sha256, NULL::int8, NULL::bytea, NULL::bytea, idx \
-               FROM chit_log_entries WHERE sha256 = ANY($1::bytea[]) \
-             UNION ALL \
-             SELECT 1, p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
-               FROM unnest($2::bytea[], $3::int8[]) AS k(s, v) CROSS JOIN LATERAL \
-               (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.sequence = k.v OFFSET 0) p \
-             UNION ALL \
-             SELECT 1, p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
-               FROM unnest($4::bytea[], $5::bytea[]) AS k(s, v) CROSS JOIN LATERAL \
-               (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.packet_id = k.v OFFSET 0) p",
-        )?;
-        let keys: Vec<&[u8]> = digests.iter().map(|d| &d[..]).collect();
-        let at_s: Vec<&[u8]> = at.iter().map(|k| k.0.as_bytes()).collect();
-        let at_v: Vec<i64> = at.iter().map(|k| k.1).collect();
-        let named_s: Vec<&[u8]> = named.iter().map(|k| k.0.as_bytes()).collect();
-        let named_v: Vec<&[u8]> = named.iter().map(|k| k.1.as_bytes()).collect();
-        let rows = self
-            .client
-            .query(&st, &[&keys, &at_s, &at_v, &named_s, &named_v])
-            .map_err(read_err)?;
-        let mut found: HashMap<Vec<u8>, u64> = HashMap::new();
-        let mut packets = Vec::new();
-        for r in &rows {
-            if r.get::<_, i32>(0) == 0 {
-                found.insert(r.get(1), r.get::<_, i64>(5) as u64);
-            } else {
-                packets.push(packet_from(r, 1));
-            }
-        }
-        let found = digests.iter().map(|d| found.get(&d[..]).copied()).collect();
-        Ok((found, packets))
     }
 
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
@@ -664,19 +469,57 @@ impl Store for PgStore {
             .map(|(l, i)| found.get(&(*l, *i)).cloned())
             .collect())
     }
+}
 
-    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
+impl Index for PgStore {
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
         self.live()?;
-        let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
-        let seqs: Vec<i64> = keys.iter().map(|k| k.1).collect();
-        self.packets_joined("sequence", "int8", &[&streams, &seqs])
-    }
-
-    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
-        self.live()?;
-        let streams: Vec<&[u8]> = keys.iter().map(|k| k.0.as_bytes()).collect();
-        let ids: Vec<&[u8]> = keys.iter().map(|k| k.1.as_bytes()).collect();
-        self.packets_joined("packet_id", "bytea", &[&streams, &ids])
+        if digests.is_empty() && at.is_empty() && named.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        // One query, three parts told apart by the first column: the
+        // entries found (sha256 in column 1, idx in 5), then the packets at
+        // each place and by each id (columns 1-5 as to_packet reads them;
+        // each lookup fenced by `OFFSET 0`, so that the planner does not
+        // flatten it into a hash join over the whole table, which it
+        // prefers when a log holds one long stream, at ten times the cost).
+        let st = self.prepared(
+            "SELECT 0, sha256, NULL::int8, NULL::bytea, NULL::bytea, idx \
+               FROM chit_log_entries WHERE sha256 = ANY($1::bytea[]) \
+             UNION ALL \
+             SELECT 1, p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
+               FROM unnest($2::bytea[], $3::int8[]) AS k(s, v) CROSS JOIN LATERAL \
+               (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.sequence = k.v OFFSET 0) p \
+             UNION ALL \
+             SELECT 1, p.stream_id, p.sequence, p.packet_id, p.prev_packet_id, p.idx \
+               FROM unnest($4::bytea[], $5::bytea[]) AS k(s, v) CROSS JOIN LATERAL \
+               (SELECT * FROM chit_log_packets q WHERE q.stream_id = k.s AND q.packet_id = k.v OFFSET 0) p",
+        )?;
+        let keys: Vec<&[u8]> = digests.iter().map(|d| &d[..]).collect();
+        let at_s: Vec<&[u8]> = at.iter().map(|k| k.0.as_bytes()).collect();
+        let at_v: Vec<i64> = at.iter().map(|k| k.1).collect();
+        let named_s: Vec<&[u8]> = named.iter().map(|k| k.0.as_bytes()).collect();
+        let named_v: Vec<&[u8]> = named.iter().map(|k| k.1.as_bytes()).collect();
+        let rows = self
+            .client
+            .query(&st, &[&keys, &at_s, &at_v, &named_s, &named_v])
+            .map_err(read_err)?;
+        let mut found: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut packets = Vec::new();
+        for r in &rows {
+            if r.get::<_, i32>(0) == 0 {
+                found.insert(r.get(1), r.get::<_, i64>(5) as u64);
+            } else {
+                packets.push(packet_from(r, 1));
+            }
+        }
+        let found = digests.iter().map(|d| found.get(&d[..]).copied()).collect();
+        Ok((found, packets))
     }
 
     fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
@@ -742,6 +585,115 @@ impl Store for PgStore {
                 integrated_at: r.get(4),
             })
             .collect())
+    }
+}
+
+impl Store for PgStore {
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        self.live()?;
+        let schema = self.schema.clone();
+        let mut tx = self.client.transaction().map_err(read_err)?;
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+            .map_err(|e| {
+                StoreError::Write(format!("cannot create schema {schema}: {}", describe(&e)))
+            })?;
+        let exists: bool = tx
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{schema}.chit_log_meta")],
+            )
+            .map_err(read_err)?
+            .get(0);
+        if exists {
+            return Err(StoreError::Exists(self.location.clone()));
+        }
+        let location = self.location.clone();
+        let w = |e: postgres::Error| {
+            StoreError::Write(format!("cannot write {location}: {}", describe(&e)))
+        };
+        tx.batch_execute(SCHEMA).map_err(w)?;
+        tx.batch_execute(LEASE_TABLE).map_err(w)?;
+        let rows = [
+            ("format", Some(crate::FORMAT.to_string())),
+            ("origin", Some(meta.origin.clone())),
+            ("verifier_key", Some(meta.verifier_key.clone())),
+            ("policy", Some(meta.policy.clone())),
+            ("key_file", meta.key_file.clone()),
+            ("policy_binding", meta.policy_binding.clone()),
+        ];
+        for (k, v) in rows.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))) {
+            tx.execute(
+                "INSERT INTO chit_log_meta (key, value) VALUES ($1, $2)",
+                &[k, v],
+            )
+            .map_err(w)?;
+        }
+        tx.execute("INSERT INTO chit_log_head (id, size) VALUES (0, 0)", &[])
+            .map_err(w)?;
+        tx.execute(
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES (0, $1)",
+            &[&checkpoint],
+        )
+        .map_err(w)?;
+        tx.commit().map_err(w)
+    }
+
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        self.live()?;
+        self.require_log()?;
+        let rows = self
+            .client
+            .query("SELECT key, value FROM chit_log_meta", &[])
+            .map_err(read_err)?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        crate::meta_from_rows(&self.location, rows)
+    }
+
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        self.live()?;
+        self.require_log()?;
+        let n = self
+            .client
+            .execute(
+                "INSERT INTO chit_log_meta (key, value) VALUES ('policy_binding', $1) \
+                 ON CONFLICT (key) DO NOTHING",
+                &[&binding],
+            )
+            .map_err(|e| self.write_err(e))?;
+        Ok(n == 1)
+    }
+
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.live()?;
+        Ok(self
+            .client
+            .query(
+                "SELECT size, note FROM chit_log_checkpoints ORDER BY size",
+                &[],
+            )
+            .map_err(read_err)?
+            .iter()
+            .map(|r| (r.get::<_, i64>(0) as u64, r.get(1)))
+            .collect())
+    }
+
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.live()?;
+        let n = self
+            .client
+            .execute(
+                "UPDATE chit_log_checkpoints SET note = $3 WHERE size = $1 AND note = $2",
+                &[&(size as i64), &old, &note],
+            )
+            .map_err(|e| self.write_err(e))?;
+        Ok(n == 1)
     }
 
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {

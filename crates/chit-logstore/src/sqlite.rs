@@ -6,7 +6,9 @@
 //! (`BEGIN IMMEDIATE`) and check the tree size inside it, so two processes
 //! appending to one file cannot interleave a batch.
 
-use crate::store::{Batch, Entry, Hit, Label, Meta, PacketRow, Query, Store, StoreError};
+use crate::store::{
+    Batch, Entry, Hit, Index, Label, Meta, PacketRow, Query, Store, StoreError, Tree,
+};
 use chit_log::Hash;
 use rusqlite::ToSql;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -90,7 +92,7 @@ CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE st
 ";
 
 /// With this many entries or more above a late index's `upto`, a commit
-/// adds their keys to it (at most [`MERGE_MAX`] at a time): a search by
+/// adds their keys to it (at most `MERGE_MAX` at a time): a search by
 /// art id reads no more than about this many labels beyond its index, and
 /// a connection keeps about this many content addresses in memory.
 pub const MERGE_AT: i64 = 8192;
@@ -564,7 +566,7 @@ impl SqliteStore {
         Ok(late)
     }
 
-    /// [`Store::find`] on a log that indexes content addresses late: the
+    /// [`Index::find`] on a log that indexes content addresses late: the
     /// entries appended since this connection last looked are read into
     /// its tail (entries are never rewritten: those read stay as read),
     /// and each address is looked for there, then in `chit_log_shas`.
@@ -797,133 +799,9 @@ fn packet_row(r: &rusqlite::Row) -> rusqlite::Result<PacketRow> {
     })
 }
 
-impl Store for SqliteStore {
-    fn location(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| write_err(&path, e))?;
-        let exists: Option<String> = tx
-            .query_row(
-                "SELECT name FROM sqlite_master WHERE name = 'chit_log_meta'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(read_err)?;
-        if exists.is_some() {
-            return Err(StoreError::Exists(path.display().to_string()));
-        }
-        tx.execute_batch(SCHEMA).map_err(|e| write_err(&path, e))?;
-        self.late = Some(Late {
-            arts: true,
-            shas: true,
-        });
-        let mut rows = vec![
-            ("format", Some(crate::FORMAT.to_string())),
-            ("origin", Some(meta.origin.clone())),
-            ("verifier_key", Some(meta.verifier_key.clone())),
-            ("policy", Some(meta.policy.clone())),
-            ("key_file", meta.key_file.clone()),
-            ("policy_binding", meta.policy_binding.clone()),
-        ];
-        rows.retain(|(_, v)| v.is_some());
-        for (k, v) in rows {
-            tx.execute(
-                "INSERT INTO chit_log_meta (key, value) VALUES (?1, ?2)",
-                params![k, v],
-            )
-            .map_err(|e| write_err(&path, e))?;
-        }
-        tx.execute("INSERT INTO chit_log_head (id, size) VALUES (0, 0)", [])
-            .map_err(|e| write_err(&path, e))?;
-        tx.execute(
-            "INSERT INTO chit_log_checkpoints (size, note) VALUES (0, ?1)",
-            params![checkpoint],
-        )
-        .map_err(|e| write_err(&path, e))?;
-        tx.commit().map_err(|e| write_err(&path, e))
-    }
-
-    fn meta(&mut self) -> Result<Meta, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT key, value FROM chit_log_meta")
-            .map_err(read_err)?;
-        let rows: Vec<(String, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .and_then(|rows| rows.collect())
-            .map_err(read_err)?;
-        crate::meta_from_rows(&self.path.display().to_string(), rows)
-    }
-
-    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
-        let n = self
-            .conn
-            .execute(
-                "INSERT OR IGNORE INTO chit_log_meta (key, value) VALUES ('policy_binding', ?1)",
-                params![binding],
-            )
-            .map_err(|e| write_err(&self.path, e))?;
-        Ok(n == 1)
-    }
-
-    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
-        let now: i64 = self
-            .conn
-            .pragma_query_value(None, "data_version", |r| r.get(0))
-            .map_err(read_err)?;
-        Ok(self.data_version.replace(now) != Some(now))
-    }
-
-    fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
-        let tx = self.conn.transaction().map_err(read_err)?;
-        let size = head_size(&tx).map_err(read_err)?;
-        let note = note_at(&tx, size).map_err(read_err)?;
-        let note = note.ok_or_else(|| {
-            StoreError::Read(format!("the store has no checkpoint for its size {size}"))
-        })?;
-        Ok((size as u64, note))
-    }
-
-    fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        note_at(&self.conn, size as i64).map_err(read_err)
-    }
-
-    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT size, note FROM chit_log_checkpoints ORDER BY size")
-            .map_err(read_err)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))
-            .and_then(|rows| rows.collect())
-            .map_err(read_err)?;
-        Ok(rows)
-    }
-
-    fn replace_checkpoint(
-        &mut self,
-        size: u64,
-        old: &[u8],
-        note: &[u8],
-    ) -> Result<bool, StoreError> {
-        let n = self
-            .conn
-            .execute(
-                "UPDATE chit_log_checkpoints SET note = ?3 WHERE size = ?1 AND note = ?2",
-                params![size as i64, old, note],
-            )
-            .map_err(|e| write_err(&self.path, e))?;
-        Ok(n == 1)
-    }
-
-    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+impl SqliteStore {
+    /// The index of each content address, where the log holds it.
+    fn addresses(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
         if self.late()?.shas {
             return self.find_late(digests);
         }
@@ -942,6 +820,34 @@ impl Store for SqliteStore {
                     .map_err(read_err)
             })
             .collect()
+    }
+
+    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.packets_where("sequence", keys)
+    }
+
+    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
+        self.packets_where("packet_id", keys)
+    }
+}
+
+impl Tree for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+        let tx = self.conn.transaction().map_err(read_err)?;
+        let size = head_size(&tx).map_err(read_err)?;
+        let note = note_at(&tx, size).map_err(read_err)?;
+        let note = note.ok_or_else(|| {
+            StoreError::Read(format!("the store has no checkpoint for its size {size}"))
+        })?;
+        Ok((size as u64, note))
+    }
+
+    fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        note_at(&self.conn, size as i64).map_err(read_err)
     }
 
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
@@ -989,13 +895,25 @@ impl Store for SqliteStore {
             .optional()
             .map_err(read_err)
     }
+}
 
-    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
-        self.packets_where("sequence", keys)
-    }
-
-    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
-        self.packets_where("packet_id", keys)
+impl Index for SqliteStore {
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        let found = self.addresses(digests)?;
+        let mut rows = if at.is_empty() {
+            Vec::new()
+        } else {
+            self.packets_at(at)?
+        };
+        if !named.is_empty() {
+            rows.extend(self.packets_named(named)?);
+        }
+        Ok((found, rows))
     }
 
     fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
@@ -1080,6 +998,115 @@ impl Store for SqliteStore {
             .and_then(|rows| rows.collect())
             .map_err(read_err)?;
         Ok(rows)
+    }
+}
+
+impl Store for SqliteStore {
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| write_err(&path, e))?;
+        let exists: Option<String> = tx
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE name = 'chit_log_meta'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(read_err)?;
+        if exists.is_some() {
+            return Err(StoreError::Exists(path.display().to_string()));
+        }
+        tx.execute_batch(SCHEMA).map_err(|e| write_err(&path, e))?;
+        self.late = Some(Late {
+            arts: true,
+            shas: true,
+        });
+        let mut rows = vec![
+            ("format", Some(crate::FORMAT.to_string())),
+            ("origin", Some(meta.origin.clone())),
+            ("verifier_key", Some(meta.verifier_key.clone())),
+            ("policy", Some(meta.policy.clone())),
+            ("key_file", meta.key_file.clone()),
+            ("policy_binding", meta.policy_binding.clone()),
+        ];
+        rows.retain(|(_, v)| v.is_some());
+        for (k, v) in rows {
+            tx.execute(
+                "INSERT INTO chit_log_meta (key, value) VALUES (?1, ?2)",
+                params![k, v],
+            )
+            .map_err(|e| write_err(&path, e))?;
+        }
+        tx.execute("INSERT INTO chit_log_head (id, size) VALUES (0, 0)", [])
+            .map_err(|e| write_err(&path, e))?;
+        tx.execute(
+            "INSERT INTO chit_log_checkpoints (size, note) VALUES (0, ?1)",
+            params![checkpoint],
+        )
+        .map_err(|e| write_err(&path, e))?;
+        tx.commit().map_err(|e| write_err(&path, e))
+    }
+
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM chit_log_meta")
+            .map_err(read_err)?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(read_err)?;
+        crate::meta_from_rows(&self.path.display().to_string(), rows)
+    }
+
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "INSERT OR IGNORE INTO chit_log_meta (key, value) VALUES ('policy_binding', ?1)",
+                params![binding],
+            )
+            .map_err(|e| write_err(&self.path, e))?;
+        Ok(n == 1)
+    }
+
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        let now: i64 = self
+            .conn
+            .pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(read_err)?;
+        Ok(self.data_version.replace(now) != Some(now))
+    }
+
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT size, note FROM chit_log_checkpoints ORDER BY size")
+            .map_err(read_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(read_err)?;
+        Ok(rows)
+    }
+
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE chit_log_checkpoints SET note = ?3 WHERE size = ?1 AND note = ?2",
+                params![size as i64, old, note],
+            )
+            .map_err(|e| write_err(&self.path, e))?;
+        Ok(n == 1)
     }
 
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
@@ -1506,7 +1533,7 @@ mod tests {
     /// entries with one address fails its commit.
     #[test]
     fn content_addresses_are_found_above_and_below_the_index() {
-        use crate::store::Store;
+        use crate::store::{Index, Store};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
         let mut a = new_store(&path);
@@ -1636,7 +1663,7 @@ mod tests {
     /// labels, no `chit_log_arts`) is appended to and searched as before.
     #[test]
     fn a_log_made_before_keeps_its_art_index() {
-        use crate::store::{Query, Store};
+        use crate::store::{Index, Query};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
         drop(new_store(&path));
@@ -1690,7 +1717,7 @@ mod tests {
     /// below it and above it alike, and a log reopened reads the same.
     #[test]
     fn commits_index_art_ids_in_bulk() {
-        use crate::store::{Query, Store};
+        use crate::store::{Index, Query};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.db");
         let mut st = new_store(&path);
@@ -1739,7 +1766,7 @@ mod tests {
     /// below the index and above it; an address never logged is not.
     #[test]
     fn find_finds_every_logged_address_through_merges() {
-        use crate::store::Store;
+        use crate::store::Index;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.db");
         let mut st = new_store(&path);

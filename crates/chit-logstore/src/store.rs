@@ -1,6 +1,10 @@
-//! What a log keeps, behind one trait: SQLite ([`crate::sqlite`]) and
-//! PostgreSQL ([`crate::postgres`]) implement it, and one test suite runs
-//! against both.
+//! What a log keeps, behind two small traits and the one that writes
+//! them together: [`Tree`] (the checkpoint, tiles and entries a reader
+//! needs), [`Index`] (what the sequencer looks up and search reads) and
+//! [`Store`] (the commit, the lease and what the log is). A log folder
+//! ([`crate::folder`]), one SQLite file ([`crate::sqlite`]) and
+//! PostgreSQL ([`crate::postgres`]) implement them, and one test suite
+//! runs against all three.
 //!
 //! A store is dumb on purpose: it keeps rows and writes a batch atomically.
 //! Every decision (what is valid, what the tree's hashes are, what the
@@ -155,78 +159,23 @@ pub enum StoreError {
     Damaged { path: String, why: String },
 }
 
-/// A log's storage. See the module documentation for the invariants.
-pub trait Store: Send {
+/// The tree's store: what a reader of the log needs, and all a static
+/// copy of it serves (the checkpoint, hash tiles, entry bundles). Five
+/// methods to write; `tiles` and `entry` have answers made of the others,
+/// which a driver may answer faster.
+pub trait Tree: Send {
     /// Where it is, for messages (a path, or a URL without its password).
     fn location(&self) -> String;
-
-    /// Creates an empty log described by `meta`, with `checkpoint` (size 0)
-    /// as its first. Fails with [`StoreError::Exists`] where a log is.
-    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError>;
-
-    /// The log's description.
-    fn meta(&mut self) -> Result<Meta, StoreError>;
-
-    /// Keeps `binding` as the policy's binding where the log has none;
-    /// false (nothing written) where it has one.
-    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError>;
 
     /// The committed tree size and its signed checkpoint, read together.
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError>;
 
-    /// Whether the store may have been written by anyone but this
-    /// connection since the previous call: `false` only where the store
-    /// can tell it was not (SQLite's `data_version`), so a log that
-    /// verified what it committed need not read it back. `true` on the
-    /// first call, and by default.
-    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
-        Ok(true)
-    }
-
     /// The signed checkpoint of one earlier size, when one was made.
     fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError>;
 
-    /// Every signed checkpoint kept, oldest first, as `(size, note)`.
-    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError>;
-
-    /// Replaces the note of the checkpoint of `size` with one holding more
-    /// signatures (a witness's cosignature), only if it is still `old`:
-    /// false when another writer changed it first (read it again and merge).
-    /// The note's text must be the same; the caller checks it.
-    fn replace_checkpoint(
-        &mut self,
-        size: u64,
-        old: &[u8],
-        note: &[u8],
-    ) -> Result<bool, StoreError>;
-
-    /// The index of each content address, where the log holds it.
-    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError>;
-
-    /// What a batch reads before it appends, at once (one round trip where
-    /// the store is a server): [`Store::find`] of `digests`, and the rows
-    /// [`Store::packets_at`] gives for `at` and [`Store::packets_named`]
-    /// for `named` (an empty list of keys is not read).
-    fn lookup(
-        &mut self,
-        digests: &[Hash],
-        at: &[(String, i64)],
-        named: &[(String, String)],
-    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
-        let found = self.find(digests)?;
-        let mut rows = if at.is_empty() {
-            Vec::new()
-        } else {
-            self.packets_at(at)?
-        };
-        if !named.is_empty() {
-            rows.extend(self.packets_named(named)?);
-        }
-        Ok((found, rows))
-    }
-
-    /// One entry, if the log holds it.
-    fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError>;
+    /// The stored hashes of a hash tile (possibly more than a given tree
+    /// size needs: a partial tile grows in place).
+    fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError>;
 
     /// Entries `start..end` in index order, to `each`; rows beyond the tree
     /// size are given too (an audit names them). `each` may stop the walk
@@ -238,22 +187,41 @@ pub trait Store: Send {
         each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
     ) -> Result<(), StoreError>;
 
-    /// The stored hashes of a hash tile (possibly more than a given tree
-    /// size needs: a partial tile grows in place).
-    fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError>;
-
-    /// Several hash tiles, each as [`Store::tile`] gives it, in the order
+    /// Several hash tiles, each as [`Tree::tile`] gives it, in the order
     /// asked: one round trip where the store is a server (a batch reads
     /// the tree's right edge, a tile a level, before it appends).
     fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         keys.iter().map(|&(l, i)| self.tile(l, i)).collect()
     }
 
-    /// Logged packets at these `(stream, sequence)` places.
-    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError>;
+    /// One entry, if the log holds it.
+    fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
+        let mut found = None;
+        self.scan(index, index.saturating_add(1), &mut |e| {
+            if e.index == index {
+                found = Some(e);
+            }
+            Ok(())
+        })?;
+        Ok(found)
+    }
+}
 
-    /// Logged packets with these `(stream, packet id)`.
-    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError>;
+/// The index: what the sequencer looks up before it appends (exact
+/// deduplication by content address, the packet stream rules' logged
+/// neighbours) and what search and an audit read. Four methods to write.
+pub trait Index: Send {
+    /// What a batch reads before it appends, at once (one round trip where
+    /// the store is a server): the index of each content address in
+    /// `digests` where the log holds it, and the logged packets at the
+    /// `(stream, sequence)` places `at` and with the `(stream, packet id)`
+    /// names `named` (an empty list of keys is not read).
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError>;
 
     /// One stream's logged packets, by sequence, at most `limit` (what a
     /// reader draws of it, without reading the entries).
@@ -269,11 +237,17 @@ pub trait Store: Send {
     /// Entries by their labels and integration time.
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError>;
 
+    /// The index of each content address, where the log holds it
+    /// ([`Index::lookup`] of addresses alone).
+    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
+        Ok(self.lookup(digests, &[], &[])?.0)
+    }
+
     /// Every `(index, key)` row of an index the store keeps apart from the
     /// rows it indexes, to `each` (in no particular order; the index as
-    /// stored, a negative one included), and the size up
-    /// to which it holds every entry's key; None where it keeps none (the key is a column of the
-    /// indexed row, and the database keeps its index).
+    /// stored, a negative one included), and the size up to which it
+    /// holds every entry's key; None where it keeps none (the key is a
+    /// column of the indexed row, and the database keeps its index).
     fn index_rows(
         &mut self,
         kind: IndexKind,
@@ -282,6 +256,37 @@ pub trait Store: Send {
         let _ = (kind, each);
         Ok(None)
     }
+}
+
+/// A log's storage: its tree and its index, written together by one
+/// commit (a duplicate or a broken stream is refused against exactly what
+/// the tree holds), and what the log is. See the module documentation for
+/// the invariants.
+pub trait Store: Tree + Index {
+    /// Creates an empty log described by `meta`, with `checkpoint` (size 0)
+    /// as its first. Fails with [`StoreError::Exists`] where a log is.
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError>;
+
+    /// The log's description.
+    fn meta(&mut self) -> Result<Meta, StoreError>;
+
+    /// Keeps `binding` as the policy's binding where the log has none;
+    /// false (nothing written) where it has one.
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError>;
+
+    /// Every signed checkpoint kept, oldest first, as `(size, note)`.
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError>;
+
+    /// Replaces the note of the checkpoint of `size` with one holding more
+    /// signatures (a witness's cosignature), only if it is still `old`:
+    /// false when another writer changed it first (read it again and merge).
+    /// The note's text must be the same; the caller checks it.
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError>;
 
     /// Writes a batch: atomically, durably, only at `batch.old_size`.
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError>;
@@ -296,6 +301,15 @@ pub trait Store: Send {
     /// several servers on one store take turns).
     fn release(&mut self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// Whether the store may have been written by anyone but this
+    /// connection since the previous call: `false` only where the store
+    /// can tell it was not (SQLite's `data_version`), so a log that
+    /// verified what it committed need not read it back. `true` on the
+    /// first call, and by default.
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        Ok(true)
     }
 
     /// For a long-lived sequencer (a server): moves housekeeping off the
@@ -315,7 +329,7 @@ pub trait Store: Send {
 }
 
 /// An index a store keeps apart from the rows it indexes, read whole by
-/// an audit ([`Store::index_rows`]).
+/// an audit ([`Index::index_rows`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
     /// Content addresses to entries (deduplication).
@@ -324,7 +338,7 @@ pub enum IndexKind {
     Art,
 }
 
-/// Called with each `(index, key)` row of an index ([`Store::index_rows`]).
+/// Called with each `(index, key)` row of an index ([`Index::index_rows`]).
 pub type EachIndexRow<'a> = dyn FnMut(i64, &[u8]) -> Result<(), StoreError> + 'a;
 
 /// Milliseconds since the Unix epoch, now.
@@ -366,53 +380,23 @@ impl FullTiles {
     }
 }
 
-impl Store for FullTiles {
+impl Tree for FullTiles {
     fn location(&self) -> String {
         self.inner.location()
     }
-    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
-        self.inner.create(meta, checkpoint)
-    }
-    fn meta(&mut self) -> Result<Meta, StoreError> {
-        self.inner.meta()
-    }
-    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
-        self.inner.bind_policy(binding)
-    }
+
     fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
         self.inner.head()
     }
-    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
-        self.inner.changed_elsewhere()
-    }
+
     fn checkpoint_at(&mut self, size: u64) -> Result<Option<Vec<u8>>, StoreError> {
         self.inner.checkpoint_at(size)
     }
-    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        self.inner.checkpoints()
-    }
-    fn replace_checkpoint(
-        &mut self,
-        size: u64,
-        old: &[u8],
-        note: &[u8],
-    ) -> Result<bool, StoreError> {
-        self.inner.replace_checkpoint(size, old, note)
-    }
-    fn find(&mut self, digests: &[Hash]) -> Result<Vec<Option<u64>>, StoreError> {
-        self.inner.find(digests)
-    }
-    fn lookup(
-        &mut self,
-        digests: &[Hash],
-        at: &[(String, i64)],
-        named: &[(String, String)],
-    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
-        self.inner.lookup(digests, at, named)
-    }
+
     fn entry(&mut self, index: u64) -> Result<Option<Entry>, StoreError> {
         self.inner.entry(index)
     }
+
     fn scan(
         &mut self,
         start: u64,
@@ -421,6 +405,7 @@ impl Store for FullTiles {
     ) -> Result<(), StoreError> {
         self.inner.scan(start, end, each)
     }
+
     fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
         if let Some(t) = self.tiles.get(&(level, index)) {
             return Ok(Some(t.clone()));
@@ -431,6 +416,7 @@ impl Store for FullTiles {
         }
         Ok(t)
     }
+
     fn tiles(&mut self, keys: &[(u8, u64)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let missing: Vec<(u8, u64)> = keys
             .iter()
@@ -453,24 +439,33 @@ impl Store for FullTiles {
         }
         Ok(out)
     }
-    fn packets_at(&mut self, keys: &[(String, i64)]) -> Result<Vec<PacketRow>, StoreError> {
-        self.inner.packets_at(keys)
+}
+
+impl Index for FullTiles {
+    fn lookup(
+        &mut self,
+        digests: &[Hash],
+        at: &[(String, i64)],
+        named: &[(String, String)],
+    ) -> Result<(Vec<Option<u64>>, Vec<PacketRow>), StoreError> {
+        self.inner.lookup(digests, at, named)
     }
-    fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
-        self.inner.packets_named(keys)
-    }
+
     fn stream(&mut self, stream_id: &str, limit: u32) -> Result<Vec<PacketRow>, StoreError> {
         self.inner.stream(stream_id, limit)
     }
+
     fn packets(
         &mut self,
         each: &mut dyn FnMut(PacketRow) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         self.inner.packets(each)
     }
+
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
         self.inner.search(q)
     }
+
     fn index_rows(
         &mut self,
         kind: IndexKind,
@@ -478,6 +473,38 @@ impl Store for FullTiles {
     ) -> Result<Option<u64>, StoreError> {
         self.inner.index_rows(kind, each)
     }
+}
+
+impl Store for FullTiles {
+    fn create(&mut self, meta: &Meta, checkpoint: &[u8]) -> Result<(), StoreError> {
+        self.inner.create(meta, checkpoint)
+    }
+
+    fn meta(&mut self) -> Result<Meta, StoreError> {
+        self.inner.meta()
+    }
+
+    fn bind_policy(&mut self, binding: &str) -> Result<bool, StoreError> {
+        self.inner.bind_policy(binding)
+    }
+
+    fn changed_elsewhere(&mut self) -> Result<bool, StoreError> {
+        self.inner.changed_elsewhere()
+    }
+
+    fn checkpoints(&mut self) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.inner.checkpoints()
+    }
+
+    fn replace_checkpoint(
+        &mut self,
+        size: u64,
+        old: &[u8],
+        note: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.inner.replace_checkpoint(size, old, note)
+    }
+
     fn commit(&mut self, batch: &Batch<'_>) -> Result<(), StoreError> {
         self.inner.commit(batch)?;
         // What this batch filled is known now: kept, not read back.
@@ -486,16 +513,93 @@ impl Store for FullTiles {
         }
         Ok(())
     }
+
     fn lease(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
         self.inner.lease(wait)
     }
+
     fn release(&mut self) -> Result<(), StoreError> {
         self.inner.release()
     }
+
     fn housekeep_in_background(&mut self) -> Result<(), StoreError> {
         self.inner.housekeep_in_background()
     }
+
     fn write_blocked(&mut self) -> Option<String> {
         self.inner.write_blocked()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Entry, StoreError, Tree};
+    use std::collections::HashMap;
+
+    /// A tree in memory, only its five methods written: what the trait
+    /// answers from them (`entry`, `tiles`) is checked here, since the
+    /// drivers answer those themselves.
+    struct Memory {
+        entries: Vec<Entry>,
+        tiles: HashMap<(u8, u64), Vec<u8>>,
+    }
+
+    impl Tree for Memory {
+        fn location(&self) -> String {
+            "memory".into()
+        }
+        fn head(&mut self) -> Result<(u64, Vec<u8>), StoreError> {
+            Ok((self.entries.len() as u64, Vec::new()))
+        }
+        fn checkpoint_at(&mut self, _size: u64) -> Result<Option<Vec<u8>>, StoreError> {
+            Ok(None)
+        }
+        fn tile(&mut self, level: u8, index: u64) -> Result<Option<Vec<u8>>, StoreError> {
+            Ok(self.tiles.get(&(level, index)).cloned())
+        }
+        fn scan(
+            &mut self,
+            start: u64,
+            end: u64,
+            each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
+        ) -> Result<(), StoreError> {
+            let end = end.min(self.entries.len() as u64);
+            for e in self.entries.get(start as usize..end as usize).unwrap_or(&[]) {
+                each(e.clone())?;
+            }
+            Ok(())
+        }
+    }
+
+    fn memory() -> Memory {
+        Memory {
+            entries: (0..5)
+                .map(|i| Entry {
+                    index: i,
+                    sha256: [i as u8; 32],
+                    data: vec![i as u8; 3],
+                    integrated_at: 7,
+                })
+                .collect(),
+            tiles: HashMap::from([((0, 0), vec![1; 64]), ((1, 0), vec![2; 32])]),
+        }
+    }
+
+    #[test]
+    fn an_entry_is_read_through_scan() {
+        let mut m = memory();
+        assert_eq!(m.entry(3).unwrap().map(|e| e.data), Some(vec![3; 3]));
+        assert_eq!(m.entry(0).unwrap().map(|e| e.index), Some(0));
+        assert!(m.entry(5).unwrap().is_none());
+        assert!(m.entry(u64::MAX).unwrap().is_none());
+    }
+
+    #[test]
+    fn tiles_are_answered_in_the_order_asked() {
+        let mut m = memory();
+        assert_eq!(
+            m.tiles(&[(1, 0), (0, 9), (0, 0)]).unwrap(),
+            vec![Some(vec![2; 32]), None, Some(vec![1; 64])]
+        );
     }
 }

@@ -6,9 +6,9 @@
 //! reports the gaps that remain. This module only finds a packet's logged
 //! neighbours.
 
-use crate::store::PacketRow;
 #[cfg(doc)]
-use crate::store::Store;
+use crate::store::Index;
+use crate::store::PacketRow;
 use chit_core::kinds::packet::stream::{self, Known, Neighbour, PacketFacts, Place};
 use chit_core::Report;
 use std::collections::HashMap;
@@ -32,7 +32,7 @@ impl StreamCheck {
     /// The places of every logged packet the batch's rules may need: at
     /// each packet's sequence and its neighbours (`(stream, sequence)`),
     /// and by its id (`(stream, packet id)`), each once. Read them with
-    /// [`Store::lookup`] and give the rows to [`StreamCheck::from_rows`].
+    /// [`Index::lookup`] and give the rows to [`StreamCheck::from_rows`].
     pub fn keys(packets: &[&PacketFacts]) -> PacketKeys {
         let mut at = Vec::with_capacity(packets.len() * 3);
         let mut named = Vec::with_capacity(packets.len());

@@ -6,7 +6,7 @@
 mod common;
 
 use chit_logstore::folder::FolderStore;
-use chit_logstore::Store;
+use chit_logstore::Tree;
 use common::{append, audit_folder, create, open};
 use std::path::{Path, PathBuf};
 

@@ -14,7 +14,7 @@ use chit_logstore::audit::{self, Options};
 fn read_bundles(bytes: &[u8]) -> Result<Vec<Bundle>, BundleError> {
     chit_core::kinds::log_bundle::read_bundles(bytes, &chit_core::Limits::default())
 }
-use chit_logstore::store::Store;
+use chit_logstore::store::{Store, Tree};
 use chit_logstore::{Log, Outcome, Policy};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1767,7 +1767,7 @@ fn sqlite_wal_stays_bounded_under_sustained_writes() {
     assert_eq!(log.head().unwrap().0, 480);
 }
 
-/// What a batch reads at once (`Store::lookup`, `Store::tiles`: one query
+/// What a batch reads at once (`Index::lookup`, `Tree::tiles`: one query
 /// each on PostgreSQL) answers exactly as the reads it stands for, found
 /// and not found, in the order asked.
 fn batch_reads_at_once_answer_as_their_parts(b: &dyn Backend) {
@@ -1806,8 +1806,8 @@ fn batch_reads_at_once_answer_as_their_parts(b: &dyn Backend) {
     let (found, mut rows) = store.lookup(&digests, &at, &named).unwrap();
     assert_eq!(found, store.find(&digests).unwrap());
     assert_eq!(found, vec![Some(0), None, Some(7), Some(299), Some(302)]);
-    let mut parts = store.packets_at(&at).unwrap();
-    parts.extend(store.packets_named(&named).unwrap());
+    let mut parts = store.lookup(&[], &at, &[]).unwrap().1;
+    parts.extend(store.lookup(&[], &[], &named).unwrap().1);
     rows.sort_by_key(|r| r.index);
     parts.sort_by_key(|r| r.index);
     assert_eq!(rows, parts);
