@@ -672,7 +672,39 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     report.bytes_hashed = walked.bytes;
     report.reverified = walked.reverified;
     if opts.reverify.is_some() {
-        check_art_index(src, &walked.prints.arts, size, &mut problems)?;
+        let arts = &walked.prints.arts;
+        check_key_index(
+            src,
+            KeyIndex::ART,
+            |at| arts.get(at).filter(|p| **p != NO_PRINT).copied(),
+            |art| print(&[art]),
+            size,
+            &mut problems,
+        )?;
+        // Kinds and streams, where a store keeps them apart (half a
+        // print each).
+        let keys = &walked.prints.keys;
+        let half = |at: usize, second: bool| {
+            let p = keys.get(at)?;
+            let h = if second { &p[8..] } else { &p[..8] };
+            (h != [0; 8]).then(|| halved(h))
+        };
+        check_key_index(
+            src,
+            KeyIndex::KIND,
+            |at| half(at, false),
+            |kind| halved(&half_print(kind)),
+            size,
+            &mut problems,
+        )?;
+        check_key_index(
+            src,
+            KeyIndex::STREAM,
+            |at| half(at, true),
+            |stream| halved(&half_print(stream)),
+            size,
+            &mut problems,
+        )?;
         check_labels(src, &walked.prints.labels, &mut problems)?;
     }
     let leaves = std::mem::take(&mut walked.leaves);
@@ -768,13 +800,33 @@ struct Walked {
 const NO_PRINT: [u8; 16] = [0; 16];
 
 /// What each entry's verdict gives its rows, by index ([`NO_PRINT`]
-/// where it gives none): the print of its search label, its art id and its
-/// packet row. 48 bytes an entry, made only with `reverify`.
+/// where it gives none): the print of its search label, its art id, its
+/// packet row, and half a print each of its kind and its stream. 64 bytes
+/// an entry, made only with `reverify`.
 #[derive(Default)]
 struct Prints {
     labels: Vec<[u8; 16]>,
     arts: Vec<[u8; 16]>,
     packets: Vec<[u8; 16]>,
+    keys: Vec<[u8; 16]>,
+}
+
+/// Half a print of one key (8 bytes), never all zeros (which says
+/// "none" in [`Prints::keys`]).
+fn half_print(key: &str) -> [u8; 8] {
+    let mut h = [0u8; 8];
+    h.copy_from_slice(&print(&[key])[..8]);
+    if h == [0; 8] {
+        h[7] = 1;
+    }
+    h
+}
+
+/// Half a print, padded to a whole one with zeros.
+fn halved(h: &[u8]) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&h[..8]);
+    out
 }
 
 impl Prints {
@@ -782,15 +834,17 @@ impl Prints {
         self.labels.reserve_exact(n);
         self.arts.reserve_exact(n);
         self.packets.reserve_exact(n);
+        self.keys.reserve_exact(n);
     }
 
     /// The prints of entry `i` (entries come in index order).
-    fn set(&mut self, i: u64, label: [u8; 16], art: [u8; 16], packet: [u8; 16]) {
+    fn set(&mut self, i: u64, label: [u8; 16], art: [u8; 16], packet: [u8; 16], keys: [u8; 16]) {
         let at = i as usize;
         for (v, p) in [
             (&mut self.labels, label),
             (&mut self.arts, art),
             (&mut self.packets, packet),
+            (&mut self.keys, keys),
         ] {
             v.resize(at, NO_PRINT);
             v.push(p);
@@ -1327,8 +1381,9 @@ struct Recheck {
 }
 
 /// What a verdict gives one entry's rows: its label's print, its art id's
-/// and its packet row's (where it has them).
-type EntryPrints = ([u8; 16], Option<[u8; 16]>, Option<[u8; 16]>);
+/// and its packet row's (where it has them), and half prints of its kind
+/// and stream ([`Prints::keys`]).
+type EntryPrints = ([u8; 16], Option<[u8; 16]>, Option<[u8; 16]>, [u8; 16]);
 
 fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     let Some(policy) = opts.reverify else {
@@ -1360,9 +1415,16 @@ fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
                         index: *i,
                         kind: kind.to_string(),
                         art_id,
-                        stream_id: packet.map(|p| p.stream_id.to_string()),
+                        stream_id: packet.as_ref().map(|p| p.stream_id.to_string()),
                     });
-                    Ok((label, art, row))
+                    // Half a print of the kind, then of the stream (zeros
+                    // where there is none).
+                    let mut keys = [0u8; 16];
+                    keys[..8].copy_from_slice(&half_print(kind));
+                    if let Some(p) = &packet {
+                        keys[8..].copy_from_slice(&half_print(&p.stream_id));
+                    }
+                    Ok((label, art, row, keys))
                 }
                 Admission::Refuse(r) => Err(r
                     .errors
@@ -1377,10 +1439,14 @@ fn reverify(opts: &Options, again: &mut Recheck, problems: &mut Vec<Problem>) {
     let mut bad: Vec<(u64, String)> = Vec::new();
     for (i, verdict) in decided {
         match verdict {
-            Ok((label, art, row)) => {
-                again
-                    .prints
-                    .set(i, label, art.unwrap_or(NO_PRINT), row.unwrap_or(NO_PRINT));
+            Ok((label, art, row, keys)) => {
+                again.prints.set(
+                    i,
+                    label,
+                    art.unwrap_or(NO_PRINT),
+                    row.unwrap_or(NO_PRINT),
+                    keys,
+                );
             }
             Err(why) => bad.push((i, why)),
         }
@@ -1572,35 +1638,63 @@ impl ContentIndex {
     }
 }
 
-/// Step 8, with `reverify`: the art-id index kept apart from the labels
-/// holds each entry's art id as its verdict gives it, and every one below
-/// its bound. `arts` holds each entry's art id print, by index.
-fn check_art_index(
+/// An index of one search key kept apart from the labels: how an audit
+/// reads it and names it.
+struct KeyIndex {
+    kind: crate::store::IndexKind,
+    /// The key, as a message says it ("art id").
+    key: &'static str,
+}
+
+impl KeyIndex {
+    const ART: KeyIndex = KeyIndex {
+        kind: crate::store::IndexKind::Art,
+        key: "art id",
+    };
+    const KIND: KeyIndex = KeyIndex {
+        kind: crate::store::IndexKind::Kind,
+        key: "kind",
+    };
+    const STREAM: KeyIndex = KeyIndex {
+        kind: crate::store::IndexKind::Stream,
+        key: "stream",
+    };
+}
+
+/// Step 8, with `reverify`: an index of a search key kept apart from the
+/// labels (art ids; kinds and streams where a store keeps them so) holds
+/// each entry's key as its verdict gives it, and every one below its
+/// bound. `expected(at)` is the print of entry `at`'s key (None where it
+/// has none), `print_of` a key's print.
+fn check_key_index(
     src: &mut dyn Source,
-    arts: &[[u8; 16]],
+    index: KeyIndex,
+    expected: impl Fn(usize) -> Option<[u8; 16]>,
+    print_of: impl Fn(&str) -> [u8; 16],
     size: u64,
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
-    let mut indexed = vec![false; arts.len()];
+    let KeyIndex { kind, key: what } = index;
+    let mut indexed = vec![false; usize::try_from(size).unwrap_or(0)];
     let mut wrong: Vec<Problem> = Vec::new();
     let mut past: Vec<(u64, String)> = Vec::new();
-    let upto = src.index_rows(crate::store::IndexKind::Art, &mut |i, key| {
-        let art = String::from_utf8_lossy(key);
+    let upto = src.index_rows(kind, &mut |i, key| {
+        let key = String::from_utf8_lossy(key);
         if let Ok(at) = u64::try_from(i).map(|at| at >= size) {
             if at && past.len() < 100 {
                 // Past the entries walked: held to the size now, below.
-                past.push((i as u64, art.into_owned()));
+                past.push((i as u64, key.into_owned()));
                 return;
             }
         }
         let at = usize::try_from(i).unwrap_or(usize::MAX);
-        match arts.get(at) {
-            Some(p) if *p != NO_PRINT && *p == print(&[&art]) => indexed[at] = true,
+        match expected(at) {
+            Some(p) if at < indexed.len() && p == print_of(&key) => indexed[at] = true,
             _ if wrong.len() < 100 => wrong.push(Problem {
                 step: "index",
                 index: u64::try_from(i).ok(),
                 message: format!(
-                    "the art-id index maps {art} to entry {i}, which is not that entry's art id"
+                    "the {what} index maps {key} to entry {i}, which is not that entry's {what}"
                 ),
                 evidence: vec![],
             }),
@@ -1612,25 +1706,25 @@ fn check_art_index(
     };
     if !past.is_empty() {
         let now = src.size_now()?;
-        for (i, art) in past.into_iter().filter(|(i, _)| *i >= now.min(upto)) {
+        for (i, key) in past.into_iter().filter(|(i, _)| *i >= now.min(upto)) {
             wrong.push(Problem {
                 step: "index",
                 index: Some(i),
                 message: format!(
-                    "the art-id index maps {art} to entry {i}, which the log does not hold"
+                    "the {what} index maps {key} to entry {i}, which the log does not hold"
                 ),
                 evidence: vec![],
             });
         }
     }
     problems.extend(wrong);
-    for (i, p) in arts.iter().enumerate().take(upto as usize) {
-        if *p != NO_PRINT && !indexed[i] {
+    for (i, seen) in indexed.iter().enumerate().take(upto as usize) {
+        if !seen && expected(i).is_some() {
             problems.push(Problem {
                 step: "index",
                 index: Some(i as u64),
                 message: format!(
-                    "entry {i}'s art id is missing from the art-id index: a search would not find it"
+                    "entry {i}'s {what} is missing from the {what} index: a search would not find it"
                 ),
                 evidence: vec![],
             });

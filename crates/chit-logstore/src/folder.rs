@@ -527,7 +527,7 @@ impl FolderStore {
             std::fs::create_dir_all(&p).map_err(|e| io_err("create", &p, e))?;
         }
         File::create(dir.join("lock")).map_err(|e| io_err("create", &dir.join("lock"), e))?;
-        let index = SqliteStore::create_file_paged(&dir.join(INDEX_FILE), Some(INDEX_PAGE))?;
+        let index = SqliteStore::create_index(&dir.join(INDEX_FILE), INDEX_PAGE)?;
         Ok(FolderStore::with_index(dir, index))
     }
 

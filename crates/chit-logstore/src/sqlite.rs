@@ -91,6 +91,70 @@ INSERT INTO chit_log_shas_upto (id, upto) VALUES (0, 0);
 CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
 ";
 
+/// The tables of a log folder's index database ([`crate::folder`]): as
+/// [`SCHEMA`], but an entry's search label is four columns of its row
+/// (`kind` NULL where it has none), read through the view
+/// `chit_log_labels`, and its kind and stream, like its art id, are
+/// indexed late (`chit_log_kinds`, `chit_log_streams`, merged with
+/// `chit_log_arts` below `chit_log_arts_upto`). A commit so adds one row
+/// an entry to one table, where a table and two indexes of labels each
+/// had a page of their own written at every commit
+/// (docs/decisions/log-folder.md).
+const SCHEMA_LABELLED: &str = "
+CREATE TABLE chit_log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE chit_log_head (id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL);
+CREATE TABLE chit_log_checkpoints (size INTEGER PRIMARY KEY, note BLOB NOT NULL);
+CREATE TABLE chit_log_entries (
+  idx INTEGER PRIMARY KEY,
+  sha256 BLOB NOT NULL,
+  data BLOB NOT NULL,
+  integrated_at INTEGER NOT NULL,
+  kind TEXT,
+  art_id TEXT,
+  stream_id TEXT
+);
+CREATE VIEW chit_log_labels AS
+  SELECT idx, kind, art_id, stream_id, integrated_at FROM chit_log_entries WHERE kind IS NOT NULL;
+CREATE TABLE chit_log_tiles (
+  level INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (level, idx)
+) WITHOUT ROWID;
+CREATE TABLE chit_log_packets (
+  stream_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  packet_id TEXT NOT NULL,
+  prev_packet_id TEXT,
+  idx INTEGER NOT NULL,
+  PRIMARY KEY (stream_id, sequence)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX chit_log_packet_ids ON chit_log_packets (stream_id, packet_id);
+CREATE TABLE chit_log_arts (
+  art_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  PRIMARY KEY (art_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE chit_log_kinds (
+  kind TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  PRIMARY KEY (kind, idx)
+) WITHOUT ROWID;
+CREATE TABLE chit_log_streams (
+  stream_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  PRIMARY KEY (stream_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE chit_log_arts_upto (id INTEGER PRIMARY KEY CHECK (id = 0), upto INTEGER NOT NULL);
+INSERT INTO chit_log_arts_upto (id, upto) VALUES (0, 0);
+CREATE TABLE chit_log_shas (
+  sha256 BLOB PRIMARY KEY,
+  idx INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE chit_log_shas_upto (id INTEGER PRIMARY KEY CHECK (id = 0), upto INTEGER NOT NULL);
+INSERT INTO chit_log_shas_upto (id, upto) VALUES (0, 0);
+";
+
 /// With this many entries or more above a late index's `upto`, a commit
 /// adds their keys to it (at most `MERGE_MAX` at a time): a search by
 /// art id reads no more than about this many labels beyond its index, and
@@ -107,6 +171,9 @@ struct LateIndex {
     set_upto: &'static str,
     /// Adds the keys of the entries `?1..?2`, sorted.
     merge_sql: &'static str,
+    /// What else a merge adds on a log that keeps labels in its entries
+    /// (the kinds and streams, indexed late with the art ids).
+    labelled_sql: &'static [&'static str],
 }
 
 /// Art ids, from the labels (an entry may have none).
@@ -117,6 +184,12 @@ const ARTS: LateIndex = LateIndex {
     merge_sql:
         "INSERT OR IGNORE INTO chit_log_arts (art_id, idx) SELECT art_id, idx FROM chit_log_labels \
             WHERE idx >= ?1 AND idx < ?2 AND art_id IS NOT NULL ORDER BY art_id, idx",
+    labelled_sql: &[
+        "INSERT OR IGNORE INTO chit_log_kinds (kind, idx) SELECT kind, idx FROM chit_log_labels \
+            WHERE idx >= ?1 AND idx < ?2 ORDER BY kind, idx",
+        "INSERT OR IGNORE INTO chit_log_streams (stream_id, idx) SELECT stream_id, idx FROM chit_log_labels \
+            WHERE idx >= ?1 AND idx < ?2 AND stream_id IS NOT NULL ORDER BY stream_id, idx",
+    ],
 };
 
 /// Content addresses, from the entries. Two entries with one address
@@ -127,6 +200,7 @@ const SHAS: LateIndex = LateIndex {
     set_upto: "UPDATE chit_log_shas_upto SET upto = ?1 WHERE id = 0",
     merge_sql: "INSERT OR ROLLBACK INTO chit_log_shas (sha256, idx) SELECT sha256, idx FROM chit_log_entries \
             WHERE idx >= ?1 AND idx < ?2 ORDER BY sha256",
+    labelled_sql: &[],
 };
 
 impl LateIndex {
@@ -137,7 +211,13 @@ impl LateIndex {
 
     /// Adds the keys of the entries above `upto` once there are
     /// `at_least` of them, in the commit's transaction; whether it did.
-    fn merge(&self, tx: &Connection, size: i64, at_least: i64) -> rusqlite::Result<bool> {
+    fn merge(
+        &self,
+        tx: &Connection,
+        size: i64,
+        at_least: i64,
+        labelled: bool,
+    ) -> rusqlite::Result<bool> {
         let upto = self.upto(tx)?;
         if size - upto < at_least {
             return Ok(false);
@@ -145,6 +225,11 @@ impl LateIndex {
         let to = size.min(upto + MERGE_MAX);
         tx.prepare_cached(self.merge_sql)?
             .execute(params![upto, to])?;
+        if labelled {
+            for sql in self.labelled_sql {
+                tx.prepare_cached(sql)?.execute(params![upto, to])?;
+            }
+        }
         tx.prepare_cached(self.set_upto)?.execute(params![to])?;
         Ok(true)
     }
@@ -175,6 +260,9 @@ pub struct SqliteStore {
     /// The content addresses above `chit_log_shas_upto`, as this
     /// connection last read them.
     tail: Tail,
+    /// The tables [`Store::create`] makes: [`SCHEMA`], or
+    /// [`SCHEMA_LABELLED`] for a log folder's index.
+    schema: &'static str,
 }
 
 /// Which keys a log indexes late (a log made by this chit: both; one made
@@ -183,6 +271,9 @@ pub struct SqliteStore {
 struct Late {
     arts: bool,
     shas: bool,
+    /// Labels are columns of the entries, and kinds and streams are
+    /// indexed late with the art ids ([`SCHEMA_LABELLED`]).
+    labelled: bool,
 }
 
 /// The entries above `chit_log_shas_upto` (`upto..to`) by content
@@ -452,13 +543,17 @@ impl SqliteStore {
         SqliteStore::create_file_paged(path, None)
     }
 
-    /// [`SqliteStore::create_file`] with pages of `page_size` bytes
-    /// (SQLite's `page_size`, fixed when the file is made; its default
-    /// where None).
-    pub fn create_file_paged(
-        path: &Path,
-        page_size: Option<u32>,
-    ) -> Result<SqliteStore, StoreError> {
+    /// A log folder's index database: [`SqliteStore::create_file`] with
+    /// pages of `page_size` bytes (SQLite's `page_size`, fixed when the
+    /// file is made), whose [`Store::create`] keeps each entry's label in
+    /// its row ([`SCHEMA_LABELLED`]).
+    pub fn create_index(path: &Path, page_size: u32) -> Result<SqliteStore, StoreError> {
+        let mut store = SqliteStore::create_file_paged(path, Some(page_size))?;
+        store.schema = SCHEMA_LABELLED;
+        Ok(store)
+    }
+
+    fn create_file_paged(path: &Path, page_size: Option<u32>) -> Result<SqliteStore, StoreError> {
         // SQLite's companion files belong to the database of that name: one
         // already there (another database's, or a link) would be taken
         // over or written through.
@@ -526,6 +621,7 @@ impl SqliteStore {
             data_version: None,
             late: None,
             tail: Tail::default(),
+            schema: SCHEMA,
         })
     }
 
@@ -561,6 +657,7 @@ impl SqliteStore {
         let late = Late {
             arts: has(ARTS.upto_table)?,
             shas: has(SHAS.upto_table)?,
+            labelled: has("chit_log_kinds")?,
         };
         self.late = Some(late);
         Ok(late)
@@ -620,6 +717,57 @@ impl SqliteStore {
             })
             .collect()
     }
+}
+
+/// Why a batch's entries with their labels could not be written.
+enum Labelled {
+    Sql(rusqlite::Error),
+    /// A label names no entry of the batch.
+    Stray(u64),
+}
+
+/// The entries of a batch, each with its search label in its row
+/// ([`SCHEMA_LABELLED`]; an entry without one has NULL there).
+fn insert_labelled(tx: &rusqlite::Transaction<'_>, batch: &Batch<'_>) -> Result<(), Labelled> {
+    let first = batch.entries.first().map_or(0, |e| e.index);
+    let mut labels: Vec<Option<&Label>> = vec![None; batch.entries.len()];
+    for l in &batch.labels {
+        let at = l
+            .index
+            .checked_sub(first)
+            .and_then(|at| usize::try_from(at).ok())
+            .filter(|&at| batch.entries.get(at).is_some_and(|e| e.index == l.index))
+            .ok_or(Labelled::Stray(l.index))?;
+        labels[at] = Some(l);
+    }
+    let idx: Vec<i64> = batch.entries.iter().map(|e| e.index as i64).collect();
+    let none: Option<String> = None;
+    let rows: Vec<[&dyn ToSql; 7]> = batch
+        .entries
+        .iter()
+        .zip(&idx)
+        .zip(&labels)
+        .map(|((e, i), l)| -> [&dyn ToSql; 7] {
+            match l {
+                Some(l) => [
+                    i,
+                    &e.sha256,
+                    &e.data,
+                    &e.integrated_at,
+                    &l.kind,
+                    &l.art_id,
+                    &l.stream_id,
+                ],
+                None => [i, &e.sha256, &e.data, &e.integrated_at, &none, &none, &none],
+            }
+        })
+        .collect();
+    insert_rows(
+        tx,
+        "chit_log_entries (idx, sha256, data, integrated_at, kind, art_id, stream_id)",
+        &rows,
+    )
+    .map_err(Labelled::Sql)
 }
 
 /// Rows inserted `INTO into` (a table and its columns), [`ROWS_AT_ONCE`] a
@@ -829,6 +977,97 @@ impl SqliteStore {
     fn packets_named(&mut self, keys: &[(String, String)]) -> Result<Vec<PacketRow>, StoreError> {
         self.packets_where("packet_id", keys)
     }
+
+    /// [`Index::search`] on a log that keeps labels in its entries
+    /// ([`SCHEMA_LABELLED`]): below the late indexes' bound, driven by the
+    /// index of the first key given (art id, stream, kind), in index
+    /// order; then the labels above the bound (at most about
+    /// [`MERGE_AT`] of them) read in index order. With no key given, the
+    /// labels are read in index order from `after`.
+    fn search_labelled(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
+        use rusqlite::types::Value;
+        // One read transaction: the indexes and their bound agree.
+        let tx = self.conn.unchecked_transaction().map_err(read_err)?;
+        let upto = ARTS.upto(&tx).map_err(read_err)?;
+        let after = q.after.map_or(-1, |a| a.min(i64::MAX as u64) as i64);
+        let keys = [
+            ("art_id", "chit_log_arts", &q.art_id),
+            ("stream_id", "chit_log_streams", &q.stream_id),
+            ("kind", "chit_log_kinds", &q.kind),
+        ];
+        // Every filter, on the labels' columns (`+`: no index of theirs).
+        let mut filters: Vec<String> = Vec::new();
+        let mut values: Vec<Value> = Vec::new();
+        for (column, _, given) in keys {
+            if let Some(v) = given {
+                filters.push(format!("+l.{column} = ?"));
+                values.push(Value::Text(v.clone()));
+            }
+        }
+        for (cond, given) in [
+            ("+l.integrated_at >= ?", q.since),
+            ("+l.integrated_at < ?", q.until),
+        ] {
+            if let Some(v) = given {
+                filters.push(cond.to_string());
+                values.push(Value::Integer(v));
+            }
+        }
+        let cols = "l.idx, l.kind, l.art_id, l.stream_id, l.integrated_at";
+        let filtered = |mut conds: Vec<String>| {
+            conds.extend(filters.iter().cloned());
+            conds.join(" AND ")
+        };
+        let run = |sql: &str, mut params: Vec<Value>, limit: usize| {
+            params.extend(values.iter().cloned());
+            params.push(Value::Integer(limit as i64));
+            let mut stmt = tx.prepare_cached(sql)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
+                Ok(Hit {
+                    label: Label {
+                        index: r.get::<_, i64>(0)? as u64,
+                        kind: r.get(1)?,
+                        art_id: r.get(2)?,
+                        stream_id: r.get(3)?,
+                    },
+                    integrated_at: r.get(4)?,
+                })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<Hit>>>()
+        };
+        let limit = q.limit as usize;
+        let mut hits = Vec::new();
+        let mut from = after;
+        if let Some((column, table, Some(key))) = keys.iter().find(|k| k.2.is_some()) {
+            if after < upto - 1 {
+                let sql = format!(
+                    "SELECT {cols} FROM {table} k JOIN chit_log_labels l ON l.idx = k.idx \
+                     WHERE {} ORDER BY k.idx LIMIT ?",
+                    filtered(vec![
+                        format!("k.{column} = ?"),
+                        "k.idx > ?".into(),
+                        "k.idx < ?".into()
+                    ])
+                );
+                let params = vec![
+                    Value::Text(key.to_string()),
+                    Value::Integer(after),
+                    Value::Integer(upto),
+                ];
+                hits = run(&sql, params, limit).map_err(read_err)?;
+            }
+            from = from.max(upto - 1);
+        }
+        let left = limit - hits.len().min(limit);
+        if left > 0 {
+            let sql = format!(
+                "SELECT {cols} FROM chit_log_labels l WHERE {} ORDER BY l.idx LIMIT ?",
+                filtered(vec!["l.idx > ?".into()])
+            );
+            hits.extend(run(&sql, vec![Value::Integer(from)], left).map_err(read_err)?);
+        }
+        Ok(hits)
+    }
 }
 
 impl Tree for SqliteStore {
@@ -962,6 +1201,12 @@ impl Index for SqliteStore {
             crate::store::IndexKind::Art if late.arts => {
                 (&ARTS, "SELECT idx, art_id FROM chit_log_arts")
             }
+            crate::store::IndexKind::Kind if late.labelled => {
+                (&ARTS, "SELECT idx, kind FROM chit_log_kinds")
+            }
+            crate::store::IndexKind::Stream if late.labelled => {
+                (&ARTS, "SELECT idx, stream_id FROM chit_log_streams")
+            }
             _ => return Ok(None),
         };
         // One read transaction: the rows and their bound agree.
@@ -981,6 +1226,9 @@ impl Index for SqliteStore {
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, StoreError> {
+        if self.late()?.labelled {
+            return self.search_labelled(q);
+        }
         let (sql, values) = search_sql(q, self.late()?.arts);
         let mut stmt = self.conn.prepare_cached(&sql).map_err(read_err)?;
         let rows = stmt
@@ -1019,10 +1267,12 @@ impl Store for SqliteStore {
         if exists.is_some() {
             return Err(StoreError::Exists(path.display().to_string()));
         }
-        tx.execute_batch(SCHEMA).map_err(|e| write_err(&path, e))?;
+        tx.execute_batch(self.schema)
+            .map_err(|e| write_err(&path, e))?;
         self.late = Some(Late {
             arts: true,
             shas: true,
+            labelled: self.schema == SCHEMA_LABELLED,
         });
         let mut rows = vec![
             ("format", Some(crate::FORMAT.to_string())),
@@ -1124,7 +1374,14 @@ impl Store for SqliteStore {
                 found: found as u64,
             });
         }
-        {
+        if late.labelled {
+            insert_labelled(&tx, batch).map_err(|e| match e {
+                Labelled::Sql(e) => w(e),
+                Labelled::Stray(index) => StoreError::Write(format!(
+                    "a label for entry {index}, which the batch does not append"
+                )),
+            })?;
+        } else {
             let idx: Vec<i64> = batch.entries.iter().map(|e| e.index as i64).collect();
             let rows: Vec<[&dyn ToSql; 4]> = batch
                 .entries
@@ -1138,16 +1395,6 @@ impl Store for SqliteStore {
                 &rows,
             )
             .map_err(w)?;
-            let mut tile = tx
-                .prepare_cached(
-                    "INSERT INTO chit_log_tiles (level, idx, data) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
-                )
-                .map_err(w)?;
-            for (level, index, data) in &batch.tiles {
-                tile.execute(params![level, *index as i64, data])
-                    .map_err(w)?;
-            }
             let at = batch.entries.first().map(|e| e.integrated_at).unwrap_or(0);
             let idx: Vec<i64> = batch.labels.iter().map(|l| l.index as i64).collect();
             let rows: Vec<[&dyn ToSql; 5]> = batch
@@ -1162,6 +1409,18 @@ impl Store for SqliteStore {
                 &rows,
             )
             .map_err(w)?;
+        }
+        {
+            let mut tile = tx
+                .prepare_cached(
+                    "INSERT INTO chit_log_tiles (level, idx, data) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
+                )
+                .map_err(w)?;
+            for (level, index, data) in &batch.tiles {
+                tile.execute(params![level, *index as i64, data])
+                    .map_err(w)?;
+            }
             let idx: Vec<i64> = batch.packets.iter().map(|p| p.index as i64).collect();
             let rows: Vec<[&dyn ToSql; 5]> = batch
                 .packets
@@ -1187,10 +1446,10 @@ impl Store for SqliteStore {
         // At most one merge a commit: the batch's requests wait for it.
         let merged = late.arts
             && ARTS
-                .merge(&tx, batch.new_size() as i64, MERGE_AT)
+                .merge(&tx, batch.new_size() as i64, MERGE_AT, late.labelled)
                 .map_err(w)?;
         if late.shas && !merged {
-            SHAS.merge(&tx, batch.new_size() as i64, MERGE_AT)
+            SHAS.merge(&tx, batch.new_size() as i64, MERGE_AT, false)
                 .map_err(w)?;
         }
         tx.prepare_cached("INSERT INTO chit_log_checkpoints (size, note) VALUES (?1, ?2)")
@@ -1311,7 +1570,7 @@ mod tests {
                 integrated_at: at,
             });
             if late && i % 100 == 99 {
-                super::ARTS.merge(&c, i as i64 + 1, 700).unwrap();
+                super::ARTS.merge(&c, i as i64 + 1, 700, false).unwrap();
             }
         }
         if late {
@@ -1759,6 +2018,129 @@ mod tests {
             let found: Vec<u64> = hits.iter().map(|h| h.label.index).collect();
             assert_eq!(found, vec![i], "{}", art(i));
         }
+    }
+
+    /// A log folder's index keeps labels in its entries and indexes kinds
+    /// and streams late; its searches answer what a labels table with its
+    /// indexes answers, on either side of the indexes' bound and across
+    /// it, each filter alone and together.
+    #[test]
+    fn labels_kept_in_entries_are_searched_as_a_labels_table_is() {
+        use crate::store::{Batch, Index, Label, Meta, NewEntry, Query, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let meta = Meta {
+            origin: "test.example/labels".into(),
+            verifier_key: "k".into(),
+            policy: "{}".into(),
+            key_file: None,
+            policy_binding: None,
+        };
+        let mut table = super::SqliteStore::create_file(&dir.path().join("t.db")).unwrap();
+        let mut inline = super::SqliteStore::create_index(&dir.path().join("i.db"), 1024).unwrap();
+        table.create(&meta, b"checkpoint 0").unwrap();
+        inline.create(&meta, b"checkpoint 0").unwrap();
+        let kinds = ["run-receipt", "verification.packet.v1", "lattice"];
+        let label = |i: u64| Label {
+            index: i,
+            kind: kinds[(i % 3) as usize].into(),
+            art_id: (i % 5 == 0).then(|| art(i)),
+            stream_id: (i % 4 != 0).then(|| format!("s{}", i % 7)),
+        };
+        let data = entries(0, 9_500);
+        let mut size = 0u64;
+        for chunk in data.chunks(700) {
+            let mut batch = Batch {
+                old_size: size,
+                checkpoint: format!("checkpoint {}", size + chunk.len() as u64).into_bytes(),
+                ..Batch::default()
+            };
+            for d in chunk {
+                batch.entries.push(NewEntry {
+                    index: size,
+                    sha256: sha(size),
+                    data: d,
+                    // One time a batch, as the sequencer gives.
+                    integrated_at: (size / 700) as i64,
+                });
+                // Every eleventh entry has no label.
+                if size % 11 != 0 {
+                    batch.labels.push(label(size));
+                }
+                size += 1;
+            }
+            table.commit(&batch).unwrap();
+            inline.commit(&batch).unwrap();
+        }
+        let upto = super::ARTS.upto(&inline.conn).unwrap();
+        assert_eq!(upto, 8400, "merged after the commit that passed 8,192");
+        let merged = |t: &str| -> i64 {
+            inline
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(
+            merged("chit_log_kinds"),
+            (0..8400).filter(|i| i % 11 != 0).count() as i64
+        );
+        assert_eq!(
+            merged("chit_log_streams"),
+            (0..8400).filter(|i| i % 11 != 0 && i % 4 != 0).count() as i64
+        );
+        let mut queries = Vec::new();
+        for after in [
+            None,
+            Some(0),
+            Some(8000),
+            Some(8398),
+            Some(8399),
+            Some(8400),
+            Some(9400),
+        ] {
+            for limit in [1u32, 7, 1000] {
+                let base = Query {
+                    after,
+                    limit,
+                    ..Query::default()
+                };
+                queries.push(base.clone());
+                queries.push(Query {
+                    kind: Some("lattice".into()),
+                    ..base.clone()
+                });
+                queries.push(Query {
+                    stream_id: Some("s3".into()),
+                    ..base.clone()
+                });
+                queries.push(Query {
+                    art_id: Some(art(8395)),
+                    ..base.clone()
+                });
+                queries.push(Query {
+                    kind: Some("run-receipt".into()),
+                    stream_id: Some("s5".into()),
+                    since: Some(2),
+                    until: Some(13),
+                    ..base.clone()
+                });
+                queries.push(Query {
+                    kind: Some("none-such".into()),
+                    ..base.clone()
+                });
+                queries.push(Query {
+                    since: Some(11),
+                    until: Some(13),
+                    ..base
+                });
+            }
+        }
+        let mut found = 0;
+        for q in &queries {
+            let want = table.search(q).unwrap();
+            assert_eq!(inline.search(q).unwrap(), want, "{q:?}");
+            found += want.len();
+        }
+        assert!(found > 10_000, "{found}");
     }
 
     /// `find` on a late-indexed log, through merges made by this

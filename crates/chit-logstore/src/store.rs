@@ -336,6 +336,10 @@ pub enum IndexKind {
     Content,
     /// Art ids to entries (search).
     Art,
+    /// Kinds to entries (search), where kept apart from the labels.
+    Kind,
+    /// Streams to entries (search), where kept apart from the labels.
+    Stream,
 }
 
 /// Called with each `(index, key)` row of an index ([`Index::index_rows`]).
@@ -564,7 +568,11 @@ mod tests {
             each: &mut dyn FnMut(Entry) -> Result<(), StoreError>,
         ) -> Result<(), StoreError> {
             let end = end.min(self.entries.len() as u64);
-            for e in self.entries.get(start as usize..end as usize).unwrap_or(&[]) {
+            for e in self
+                .entries
+                .get(start as usize..end as usize)
+                .unwrap_or(&[])
+            {
                 each(e.clone())?;
             }
             Ok(())

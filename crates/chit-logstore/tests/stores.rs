@@ -47,6 +47,16 @@ trait Backend {
     fn published(&self) -> Option<std::path::PathBuf> {
         None
     }
+    /// Changes an entry's search kind behind the log's back.
+    fn set_label_kind(&self, index: u64, kind: &str) {
+        self.sql(&format!(
+            "UPDATE chit_log_labels SET kind = '{kind}' WHERE idx = {index}"
+        ));
+    }
+    /// Removes an entry's search label behind the log's back.
+    fn drop_label(&self, index: u64) {
+        self.sql(&format!("DELETE FROM chit_log_labels WHERE idx = {index}"));
+    }
     /// Changes a hash tile behind the log's back.
     fn set_tile(&self, level: u8, index: u64, bytes: &[u8]) {
         self.sql(&format!(
@@ -127,6 +137,18 @@ impl Backend for Folder {
     }
     fn bytes(&self, b: &[u8]) -> String {
         format!("X'{}'", hexs(b))
+    }
+    // Labels are columns of the entries' rows in a folder's index.
+    fn set_label_kind(&self, index: u64, kind: &str) {
+        self.sql(&format!(
+            "UPDATE chit_log_entries SET kind = '{kind}' WHERE idx = {index}"
+        ));
+    }
+    fn drop_label(&self, index: u64) {
+        self.sql(&format!(
+            "UPDATE chit_log_entries SET kind = NULL, art_id = NULL, stream_id = NULL \
+             WHERE idx = {index}"
+        ));
     }
     fn set_entry(&self, index: u64, bytes: &[u8]) {
         let n = index / 256;
@@ -822,8 +844,8 @@ fn a_reverifying_audit_holds_the_labels_to_their_entries(b: &dyn Backend) {
     let audit = |b: &dyn Backend| audit_with(b, None, Some(&policy));
     let r = audit(b);
     assert!(r.ok(), "{:?}", r.problems);
-    b.sql("UPDATE chit_log_labels SET kind = 'something-else' WHERE idx = 7");
-    b.sql("DELETE FROM chit_log_labels WHERE idx = 123");
+    b.set_label_kind(7, "something-else");
+    b.drop_label(123);
     let r = audit(b);
     assert_eq!(problem_indexes(&r), vec![7, 123], "{:?}", r.problems);
     assert!(
@@ -1058,6 +1080,70 @@ fn a_holder_that_lost_its_connection_commits_nothing_until_it_leases_again() {
         appended(&log.submit(&[receipt(11)]).unwrap().outcomes),
         vec![2]
     );
+}
+
+/// A log folder's index: the kind and stream indexes it keeps apart from
+/// the labels (merged in bulk with the art ids) are held, under
+/// `reverify`, to what each entry gives: a row naming another kind or
+/// stream, a row missing, a row for an entry past the log.
+#[test]
+fn audit_holds_a_folders_kind_and_stream_indexes_to_their_entries() {
+    let b = folder();
+    let mut log = new_log(&b, &packet_policy());
+    let packets: Vec<Vec<u8>> = (0..6)
+        .map(|i| {
+            let prev = (i > 0).then(|| format!("p{}", i - 1));
+            packet("s", i, &format!("p{i}"), prev.as_deref())
+        })
+        .collect();
+    assert_eq!(appended(&log.submit(&packets).unwrap().outcomes).len(), 6);
+    drop(log);
+    // As a merge leaves them once enough entries are above the indexes.
+    b.sql(
+        "INSERT INTO chit_log_arts (art_id, idx) SELECT art_id, idx FROM chit_log_labels WHERE art_id IS NOT NULL; \
+         INSERT INTO chit_log_kinds (kind, idx) SELECT kind, idx FROM chit_log_labels; \
+         INSERT INTO chit_log_streams (stream_id, idx) SELECT stream_id, idx FROM chit_log_labels; \
+         UPDATE chit_log_arts_upto SET upto = 6",
+    );
+    let policy = packet_policy().compile().unwrap();
+    let audit = |b: &Folder| audit_with(b, None, Some(&policy));
+    let r = audit(&b);
+    assert!(r.ok(), "{:?}", r.problems);
+    // A search below the bound reads these indexes.
+    let mut store = b.store();
+    let hits = store
+        .search(&chit_logstore::store::Query {
+            stream_id: Some("s".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 6);
+    drop(store);
+    b.sql(
+        "UPDATE chit_log_kinds SET kind = 'lattice' WHERE idx = 1; \
+         DELETE FROM chit_log_streams WHERE idx = 3; \
+         INSERT INTO chit_log_streams (stream_id, idx) VALUES ('s', 40)",
+    );
+    let r = audit(&b);
+    assert_eq!(problem_indexes(&r), vec![1, 3, 40], "{:?}", r.problems);
+    let said = |index: u64, words: &str| {
+        r.problems
+            .iter()
+            .any(|p| p.step == "index" && p.index == Some(index) && p.message.contains(words))
+    };
+    assert!(
+        said(1, "the kind index maps lattice to entry 1"),
+        "{:?}",
+        r.problems
+    );
+    assert!(said(1, "entry 1's kind is missing"), "{:?}", r.problems);
+    assert!(
+        said(3, "entry 3's stream is missing from the stream index"),
+        "{:?}",
+        r.problems
+    );
+    assert!(said(40, "which the log does not hold"), "{:?}", r.problems);
 }
 
 /// SQLite: the content and art-id indexes it keeps apart from its entries
