@@ -92,6 +92,10 @@ pub struct FolderStore {
     /// A long-lived writer's thread that publishes what its last commits
     /// left unpublished (`Store::housekeep_in_background`).
     publisher: Option<Publisher>,
+    /// The growing level-0 tile's hashes as far as this store knows them
+    /// (committed), `(tile, hashes)`: no file holds them until the tile is
+    /// full ([`FolderStore::growing_tile`]).
+    edge: Option<(u64, Vec<u8>)>,
 }
 
 /// Publishes a log folder's head once a [`PUBLISH_EVERY`] when it is newer
@@ -485,6 +489,7 @@ impl FolderStore {
             published: None,
             unpublished: false,
             publisher: None,
+            edge: None,
         }
     }
 
@@ -765,6 +770,7 @@ impl FolderStore {
                     tiles::encode_entry_bundle(&entries)
                         .map_err(|e| damaged(&path, e.to_string()))?
                 }
+                TileKind::Hashes(0) => self.growing_tile(t.index, size)?,
                 TileKind::Hashes(_) => {
                     let path = self.tree.tail_path(t.kind, t.index);
                     let mut d = self
@@ -1013,9 +1019,17 @@ impl Store for FolderStore {
             grown = Some((n, count + run as u64, offset + data.len() as u64));
             at += run;
         }
-        // The new hashes of each tile the batch touched.
+        // The new hashes of each tile the batch touched. A level-0 tile is
+        // written once, whole, by the batch that fills it: until then its
+        // hashes are its bundle's (`growing_tile`), which is synced.
         for (level, index, data) in &batch.tiles {
             let kind = TileKind::Hashes(*level);
+            if *level == 0 {
+                if width_at(kind, *index, new) == WIDTH {
+                    Self::write_tail(&self.tree.tail_path(kind, *index), 0, data, None)?;
+                }
+                continue;
+            }
             let have = (width_at(kind, *index, old) * HASH) as usize;
             let Some(new_part) = data.get(have..) else {
                 return Err(StoreError::Write(format!(
@@ -1050,6 +1064,11 @@ impl Store for FolderStore {
         self.index.commit(&recorded)?;
         if grown.is_some() {
             self.tail_len = grown;
+        }
+        for (level, index, data) in &batch.tiles {
+            if *level == 0 && width_at(TileKind::Hashes(0), *index, new) < WIDTH {
+                self.edge = Some((*index, data.clone()));
+            }
         }
         // What the batch filled, published for good.
         for n in old / WIDTH..new / WIDTH {
@@ -1098,17 +1117,48 @@ impl Store for FolderStore {
 
 impl FolderStore {
     /// The stored hashes of tiles, cut to what a tree of `size` holds.
+    /// The hashes of level-0 tile `index` in a tree of `size` leaves while
+    /// it grows: the leaf hashes of its bundle's entries. They are kept,
+    /// so each entry is hashed at most once a store (its own commits give
+    /// theirs), and a power cut that loses them loses nothing.
+    fn growing_tile(&mut self, index: u64, size: u64) -> Result<Vec<u8>, StoreError> {
+        let width = (width_at(TileKind::Hashes(0), index, size) * HASH) as usize;
+        let mut known = match self.edge.take() {
+            Some((i, known)) if i == index => known,
+            _ => Vec::new(),
+        };
+        if known.len() < width {
+            let entries = self.tree.bundle_entries(index, size)?;
+            let from = known.len() / HASH as usize;
+            let to = width / HASH as usize;
+            let Some(new) = entries.get(from..to) else {
+                return Err(self
+                    .tree
+                    .lacks(index * WIDTH + entries.len() as u64, entries.len()));
+            };
+            for e in new {
+                known.extend_from_slice(&chit_log::tree::leaf_hash(e));
+            }
+        }
+        let out = known[..width].to_vec();
+        self.edge = Some((index, known));
+        Ok(out)
+    }
+
     fn tiles_at(
         &mut self,
         size: u64,
         keys: &[(u8, u64)],
     ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         keys.iter()
-            .map(|&(level, index)| {
+            .map(|&(level, index)| -> Result<Option<Vec<u8>>, StoreError> {
                 let kind = TileKind::Hashes(level);
                 let width = width_at(kind, index, size);
                 if width == 0 {
                     return Ok(None);
+                }
+                if level == 0 && width < WIDTH {
+                    return self.growing_tile(index, size).map(Some);
                 }
                 let mut data = match self.tree.read_tree_file(kind, index)? {
                     Some(d) => d,

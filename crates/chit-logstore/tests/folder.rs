@@ -130,16 +130,17 @@ fn a_growing_bundle_cut_short_is_refused_not_filled_with_zeros() {
     assert_named(&path, "entries", "tail/entries-1");
 }
 
-/// A growing tile cut short: a writer new to the log then refuses it
-/// (its tiles do not give the signed root); one that held it open
-/// already writes the tile again whole from its batch.
+/// A growing tile (level 1: a level-0 tile is no file until it is full)
+/// cut short: a writer new to the log then refuses it (its tiles do not
+/// give the signed root); one that held it open already writes the tile
+/// again whole from its batch.
 #[test]
 fn a_growing_tile_cut_short_is_refused_or_written_again_whole() {
     let (_t, path) = log_of_300();
-    let tail = path.join("tail/0-1");
+    let tail = path.join("tail/1-0");
     let cut = || {
         let f = std::fs::OpenOptions::new().write(true).open(&tail).unwrap();
-        f.set_len(40).unwrap();
+        f.set_len(20).unwrap();
     };
     let mut writer = open(&path);
     append(&mut writer, 300..301).unwrap();
@@ -149,9 +150,46 @@ fn a_growing_tile_cut_short_is_refused_or_written_again_whole() {
     assert!(e.contains("run chit log audit"), "{e}");
     drop(fresh);
     assert_named(&path, "tiles", "");
-    append(&mut writer, 302..310).unwrap();
+    append(&mut writer, 302..520).unwrap();
     drop(writer);
-    assert_eq!(std::fs::metadata(&tail).unwrap().len(), 53 * 32);
+    assert_eq!(std::fs::metadata(&tail).unwrap().len(), 2 * 32);
+    assert_eq!(problems(&path), Vec::<String>::new());
+}
+
+/// The growing level-0 tile is its bundle's leaf hashes: no file holds
+/// it until it is full, when the batch that fills it writes it whole, and
+/// what a store gives for it is what the entries give.
+#[test]
+fn the_growing_level_0_tile_is_its_bundles_hashes() {
+    let (_t, path) = log_of_300();
+    assert!(!path.join("tail/0-1").exists());
+    let hashes = |store: &mut FolderStore, from: u64, to: u64| -> Vec<u8> {
+        (from..to)
+            .flat_map(|i| chit_log::tree::leaf_hash(&store.entry(i).unwrap().unwrap().data))
+            .collect()
+    };
+    let mut store = FolderStore::open(&path).unwrap();
+    let want = hashes(&mut store, 256, 300);
+    assert_eq!(store.tile(0, 1).unwrap(), Some(want.clone()));
+    // Published as the right edge's partial tile, from the same hashes.
+    assert_eq!(
+        std::fs::read(path.join("public/tile/0/001.p/44")).unwrap(),
+        want
+    );
+    drop(store);
+    let mut log = open(&path);
+    append(&mut log, 300..530).unwrap();
+    drop(log);
+    let mut store = FolderStore::open(&path).unwrap();
+    let full = std::fs::read(path.join("public/tile/0/001")).unwrap();
+    assert_eq!(full, hashes(&mut store, 256, 512));
+    assert!(!path.join("tail/0-1").exists());
+    assert!(!path.join("tail/0-2").exists());
+    assert_eq!(
+        store.tile(0, 2).unwrap(),
+        Some(hashes(&mut store, 512, 530))
+    );
+    drop(store);
     assert_eq!(problems(&path), Vec::<String>::new());
 }
 
@@ -180,7 +218,7 @@ fn a_link_planted_in_the_tail_is_neither_read_nor_written_through() {
 #[test]
 fn a_fifo_planted_in_the_tail_is_refused_at_once() {
     let (_t, path) = log_of_300();
-    let tail = path.join("tail/0-1");
+    let tail = path.join("tail/1-0");
     std::fs::remove_file(&tail).unwrap();
     let made = std::process::Command::new("mkfifo")
         .arg(&tail)
@@ -188,7 +226,7 @@ fn a_fifo_planted_in_the_tail_is_refused_at_once() {
         .unwrap();
     assert!(made.success());
     let mut store = FolderStore::open(&path).unwrap();
-    let e = store.tile(0, 1).expect_err("refused");
+    let e = store.tile(1, 0).expect_err("refused");
     assert!(e.to_string().contains("not a regular file"), "{e}");
 }
 
