@@ -328,8 +328,10 @@ enum Wake {
 }
 
 impl Checkpointer {
-    /// Passes are at least this far apart while commits go on.
-    const EVERY: std::time::Duration = std::time::Duration::from_millis(25);
+    /// Passes are at least this far apart while commits go on: a page
+    /// that several commits change between two passes is copied into the
+    /// database once (docs/decisions/log-folder.md).
+    const EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
     fn start(path: &Path) -> Result<Checkpointer, StoreError> {
         let conn = connect(
