@@ -4,11 +4,13 @@
 //!
 //! ```text
 //! LOG/
-//!   index.db            the head, the checkpoints, the policy, one row an
-//!                       entry (its content address and time, not its
-//!                       bytes), the packet rows, the labels and indexes
+//!   index.db            the checkpoints (the latest is the head), the
+//!                       policy, one row an entry (its content address,
+//!                       time and search label, not its bytes), the packet
+//!                       rows and indexes
 //!   lock                held by whoever writes a batch
-//!   tail/               the bundle and hash tiles still growing
+//!   tail/               the bundle and hash tiles (level 1 and up) still
+//!                       growing
 //!   public/checkpoint   the latest published checkpoint
 //!   public/tile/…       full bundles and tiles, and the right edge's
 //!                       partial ones of the published checkpoint
@@ -18,11 +20,13 @@
 //!
 //! Under the folder's lock, and only at the size the batch was made for:
 //! the new entries are appended to the growing bundle in `tail/` and the
-//! new hashes to the growing tiles, each file's data synced; then the
-//! database's transaction records the head, the checkpoint and the rows,
-//! and is the commit: before it, what the files hold past the committed
-//! size is nobody's and is overwritten by the next batch; after it, the
-//! batch is durable. A bundle or tile that the batch filled is then
+//! new hashes to the growing tiles of level 1 and up, each file's data
+//! synced (the growing level-0 tile is no file: its hashes are the
+//! growing bundle's leaf hashes, and the batch that fills it writes it
+//! whole); then the database's transaction records the checkpoint and the
+//! rows, and is the commit: before it, what the files hold past the
+//! committed size is nobody's and is overwritten by the next batch; after
+//! it, the batch is durable. A bundle or tile that the batch filled is then
 //! renamed into `public/tile/` (written once, never changed; a rename lost
 //! to a crash is done again, and until then it is read from `tail/`).
 //!
