@@ -796,11 +796,27 @@ impl Log {
         Ok(tree::consistency_proof(&src, old, new)?)
     }
 
-    /// A quick check before the log is served, not an audit: its latest
-    /// checkpoint verifies under its key, the tree its tiles hold is the one
-    /// that checkpoint signs, and its last entries (those of the last hash
-    /// tile) hash to what that tile holds.
+    /// A quick check before the log is served, not an audit: its last
+    /// entries (those of the last hash tile) have the content addresses
+    /// their rows record, its latest checkpoint verifies under its key, the
+    /// tree its tiles hold is the one that checkpoint signs, and those
+    /// entries hash to what that tile holds.
     pub fn quick_check(&mut self) -> Result<(), LogError> {
+        // The last entries first: one changed is named, not only the root
+        // it changes (a log folder's growing tile is its entries' hashes).
+        let width = u64::from(TILE_WIDTH);
+        let (stored, _) = self.store.head()?;
+        let first = stored.saturating_sub(1) / width * width;
+        let mut wrong = None;
+        self.store.scan(first, stored, &mut |e| {
+            if chit_core::digest::sha256(&e.data) != e.sha256 {
+                wrong.get_or_insert(e.index);
+            }
+            Ok(())
+        })?;
+        if let Some(index) = wrong {
+            return Err(changed(index));
+        }
         // A batch's own first step: the checkpoint verified and the stored
         // tree held to the root it signs (remembered, so the first batch
         // does not do it again).
@@ -808,10 +824,9 @@ impl Log {
         if size == 0 {
             return Ok(());
         }
-        let width = u64::from(TILE_WIDTH);
         let first = (size - 1) / width * width;
         let hashes = self.store.tile(0, first / width)?.unwrap_or_default();
-        let (mut next, mut wrong) = (first, None);
+        let mut next = first;
         self.store.scan(first, size, &mut |e| {
             let held = e
                 .index
@@ -827,9 +842,7 @@ impl Log {
             wrong.get_or_insert(next);
         }
         match wrong {
-            Some(index) => Err(LogError::Checkpoint(format!(
-                "entry {index} is not the one its tiles hold (changed or removed behind chit's back)"
-            ))),
+            Some(index) => Err(changed(index)),
             None => Ok(()),
         }
     }
@@ -1046,4 +1059,11 @@ pub fn grow(
         level += 1;
     }
     Ok(out)
+}
+
+/// The quick check's finding: entry `index` is not the log's.
+fn changed(index: u64) -> LogError {
+    LogError::Checkpoint(format!(
+        "entry {index} is not the one its tiles hold (changed or removed behind chit's back)"
+    ))
 }

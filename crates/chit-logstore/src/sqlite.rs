@@ -91,9 +91,9 @@ INSERT INTO chit_log_shas_upto (id, upto) VALUES (0, 0);
 CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE stream_id IS NOT NULL;
 ";
 
-/// The tables of a log folder's index database ([`crate::folder`]): as
-/// [`SCHEMA`], but an entry's search label is four columns of its row
-/// (`kind` NULL where it has none), read through the view
+/// What a log folder's index database ([`crate::folder`]) changes of
+/// [`SCHEMA`] as it is made: an entry's search label is four columns of
+/// its row (`kind` NULL where it has none), read through the view
 /// `chit_log_labels`, and its kind and stream, like its art id, are
 /// indexed late (`chit_log_kinds`, `chit_log_streams`, merged with
 /// `chit_log_arts` below `chit_log_arts_upto`). A commit so adds one row
@@ -101,40 +101,14 @@ CREATE INDEX chit_log_labels_stream ON chit_log_labels (stream_id, idx) WHERE st
 /// had a page of their own written at every commit
 /// (docs/decisions/log-folder.md).
 const SCHEMA_LABELLED: &str = "
-CREATE TABLE chit_log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE chit_log_head (id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL);
-CREATE TABLE chit_log_checkpoints (size INTEGER PRIMARY KEY, note BLOB NOT NULL);
-CREATE TABLE chit_log_entries (
-  idx INTEGER PRIMARY KEY,
-  sha256 BLOB NOT NULL,
-  data BLOB NOT NULL,
-  integrated_at INTEGER NOT NULL,
-  kind TEXT,
-  art_id TEXT,
-  stream_id TEXT
-);
+DROP INDEX chit_log_labels_kind;
+DROP INDEX chit_log_labels_stream;
+DROP TABLE chit_log_labels;
+ALTER TABLE chit_log_entries ADD COLUMN kind TEXT;
+ALTER TABLE chit_log_entries ADD COLUMN art_id TEXT;
+ALTER TABLE chit_log_entries ADD COLUMN stream_id TEXT;
 CREATE VIEW chit_log_labels AS
   SELECT idx, kind, art_id, stream_id, integrated_at FROM chit_log_entries WHERE kind IS NOT NULL;
-CREATE TABLE chit_log_tiles (
-  level INTEGER NOT NULL,
-  idx INTEGER NOT NULL,
-  data BLOB NOT NULL,
-  PRIMARY KEY (level, idx)
-) WITHOUT ROWID;
-CREATE TABLE chit_log_packets (
-  stream_id TEXT NOT NULL,
-  sequence INTEGER NOT NULL,
-  packet_id TEXT NOT NULL,
-  prev_packet_id TEXT,
-  idx INTEGER NOT NULL,
-  PRIMARY KEY (stream_id, sequence)
-) WITHOUT ROWID;
-CREATE UNIQUE INDEX chit_log_packet_ids ON chit_log_packets (stream_id, packet_id);
-CREATE TABLE chit_log_arts (
-  art_id TEXT NOT NULL,
-  idx INTEGER NOT NULL,
-  PRIMARY KEY (art_id, idx)
-) WITHOUT ROWID;
 CREATE TABLE chit_log_kinds (
   kind TEXT NOT NULL,
   idx INTEGER NOT NULL,
@@ -145,14 +119,6 @@ CREATE TABLE chit_log_streams (
   idx INTEGER NOT NULL,
   PRIMARY KEY (stream_id, idx)
 ) WITHOUT ROWID;
-CREATE TABLE chit_log_arts_upto (id INTEGER PRIMARY KEY CHECK (id = 0), upto INTEGER NOT NULL);
-INSERT INTO chit_log_arts_upto (id, upto) VALUES (0, 0);
-CREATE TABLE chit_log_shas (
-  sha256 BLOB PRIMARY KEY,
-  idx INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE chit_log_shas_upto (id INTEGER PRIMARY KEY CHECK (id = 0), upto INTEGER NOT NULL);
-INSERT INTO chit_log_shas_upto (id, upto) VALUES (0, 0);
 ";
 
 /// With this many entries or more above a late index's `upto`, a commit
@@ -260,9 +226,9 @@ pub struct SqliteStore {
     /// The content addresses above `chit_log_shas_upto`, as this
     /// connection last read them.
     tail: Tail,
-    /// The tables [`Store::create`] makes: [`SCHEMA`], or
-    /// [`SCHEMA_LABELLED`] for a log folder's index.
-    schema: &'static str,
+    /// Whether [`Store::create`] makes a log folder's index ([`SCHEMA`]
+    /// changed by [`SCHEMA_LABELLED`]).
+    labelled: bool,
 }
 
 /// Which keys a log indexes late (a log made by this chit: both; one made
@@ -551,7 +517,7 @@ impl SqliteStore {
     /// its row ([`SCHEMA_LABELLED`]).
     pub fn create_index(path: &Path, page_size: u32) -> Result<SqliteStore, StoreError> {
         let mut store = SqliteStore::create_file_paged(path, Some(page_size))?;
-        store.schema = SCHEMA_LABELLED;
+        store.labelled = true;
         Ok(store)
     }
 
@@ -623,7 +589,7 @@ impl SqliteStore {
             data_version: None,
             late: None,
             tail: Tail::default(),
-            schema: SCHEMA,
+            labelled: false,
         })
     }
 
@@ -1269,12 +1235,19 @@ impl Store for SqliteStore {
         if exists.is_some() {
             return Err(StoreError::Exists(path.display().to_string()));
         }
-        tx.execute_batch(self.schema)
+        tx.execute_batch(SCHEMA)
+            .and_then(|_| {
+                if self.labelled {
+                    tx.execute_batch(SCHEMA_LABELLED)
+                } else {
+                    Ok(())
+                }
+            })
             .map_err(|e| write_err(&path, e))?;
         self.late = Some(Late {
             arts: true,
             shas: true,
-            labelled: self.schema == SCHEMA_LABELLED,
+            labelled: self.labelled,
         });
         let mut rows = vec![
             ("format", Some(crate::FORMAT.to_string())),
