@@ -287,7 +287,8 @@ named by its index; a rewritten history or a split view is reported with both si
 checkpoints as evidence. A store's policy must be the one the log's key bound, and an index it \
 keeps apart from its entries (SQLite's content index) must map every address to its entry. \
 Packet stream gaps (P3) still open are listed. With --reverify every entry is also checked again \
-under the log's policy, and its search label, art-id index row and packet row held to it.
+under the log's policy, and its search label, its rows in the art-id, kind and stream indexes and \
+its packet row held to it.
 
 Without --log-key, the key is the one the state file saw before, else the store's own (trust \
 on first use: give --log-key to pin it). Exit 0: consistent; 1: a problem found; 2: unreadable.";
