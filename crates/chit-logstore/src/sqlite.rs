@@ -883,15 +883,7 @@ fn search_sql(q: &Query, arts_late: bool) -> (String, Vec<rusqlite::types::Value
             values.push(Value::Text(v.clone()));
         }
     }
-    for (cond, given) in [
-        ("+integrated_at >= ?", q.since),
-        ("+integrated_at < ?", q.until),
-    ] {
-        if let Some(v) = given {
-            conds.push(cond.to_string());
-            values.push(Value::Integer(v));
-        }
-    }
+    time_conds(q, "integrated_at", &mut conds, &mut values);
     conds.push("idx > ?".to_string());
     values.push(Value::Integer(
         q.after.map(|a| a.min(i64::MAX as u64) as i64).unwrap_or(-1),
@@ -903,6 +895,22 @@ fn search_sql(q: &Query, arts_late: bool) -> (String, Vec<rusqlite::types::Value
         conds.join(" AND ")
     );
     (sql, values)
+}
+
+/// A search's time bounds on `column` (`since` included, `until` not),
+/// written `+column` so that SQLite picks no index for them.
+fn time_conds(
+    q: &Query,
+    column: &str,
+    conds: &mut Vec<String>,
+    values: &mut Vec<rusqlite::types::Value>,
+) {
+    for (op, given) in [(">=", q.since), ("<", q.until)] {
+        if let Some(v) = given {
+            conds.push(format!("+{column} {op} ?"));
+            values.push(rusqlite::types::Value::Integer(v));
+        }
+    }
 }
 
 fn packet_row(r: &rusqlite::Row) -> rusqlite::Result<PacketRow> {
@@ -972,15 +980,7 @@ impl SqliteStore {
                 values.push(Value::Text(v.clone()));
             }
         }
-        for (cond, given) in [
-            ("+l.integrated_at >= ?", q.since),
-            ("+l.integrated_at < ?", q.until),
-        ] {
-            if let Some(v) = given {
-                filters.push(cond.to_string());
-                values.push(Value::Integer(v));
-            }
-        }
+        time_conds(q, "l.integrated_at", &mut filters, &mut values);
         let cols = "l.idx, l.kind, l.art_id, l.stream_id, l.integrated_at";
         let filtered = |mut conds: Vec<String>| {
             conds.extend(filters.iter().cloned());
