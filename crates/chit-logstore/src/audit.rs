@@ -676,6 +676,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         check_key_index(
             src,
             KeyIndex::ART,
+            &walked.prints.labels,
             |at| arts.get(at).filter(|p| **p != NO_PRINT).copied(),
             |art| print(&[art]),
             size,
@@ -692,6 +693,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         check_key_index(
             src,
             KeyIndex::KIND,
+            &walked.prints.labels,
             |at| half(at, false),
             |kind| halved(&half_print(kind)),
             size,
@@ -700,6 +702,7 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
         check_key_index(
             src,
             KeyIndex::STREAM,
+            &walked.prints.labels,
             |at| half(at, true),
             |stream| halved(&half_print(stream)),
             size,
@@ -1665,10 +1668,13 @@ impl KeyIndex {
 /// labels (art ids; kinds and streams where a store keeps them so) holds
 /// each entry's key as its verdict gives it, and every one below its
 /// bound. `expected(at)` is the print of entry `at`'s key (None where it
-/// has none), `print_of` a key's print.
+/// has none), `print_of` a key's print; `judged` the entries' label
+/// prints (an entry with none was refused or is missing, said already:
+/// its rows are not held to anything).
 fn check_key_index(
     src: &mut dyn Source,
     index: KeyIndex,
+    judged: &[[u8; 16]],
     expected: impl Fn(usize) -> Option<[u8; 16]>,
     print_of: impl Fn(&str) -> [u8; 16],
     size: u64,
@@ -1688,6 +1694,9 @@ fn check_key_index(
             }
         }
         let at = usize::try_from(i).unwrap_or(usize::MAX);
+        if at < indexed.len() && judged.get(at).is_none_or(|p| *p == NO_PRINT) {
+            return;
+        }
         match expected(at) {
             Some(p) if at < indexed.len() && p == print_of(&key) => indexed[at] = true,
             _ if wrong.len() < 100 => wrong.push(Problem {

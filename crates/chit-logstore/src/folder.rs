@@ -4,10 +4,9 @@
 //!
 //! ```text
 //! LOG/
-//!   index.db            the checkpoints (the latest is the head), the
-//!                       policy, one row an entry (its content address,
-//!                       time and search label, not its bytes), the packet
-//!                       rows and indexes
+//!   index.db            the head, the checkpoints, the policy, one row an
+//!                       entry (its content address, time and search
+//!                       label, not its bytes), the packet rows and indexes
 //!   lock                held by whoever writes a batch
 //!   tail/               the bundle and hash tiles (level 1 and up) still
 //!                       growing
@@ -23,8 +22,8 @@
 //! new hashes to the growing tiles of level 1 and up, each file's data
 //! synced (the growing level-0 tile is no file: its hashes are the
 //! growing bundle's leaf hashes, and the batch that fills it writes it
-//! whole); then the database's transaction records the checkpoint and the
-//! rows, and is the commit: before it, what the files hold past the
+//! whole); then the database's transaction records the head, the
+//! checkpoint and the rows, and is the commit: before it, what the files hold past the
 //! committed size is nobody's and is overwritten by the next batch; after
 //! it, the batch is durable. A bundle or tile that the batch filled is then
 //! renamed into `public/tile/` (written once, never changed; a rename lost
@@ -1120,7 +1119,6 @@ impl Store for FolderStore {
 }
 
 impl FolderStore {
-    /// The stored hashes of tiles, cut to what a tree of `size` holds.
     /// The hashes of level-0 tile `index` in a tree of `size` leaves while
     /// it grows: the leaf hashes of its bundle's entries. They are kept,
     /// so each entry is hashed at most once a store (its own commits give
@@ -1149,6 +1147,8 @@ impl FolderStore {
         Ok(out)
     }
 
+    /// The stored hashes of tiles, cut to what a tree of `size` holds (a
+    /// growing level-0 tile: its bundle's, [`FolderStore::growing_tile`]).
     fn tiles_at(
         &mut self,
         size: u64,

@@ -1109,6 +1109,17 @@ fn audit_holds_a_folders_kind_and_stream_indexes_to_their_entries() {
     let audit = |b: &Folder| audit_with(b, None, Some(&policy));
     let r = audit(&b);
     assert!(r.ok(), "{:?}", r.problems);
+    // Under a policy that refuses them, each entry is named as refused;
+    // its index rows are held to nothing (no index problem is added).
+    let none_trusted = Policy::default().compile().unwrap();
+    let r = audit_with(&b, None, Some(&none_trusted));
+    let refused = r.problems.iter().filter(|p| p.step == "reverify").count();
+    assert_eq!(refused, 6, "{:?}", r.problems);
+    assert!(
+        r.problems.iter().all(|p| p.step != "index"),
+        "{:?}",
+        r.problems
+    );
     // A search below the bound reads these indexes.
     let mut store = b.store();
     let hits = store
