@@ -1694,8 +1694,12 @@ mod tests {
     }
 
     fn new_store(path: &std::path::Path) -> super::SqliteStore {
+        created(super::SqliteStore::create_file(path).unwrap())
+    }
+
+    /// `st` with a log created in it.
+    fn created(mut st: super::SqliteStore) -> super::SqliteStore {
         use crate::store::{Meta, Store};
-        let mut st = super::SqliteStore::create_file(path).unwrap();
         let meta = Meta {
             origin: "test.example/arts".into(),
             verifier_key: "k".into(),
@@ -1736,8 +1740,26 @@ mod tests {
     }
 
     /// [`commit_labelled`]'s batch.
-    fn labelled_batch(mut size: u64, data: &[Vec<u8>]) -> crate::store::Batch<'_> {
-        use crate::store::{Batch, Label, NewEntry};
+    fn labelled_batch(size: u64, data: &[Vec<u8>]) -> crate::store::Batch<'_> {
+        batch_of(size, data, 5, |i| {
+            Some(crate::store::Label {
+                index: i,
+                kind: "run-receipt".into(),
+                art_id: (i % 2 == 0).then(|| art(i)),
+                stream_id: None,
+            })
+        })
+    }
+
+    /// A batch of entries `data` from `size` on, integrated `at`, each
+    /// with the label `label` gives it (where it gives one).
+    fn batch_of(
+        mut size: u64,
+        data: &[Vec<u8>],
+        at: i64,
+        label: impl Fn(u64) -> Option<crate::store::Label>,
+    ) -> crate::store::Batch<'_> {
+        use crate::store::{Batch, NewEntry};
         let mut batch = Batch {
             old_size: size,
             checkpoint: format!("checkpoint {}", size + data.len() as u64).into_bytes(),
@@ -1748,14 +1770,9 @@ mod tests {
                 index: size,
                 sha256: sha(size),
                 data: d,
-                integrated_at: 5,
+                integrated_at: at,
             });
-            batch.labels.push(Label {
-                index: size,
-                kind: "run-receipt".into(),
-                art_id: (size % 2 == 0).then(|| art(size)),
-                stream_id: None,
-            });
+            batch.labels.extend(label(size));
             size += 1;
         }
         batch
@@ -2001,19 +2018,11 @@ mod tests {
     /// it, each filter alone and together.
     #[test]
     fn labels_kept_in_entries_are_searched_as_a_labels_table_is() {
-        use crate::store::{Batch, Index, Label, Meta, NewEntry, Query, Store};
+        use crate::store::{Index, Label, Query, Store};
         let dir = tempfile::tempdir().unwrap();
-        let meta = Meta {
-            origin: "test.example/labels".into(),
-            verifier_key: "k".into(),
-            policy: "{}".into(),
-            key_file: None,
-            policy_binding: None,
-        };
-        let mut table = super::SqliteStore::create_file(&dir.path().join("t.db")).unwrap();
-        let mut inline = super::SqliteStore::create_index(&dir.path().join("i.db"), 1024).unwrap();
-        table.create(&meta, b"checkpoint 0").unwrap();
-        inline.create(&meta, b"checkpoint 0").unwrap();
+        let mut table = new_store(&dir.path().join("t.db"));
+        let mut inline =
+            created(super::SqliteStore::create_index(&dir.path().join("i.db"), 1024).unwrap());
         let kinds = ["run-receipt", "verification.packet.v1", "lattice"];
         let label = |i: u64| Label {
             index: i,
@@ -2024,27 +2033,14 @@ mod tests {
         let data = entries(0, 9_500);
         let mut size = 0u64;
         for chunk in data.chunks(700) {
-            let mut batch = Batch {
-                old_size: size,
-                checkpoint: format!("checkpoint {}", size + chunk.len() as u64).into_bytes(),
-                ..Batch::default()
-            };
-            for d in chunk {
-                batch.entries.push(NewEntry {
-                    index: size,
-                    sha256: sha(size),
-                    data: d,
-                    // One time a batch, as the sequencer gives.
-                    integrated_at: (size / 700) as i64,
-                });
-                // Every eleventh entry has no label.
-                if size % 11 != 0 {
-                    batch.labels.push(label(size));
-                }
-                size += 1;
-            }
+            // One time a batch, as the sequencer gives; every eleventh
+            // entry has no label.
+            let batch = batch_of(size, chunk, (size / 700) as i64, |i| {
+                (i % 11 != 0).then(|| label(i))
+            });
             table.commit(&batch).unwrap();
             inline.commit(&batch).unwrap();
+            size = batch.new_size();
         }
         let upto = super::ARTS.upto(&inline.conn).unwrap();
         assert_eq!(upto, 8400, "merged after the commit that passed 8,192");
