@@ -1647,20 +1647,25 @@ struct KeyIndex {
     kind: crate::store::IndexKind,
     /// The key, as a message says it ("art id").
     key: &'static str,
+    /// The index, as a message names it ("art-id").
+    name: &'static str,
 }
 
 impl KeyIndex {
     const ART: KeyIndex = KeyIndex {
         kind: crate::store::IndexKind::Art,
         key: "art id",
+        name: "art-id",
     };
     const KIND: KeyIndex = KeyIndex {
         kind: crate::store::IndexKind::Kind,
         key: "kind",
+        name: "kind",
     };
     const STREAM: KeyIndex = KeyIndex {
         kind: crate::store::IndexKind::Stream,
         key: "stream",
+        name: "stream",
     };
 }
 
@@ -1680,7 +1685,11 @@ fn check_key_index(
     size: u64,
     problems: &mut Vec<Problem>,
 ) -> Result<(), SourceError> {
-    let KeyIndex { kind, key: what } = index;
+    let KeyIndex {
+        kind,
+        key: what,
+        name,
+    } = index;
     let mut indexed = vec![false; usize::try_from(size).unwrap_or(0)];
     let mut wrong: Vec<Problem> = Vec::new();
     let mut past: Vec<(u64, String)> = Vec::new();
@@ -1703,7 +1712,7 @@ fn check_key_index(
                 step: "index",
                 index: u64::try_from(i).ok(),
                 message: format!(
-                    "the {what} index maps {key} to entry {i}, which is not that entry's {what}"
+                    "the {name} index maps {key} to entry {i}, which is not that entry's {what}"
                 ),
                 evidence: vec![],
             }),
@@ -1720,7 +1729,7 @@ fn check_key_index(
                 step: "index",
                 index: Some(i),
                 message: format!(
-                    "the {what} index maps {key} to entry {i}, which the log does not hold"
+                    "the {name} index maps {key} to entry {i}, which the log does not hold"
                 ),
                 evidence: vec![],
             });
@@ -1733,7 +1742,7 @@ fn check_key_index(
                 step: "index",
                 index: Some(i as u64),
                 message: format!(
-                    "entry {i}'s {what} is missing from the {what} index: a search would not find it"
+                    "entry {i}'s {what} is missing from the {name} index: a search would not find it"
                 ),
                 evidence: vec![],
             });
