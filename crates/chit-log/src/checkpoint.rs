@@ -12,27 +12,16 @@
 //! A signed checkpoint proves that the holder of the log's key stated this
 //! root for this size under this origin; nothing more. It carries no time.
 //!
-//! A witness cosignature (C2SP `tlog-cosignature`, signature type `0x04`)
-//! is a note signature line whose bytes are `timestamp (8 bytes,
-//! big-endian, seconds since the Unix epoch) ‖ Ed25519 signature` over
-//!
-//! ```text
-//! cosignature/v1
-//! time <timestamp>
-//! <the checkpoint text>
-//! ```
-//!
-//! It proves that the witness saw this checkpoint no later than that time
-//! (by the witness's clock) and, by the witness's promise, had checked it
-//! consistent with every checkpoint of this origin it cosigned before.
+//! A witness cosignature (C2SP `tlog-cosignature`) is a note signature
+//! line by a witness's key; [`crate::cosignature`] makes and checks them.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use ed25519_dalek::{SigningKey, VerifyingKey};
 
-use crate::note::{
-    self, decode_b64, key_id, NoteError, NoteSigner, Signature, Verifier, ALG_COSIGNATURE_V1,
+pub use crate::cosignature::{
+    cosignature_time, cosigned_message, CosignatureVerifier, Cosigner, MLDSA44_SIGNATURE_BYTES,
 };
+use crate::note::{self, decode_b64, NoteError, NoteSigner, Signature, Verifier};
 use crate::tree::Hash;
 
 /// What is wrong with a checkpoint.
@@ -181,144 +170,6 @@ pub fn open_checkpoint(
         cosignatures,
         unknown: opened.unknown.len(),
     })
-}
-
-/// The timestamp of a cosignature's bytes (after the key id): 8 bytes
-/// big-endian, at most 2^63 - 1, followed by a 64-byte signature.
-pub fn cosignature_time(bytes: &[u8]) -> Option<u64> {
-    if bytes.len() != 72 {
-        return None;
-    }
-    let t = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
-    (t <= i64::MAX as u64).then_some(t)
-}
-
-/// The message a cosignature signs.
-pub fn cosigned_message(timestamp: u64, checkpoint_text: &str) -> Vec<u8> {
-    format!("cosignature/v1\ntime {timestamp}\n{checkpoint_text}").into_bytes()
-}
-
-/// A witness's key, making cosignatures (type `0x04`).
-pub struct Cosigner {
-    signer: NoteSigner,
-    key_id: u32,
-}
-
-impl Cosigner {
-    pub fn new(name: &str, key: SigningKey) -> Result<Self, NoteError> {
-        let key_id = key_id(name, ALG_COSIGNATURE_V1, key.verifying_key().as_bytes());
-        Ok(Cosigner {
-            signer: NoteSigner::new(name, key)?,
-            key_id,
-        })
-    }
-
-    pub fn from_seed(name: &str, seed: &[u8; 32]) -> Result<Self, NoteError> {
-        Self::new(name, SigningKey::from_bytes(seed))
-    }
-
-    /// A witness key from a PKCS#8 PEM Ed25519 private key (`chit keygen`).
-    pub fn from_pkcs8_pem(name: &str, pem: &str) -> Result<Self, NoteError> {
-        Self::new(name, note::signing_key_from_pem(pem)?)
-    }
-
-    pub fn verifier(&self) -> CosignatureVerifier {
-        CosignatureVerifier {
-            name: self.signer.name().to_string(),
-            key_id: self.key_id,
-            key: self.signer.verifying_key(),
-        }
-    }
-
-    pub fn verifier_key(&self) -> String {
-        note::encode_verifier_key(
-            self.signer.name(),
-            ALG_COSIGNATURE_V1,
-            self.signer.verifying_key().as_bytes(),
-        )
-    }
-
-    /// The cosignature line over a checkpoint text at `timestamp`. The text
-    /// must parse as a checkpoint: a witness cosigns nothing else.
-    pub fn cosign(
-        &self,
-        checkpoint_text: &str,
-        timestamp: u64,
-    ) -> Result<Signature, CheckpointError> {
-        Checkpoint::parse(checkpoint_text)?;
-        if timestamp > i64::MAX as u64 {
-            return Err(CheckpointError::Malformed("a timestamp above 2^63 - 1"));
-        }
-        let sig = self
-            .signer
-            .sign_raw(&cosigned_message(timestamp, checkpoint_text));
-        let mut bytes = timestamp.to_be_bytes().to_vec();
-        bytes.extend_from_slice(&sig);
-        Ok(Signature {
-            name: self.signer.name().to_string(),
-            key_id: self.key_id,
-            bytes,
-        })
-    }
-}
-
-/// Checks a witness's cosignatures (type `0x04`).
-#[derive(Debug, Clone)]
-pub struct CosignatureVerifier {
-    name: String,
-    key_id: u32,
-    key: VerifyingKey,
-}
-
-impl CosignatureVerifier {
-    pub fn new(name: &str, public: &[u8; 32]) -> Result<Self, NoteError> {
-        if !note::is_valid_name(name) {
-            return Err(NoteError::BadName);
-        }
-        let key = VerifyingKey::from_bytes(public)
-            .map_err(|_| NoteError::BadKey("not an Ed25519 point"))?;
-        Ok(CosignatureVerifier {
-            name: name.to_string(),
-            key_id: key_id(name, ALG_COSIGNATURE_V1, public),
-            key,
-        })
-    }
-
-    /// Reads a verifier key string of type `0x04`.
-    pub fn from_verifier_key(vkey: &str) -> Result<Self, NoteError> {
-        let (name, alg, public) = note::decode_verifier_key(vkey)?;
-        if alg != ALG_COSIGNATURE_V1 {
-            return Err(NoteError::BadKey("not a cosignature/v1 key"));
-        }
-        Self::new(&name, &public)
-    }
-}
-
-impl Verifier for CosignatureVerifier {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn key_id(&self) -> u32 {
-        self.key_id
-    }
-    fn verify(&self, text: &[u8], sig: &[u8]) -> bool {
-        let Some(ts) = cosignature_time(sig) else {
-            return false;
-        };
-        let Ok(text) = std::str::from_utf8(text) else {
-            return false;
-        };
-        if Checkpoint::parse(text).is_err() {
-            return false;
-        }
-        let s: [u8; 64] = sig[8..].try_into().expect("64 bytes");
-        self.key
-            .verify_strict(
-                &cosigned_message(ts, text),
-                &ed25519_dalek::Signature::from_bytes(&s),
-            )
-            .is_ok()
-    }
 }
 
 /// Adds signature lines to a signed note (a witness adding its

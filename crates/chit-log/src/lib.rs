@@ -12,11 +12,18 @@
 //!   [`tree::HashSource`] and verified exactly by RFC 9162 §2.1.3.2 and
 //!   §2.1.4.2. [`tree::append_subtrees`] gives the subtree hashes a batch
 //!   of appends completes, for a store to write with the batch.
-//! - [`note`]: C2SP `signed-note` with Ed25519 keys: strict parsing,
+//! - [`note`]: C2SP `signed-note`: strict parsing,
 //!   signing, key ids and verifier keys as Go's `sumdb/note` writes them.
 //! - [`checkpoint`]: C2SP `tlog-checkpoint` (origin, size, root, extension
-//!   lines) and C2SP `tlog-cosignature` (a witness's timestamped
-//!   cosignature), made and checked.
+//!   lines), made and checked.
+//! - [`cosignature`]: C2SP `tlog-cosignature`, a witness's timestamped
+//!   cosignature: `cosignature/v1` (Ed25519) and ML-DSA-44 (`subtree/v1`).
+//! - [`policy`]: C2SP `tlog-policy`: the logs, witnesses and quorum a
+//!   reader trusts, and a checkpoint checked against them.
+//! - [`proof`]: C2SP `tlog-proof`: an entry's index, inclusion proof and
+//!   cosigned checkpoint, verified offline under a policy.
+//! - [`witness`]: C2SP `tlog-witness`: an `add-checkpoint` request read and
+//!   judged (each refusal its HTTP status), for a witness server.
 //! - [`bundle`]: chit's log bundle (`chit.log.bundle.v1`): one entry, its
 //!   inclusion proof and the signed checkpoint, for a verifier with only
 //!   the log's key; read and proven.
@@ -79,9 +86,13 @@
 
 pub mod bundle;
 pub mod checkpoint;
+pub mod cosignature;
 pub mod note;
+pub mod policy;
+pub mod proof;
 pub mod tiles;
 pub mod tree;
+pub mod witness;
 
 pub use checkpoint::{Checkpoint, CosignatureVerifier, Cosigner, SignedCheckpoint};
 pub use note::{NoteSigner, NoteVerifier};

@@ -44,6 +44,17 @@ pub const MAX_SIGNATURES: usize = 100;
 pub const ALG_ED25519: u8 = 0x01;
 /// The signature type of a C2SP tlog-cosignature/v1 witness cosignature.
 pub const ALG_COSIGNATURE_V1: u8 = 0x04;
+/// The signature type of a C2SP tlog-cosignature ML-DSA-44 cosignature
+/// (`subtree/v1`).
+pub const ALG_COSIGNATURE_MLDSA44: u8 = 0x06;
+/// The public key length of each signature type chit reads.
+fn public_key_len(alg: u8) -> Option<usize> {
+    match alg {
+        ALG_ED25519 | ALG_COSIGNATURE_V1 => Some(32),
+        ALG_COSIGNATURE_MLDSA44 => Some(1312),
+        _ => None,
+    }
+}
 
 const SIG_PREFIX: &str = "\u{2014} ";
 
@@ -130,7 +141,7 @@ pub fn key_id(name: &str, alg: u8, public: &[u8]) -> u32 {
 }
 
 /// Writes a verifier key: `<name>+<hex id>+<base64(type ‖ public key)>`.
-pub fn encode_verifier_key(name: &str, alg: u8, public: &[u8; 32]) -> String {
+pub fn encode_verifier_key(name: &str, alg: u8, public: &[u8]) -> String {
     let mut raw = vec![alg];
     raw.extend_from_slice(public);
     format!(
@@ -140,9 +151,19 @@ pub fn encode_verifier_key(name: &str, alg: u8, public: &[u8; 32]) -> String {
     )
 }
 
-/// Reads a verifier key: its name, type and 32-byte public key. The id
-/// must be the one the rest implies.
-pub fn decode_verifier_key(vkey: &str) -> Result<(String, u8, [u8; 32]), NoteError> {
+/// A verifier key read: its name, signature type and public key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifierKey {
+    pub name: String,
+    pub alg: u8,
+    /// The public key: 32 bytes for Ed25519 types, 1312 for ML-DSA-44.
+    pub public: Vec<u8>,
+}
+
+/// Reads a verifier key of any type chit knows (Ed25519 `0x01`,
+/// cosignature/v1 `0x04`, ML-DSA-44 cosignature `0x06`). The id must be
+/// the one the rest implies and the key as long as its type's.
+pub fn parse_verifier_key(vkey: &str) -> Result<VerifierKey, NoteError> {
     let mut parts = vkey.splitn(3, '+');
     let (Some(name), Some(id), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(NoteError::BadKey("want name+id+key"));
@@ -154,15 +175,32 @@ pub fn decode_verifier_key(vkey: &str) -> Result<(String, u8, [u8; 32]), NoteErr
         return Err(NoteError::BadKey("the id is not 8 lower-case hex digits"));
     }
     let raw = decode_b64(key).ok_or(NoteError::BadKey("the key is not base64"))?;
-    if raw.len() != 33 {
-        return Err(NoteError::BadKey("not a 32-byte key"));
+    let Some((&alg, public)) = raw.split_first() else {
+        return Err(NoteError::BadKey("an empty key"));
+    };
+    let want = public_key_len(alg).ok_or(NoteError::BadKey("an unknown key type"))?;
+    if public.len() != want {
+        return Err(NoteError::BadKey("the key is not as long as its type's"));
     }
-    let alg = raw[0];
-    let public: [u8; 32] = raw[1..].try_into().expect("33 bytes");
-    if format!("{:08x}", key_id(name, alg, &public)) != id {
+    if format!("{:08x}", key_id(name, alg, public)) != id {
         return Err(NoteError::BadKey("the id does not match the key"));
     }
-    Ok((name.to_string(), alg, public))
+    Ok(VerifierKey {
+        name: name.to_string(),
+        alg,
+        public: public.to_vec(),
+    })
+}
+
+/// Reads a verifier key of a 32-byte type: its name, type and key.
+pub fn decode_verifier_key(vkey: &str) -> Result<(String, u8, [u8; 32]), NoteError> {
+    let k = parse_verifier_key(vkey)?;
+    let public: [u8; 32] = k
+        .public
+        .as_slice()
+        .try_into()
+        .map_err(|_| NoteError::BadKey("not a 32-byte key"))?;
+    Ok((k.name, k.alg, public))
 }
 
 /// Canonical standard base64 (padded, no stray bits): the one encoding of
@@ -254,10 +292,6 @@ impl NoteSigner {
             key_id: self.key_id,
             bytes: self.key.sign(text.as_bytes()).to_bytes().to_vec(),
         }
-    }
-
-    pub(crate) fn sign_raw(&self, msg: &[u8]) -> [u8; 64] {
-        self.key.sign(msg).to_bytes()
     }
 }
 
