@@ -21,6 +21,7 @@ pub mod postgres;
 pub mod sqlite;
 pub mod store;
 pub mod streams;
+pub mod witness;
 
 pub use chit_log::bundle::Bundle;
 pub use log::{Log, LogError, Outcome, Submission};

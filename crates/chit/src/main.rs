@@ -16,9 +16,10 @@ mod output;
 mod render;
 mod serve;
 mod shared;
+mod witness;
 
 use clap::Parser;
-use cli::{Cli, ColorWhen, Command, KeyCommand, LineageCommand, PacketsCommand};
+use cli::{Cli, ColorWhen, Command, KeyCommand, LineageCommand, PacketsCommand, WitnessCommand};
 use exit::{Exit, Failure};
 use output::Output;
 use std::io::Write;
@@ -82,5 +83,6 @@ fn dispatch(command: &Command, out: &mut Output) -> exit::CmdResult {
         Command::Reason(a) => reason::run(a, out),
         Command::Log(c) => log::run(c, out),
         Command::Serve(a) => crate::serve::run(a, out),
+        Command::Witness(WitnessCommand::Serve(a)) => crate::witness::run(a, out),
     }
 }

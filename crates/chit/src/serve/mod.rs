@@ -7,7 +7,6 @@ pub mod api;
 pub mod budget;
 pub mod health;
 pub mod lines;
-pub mod logging;
 pub mod metrics;
 pub mod sequencer;
 pub mod tokens;
@@ -254,7 +253,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     // Bound before a log is made (a new one, or the demo's): a server that
     // cannot listen makes nothing, and prints no write token.
     let listener = runtime
-        .block_on(listen(&a.listen))
+        .block_on(crate::shared::net::listen(&a.listen))
         .map_err(|e| Failure::error(format!("cannot listen on {}: {e}", a.listen)))?;
     let demo_dir = if a.demo {
         let (dir, store, _token) = demo(out)?;
@@ -305,7 +304,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         witnesses: Vec::new(),
         min_witnesses: 0,
     };
-    let logging = logging::init(a.quiet);
+    let logging = crate::shared::logging::init(a.quiet);
     for w in &warnings {
         tracing::warn!(target: "chit::serve", "{w}");
     }
@@ -460,36 +459,6 @@ fn http_threads() -> usize {
         .unwrap_or(1)
 }
 
-/// Connections the kernel may hold for the server before it accepts them
-/// (capped by `net.core.somaxconn`): many clients connecting at once are
-/// queued, not dropped (a dropped SYN is retried only after a second).
-const BACKLOG: u32 = 4096;
-
-/// A listening socket on the first address `addr` resolves to that can be
-/// bound, with [`BACKLOG`] (a plain bind's is 128).
-async fn listen(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
-    let mut last = None;
-    for a in tokio::net::lookup_host(addr).await? {
-        let socket = if a.is_ipv4() {
-            tokio::net::TcpSocket::new_v4()
-        } else {
-            tokio::net::TcpSocket::new_v6()
-        }?;
-        #[cfg(unix)]
-        socket.set_reuseaddr(true)?;
-        match socket.bind(a).and_then(|()| socket.listen(BACKLOG)) {
-            Ok(l) => return Ok(l),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "the address resolves to nothing",
-        )
-    }))
-}
-
 /// Accepts connections until Ctrl-C or SIGTERM, each served by hyper with a
 /// deadline for its headers (a slowloris client is cut off); then answers
 /// the requests in flight (at most 30 s more) and returns.
@@ -500,7 +469,7 @@ async fn serve_connections(
 ) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut stop = std::pin::pin!(shutdown());
+    let mut stop = std::pin::pin!(crate::shared::net::shutdown());
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -546,30 +515,6 @@ async fn serve_connections(
     drop(listener);
     tracing::info!(target: "chit::serve", "stopping: answering the requests in flight");
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), graceful.shutdown()).await;
-}
-
-/// Ctrl-C or SIGTERM: stop taking connections, answer the requests in
-/// flight (each waits for its batch to be written), then stop.
-async fn shutdown() {
-    #[cfg(unix)]
-    {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let terminated = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = terminated => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[cfg(test)]

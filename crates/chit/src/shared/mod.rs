@@ -4,7 +4,9 @@
 
 pub mod envelopes;
 pub mod keys;
+pub mod logging;
 pub mod logs;
+pub mod net;
 pub mod remote;
 pub mod transcripts;
 pub mod trust;

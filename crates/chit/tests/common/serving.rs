@@ -48,7 +48,7 @@ pub fn start_command(mut cmd: Command, dir: &Path, stderr: Stdio) -> Server {
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut before = String::new();
     let mut line = String::new();
-    while !line.starts_with("chit serve:") {
+    while !line.starts_with("chit serve:") && !line.starts_with("chit witness:") {
         before.push_str(&line);
         line.clear();
         if reader.read_line(&mut line).unwrap() == 0 {

@@ -1,0 +1,330 @@
+//! `chit witness serve`: the C2SP tlog-witness protocol over loopback,
+//! every status it answers, its state across restarts, and the atomicity
+//! of one origin's check and store.
+
+mod common;
+
+use chit_log::checkpoint::{add_signatures, Checkpoint};
+use chit_log::cosignature::CosignatureVerifier;
+use chit_log::note::{self, NoteSigner, Verifier};
+use chit_log::tree::{consistency_proof, Hash, MemoryTree};
+use chit_log::witness::AddCheckpoint;
+use common::serving::{self, http, Server};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::Stdio;
+
+const ORIGIN: &str = "log.example/witnessed";
+
+/// A log in memory: its key and `n` entries.
+struct TestLog {
+    key: NoteSigner,
+    tree: MemoryTree,
+}
+
+impl TestLog {
+    fn new(origin: &str, seed: u8, n: u64) -> TestLog {
+        let mut tree = MemoryTree::new();
+        for i in 0..n {
+            tree.push(format!("{origin} entry {i}").as_bytes());
+        }
+        TestLog {
+            key: NoteSigner::from_seed(origin, &[seed; 32]).unwrap(),
+            tree,
+        }
+    }
+    fn checkpoint(&self, size: u64) -> Checkpoint {
+        Checkpoint::new(self.key.name(), size, self.tree.root(size).unwrap())
+    }
+    fn signed(&self, size: u64) -> Vec<u8> {
+        self.checkpoint(size).sign(&self.key).unwrap()
+    }
+    fn request(&self, old: u64, new: u64) -> Vec<u8> {
+        let proof = if old == 0 || old > new {
+            Vec::new()
+        } else {
+            consistency_proof(&self.tree, old, new).unwrap()
+        };
+        AddCheckpoint {
+            old_size: old,
+            proof,
+            note: self.signed(new),
+        }
+        .to_bytes()
+    }
+}
+
+fn start_witness(dir: &Path, key: &str, policy: &str) -> Server {
+    serving::start(
+        dir,
+        &[
+            "witness",
+            "serve",
+            "--key",
+            key,
+            "--name",
+            "witness.example/w1",
+            "--store",
+            "w.db",
+            "--policy",
+            policy,
+            "--listen",
+            "127.0.0.1:0",
+            "--quiet",
+        ],
+        &[],
+        Stdio::null(),
+    )
+}
+
+fn vkey_of(server: &Server) -> String {
+    common::printed(&server.before, "witness key: ")
+}
+
+fn add(addr: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    http(addr, "POST", "/add-checkpoint", &[], body)
+}
+
+/// The response head (lower-cased) and body of one raw request.
+fn raw(addr: &str, request: &[u8]) -> (String, Vec<u8>) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    s.write_all(request).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    (
+        String::from_utf8_lossy(&out[..split]).to_ascii_lowercase(),
+        out[split + 4..].to_vec(),
+    )
+}
+
+fn setup(dir: &Path, logs: &[&TestLog]) {
+    let run = common::chit_in(dir, &["keygen", "--out", "w.pem"], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut policy = String::from("# the logs this witness witnesses\n");
+    for l in logs {
+        policy.push_str(&format!("log {}\n", l.key.verifier_key()));
+    }
+    policy.push_str("quorum none\n");
+    std::fs::write(dir.join("logs.policy"), policy).unwrap();
+}
+
+/// Checks a 200's body: one cosignature line by the witness over the
+/// checkpoint, with a non-zero timestamp.
+fn assert_cosigned(body: &[u8], vkey: &str, log: &TestLog, size: u64) {
+    let w = CosignatureVerifier::from_verifier_key(vkey).unwrap();
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    assert!(text.starts_with("\u{2014} witness.example/w1 "), "{text}");
+    assert_eq!(text.matches('\n').count(), 1, "{text}");
+    let note = [log.signed(size), body.to_vec()].concat();
+    let opened = note::open(&note, &[&w as &dyn Verifier]).unwrap();
+    assert_eq!(opened.verified.len(), 1);
+    let ts = chit_log::cosignature::cosignature_time(&opened.verified[0].1.bytes).unwrap();
+    assert!(ts > 1_700_000_000, "{ts}");
+}
+
+#[test]
+fn the_witness_answers_each_status_and_keeps_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = TestLog::new(ORIGIN, 1, 40);
+    setup(dir.path(), &[&log]);
+    let mut w = start_witness(dir.path(), "w.pem", "logs.policy");
+    let vkey = vkey_of(&w);
+    let addr = w.addr.clone();
+
+    // Nothing cosigned yet: a GET of its checkpoint is 404.
+    let hash = chit_core::digest::sha256_hex(ORIGIN.as_bytes());
+    let (code, _) = http(&addr, "GET", &format!("/{hash}/checkpoint"), &[], b"");
+    assert_eq!(code, 404);
+
+    // 200: the first checkpoint, from 0.
+    let (code, body) = add(&addr, &log.request(0, 4));
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    assert_cosigned(&body, &vkey, &log, 4);
+
+    // 409: an old size that is not the latest cosigned, which the body
+    // names as text/x.tlog.size.
+    let stale = log.request(0, 7);
+    let (head, body) = raw(
+        &addr,
+        &[
+            format!(
+                "POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+                stale.len()
+            )
+            .into_bytes(),
+            stale,
+        ]
+        .concat(),
+    );
+    assert!(head.starts_with("http/1.1 409"), "{head}");
+    assert!(head.contains("content-type: text/x.tlog.size"), "{head}");
+    assert_eq!(body, b"4\n");
+
+    // 400: an old size above the checkpoint's, and a malformed body.
+    assert_eq!(add(&addr, &log.request(4, 3)).0, 400);
+    assert_eq!(add(&addr, b"old 4\nnot base64\n\nx").0, 400);
+    assert_eq!(add(&addr, b"old 04\n\n").0, 400);
+
+    // 404: a log the policy does not list.
+    let stranger = TestLog::new("log.example/stranger", 2, 10);
+    assert_eq!(add(&addr, &stranger.request(0, 5)).0, 404);
+
+    // 403: signed by another key under the log's name, or a log
+    // signature that fails.
+    let impostor = TestLog::new(ORIGIN, 3, 40);
+    assert_eq!(add(&addr, &impostor.request(0, 9)).0, 403);
+    let mut broken = log.request(4, 9);
+    let at = broken.len() - 10;
+    broken[at] = if broken[at] == b'A' { b'B' } else { b'A' };
+    assert_eq!(add(&addr, &broken).0, 403);
+
+    // 422: a proof that fails, and another root at the same size.
+    let mut wrong = AddCheckpoint::parse(&log.request(4, 9)).unwrap();
+    wrong.proof[0][0] ^= 1;
+    assert_eq!(add(&addr, &wrong.to_bytes()).0, 422);
+    let other = TestLog::new(ORIGIN, 1, 5);
+    let fork = AddCheckpoint {
+        old_size: 4,
+        proof: Vec::new(),
+        note: Checkpoint::new(ORIGIN, 4, other.tree.root(5).unwrap())
+            .sign(&log.key)
+            .unwrap(),
+    };
+    assert_eq!(add(&addr, &fork.to_bytes()).0, 422);
+
+    // 413: a body larger than any request the protocol allows.
+    let huge = vec![b'A'; chit_log::witness::MAX_REQUEST_BYTES + 1];
+    assert_eq!(add(&addr, &huge).0, 413);
+
+    // 200 again, with a consistency proof; then the same size again.
+    let (code, body) = add(&addr, &log.request(4, 10));
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    assert_cosigned(&body, &vkey, &log, 10);
+    assert_eq!(add(&addr, &log.request(10, 10)).0, 200);
+
+    // The latest cosigned checkpoint, with the log's signature and the
+    // witness's cosignature.
+    let (code, note) = http(&addr, "GET", &format!("/{hash}/checkpoint"), &[], b"");
+    assert_eq!(code, 200);
+    let w_key = CosignatureVerifier::from_verifier_key(&vkey).unwrap();
+    let opened =
+        chit_log::checkpoint::open_checkpoint(&note, ORIGIN, &log.key.verifier(), &[w_key])
+            .unwrap();
+    assert_eq!(opened.checkpoint.size, 10);
+    assert_eq!(opened.cosignatures.len(), 1);
+
+    // Every answer is counted.
+    let (_, metrics) = http(&addr, "GET", "/metrics", &[], b"");
+    let metrics = String::from_utf8(metrics).unwrap();
+    for (status, n) in [
+        (200, 3),
+        (400, 3),
+        (403, 2),
+        (404, 1),
+        (409, 1),
+        (413, 1),
+        (422, 2),
+    ] {
+        let line = format!("chit_witness_requests_total{{status=\"{status}\"}} {n}\n");
+        assert!(metrics.contains(&line), "{line} in {metrics}");
+    }
+
+    // Restarted, it resumes from its stored size; a second witness on the
+    // same store is refused while the first holds it.
+    let second = common::chit_in(
+        dir.path(),
+        &[
+            "witness",
+            "serve",
+            "--key",
+            "w.pem",
+            "--name",
+            "w2",
+            "--store",
+            "w.db",
+            "--policy",
+            "logs.policy",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        None,
+    );
+    assert_eq!(second.code, 2, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("held by another witness"),
+        "{}",
+        second.stderr
+    );
+    w.child.kill().unwrap();
+    w.child.wait().unwrap();
+    let w = start_witness(dir.path(), "w.pem", "logs.policy");
+    assert_eq!(vkey_of(&w), vkey);
+    let (code, body) = add(&w.addr, &log.request(4, 12));
+    assert_eq!((code, body.as_slice()), (409, &b"10\n"[..]));
+    let (code, body) = add(&w.addr, &log.request(10, 12));
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+}
+
+#[test]
+fn of_submissions_from_one_old_size_one_is_cosigned() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = std::sync::Arc::new(TestLog::new(ORIGIN, 1, 200));
+    let other = TestLog::new("log.example/other", 4, 50);
+    setup(dir.path(), &[&log, &other]);
+    let w = start_witness(dir.path(), "w.pem", "logs.policy");
+    let addr = w.addr.clone();
+    assert_eq!(add(&addr, &log.request(0, 10)).0, 200);
+    let mut size = 10;
+    for round in 0..5 {
+        // 16 different checkpoints, each consistent with `size`, sent at
+        // once: exactly one is cosigned, the rest told the new size.
+        let handles: Vec<_> = (1..=16u64)
+            .map(|k| {
+                let (log, addr) = (log.clone(), addr.clone());
+                let new = size + k + round;
+                std::thread::spawn(move || (new, add(&addr, &log.request(size, new))))
+            })
+            .collect();
+        let answers: Vec<(u64, (u16, Vec<u8>))> =
+            handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let won: Vec<u64> = answers
+            .iter()
+            .filter(|(_, (c, _))| *c == 200)
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(won.len(), 1, "round {round}: {won:?}");
+        for (_, (code, body)) in answers.iter().filter(|(_, (c, _))| *c != 200) {
+            assert_eq!(*code, 409);
+            assert_eq!(body, format!("{}\n", won[0]).as_bytes());
+        }
+        size = won[0];
+    }
+    // Another origin was never held up by these.
+    assert_eq!(add(&addr, &other.request(0, 50)).0, 200);
+}
+
+/// A cosigned checkpoint is what a reader with the witness's key accepts:
+/// the cosignature lines are added to the log's note as they came back.
+#[test]
+fn a_cosignature_added_to_the_note_opens_with_the_witness_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = TestLog::new(ORIGIN, 1, 3);
+    setup(dir.path(), &[&log]);
+    let w = start_witness(dir.path(), "w.pem", "logs.policy");
+    let (code, body) = add(&w.addr, &log.request(0, 3));
+    assert_eq!(code, 200);
+    let line = note::parse(&[log.signed(3), body].concat())
+        .unwrap()
+        .signatures
+        .pop()
+        .unwrap();
+    let note = add_signatures(&log.signed(3), &[line]).unwrap();
+    let key = CosignatureVerifier::from_verifier_key(&vkey_of(&w)).unwrap();
+    let opened =
+        chit_log::checkpoint::open_checkpoint(&note, ORIGIN, &log.key.verifier(), &[key]).unwrap();
+    assert_eq!(opened.cosignatures.len(), 1);
+    let _: Hash = opened.checkpoint.root;
+}
