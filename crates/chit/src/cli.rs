@@ -115,11 +115,14 @@ file or the new one, never half of either. Keys keep their order; the file is wr
 with two-space indentation, as JSON.stringify(receipt, null, 2) writes it."
     )]
     Seal(SealArgs),
-    /// Make a new Ed25519 signing key.
+    /// Make a new Ed25519 signing key (or an ML-DSA-44 witness key).
     #[command(
         long_about = "Write a new Ed25519 private key to FILE (PKCS#8 PEM, readable by you only; \
 an existing file is never overwritten) and print its public key as did:key:z6Mk... and in \
-Treeship's ed25519:<base64url> form. The private key is never printed."
+Treeship's ed25519:<base64url> form. The private key is never printed. With --algorithm \
+ml-dsa-44, write an ML-DSA-44 witness key instead (PKCS#8 PEM, the seed form of RFC 9881) for \
+'chit witness serve --key FILE --name NAME': its verifier key depends on the witness's name, \
+and the witness prints it when it starts."
     )]
     Keygen(KeygenArgs),
     /// Show the public forms of a key.
@@ -801,6 +804,19 @@ pub struct KeygenArgs {
     /// Where to write the private key (refused if it exists).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// The key's algorithm: ed25519 signs receipts, logs and cosignatures;
+    /// ml-dsa-44 is a witness key only.
+    #[arg(long, value_enum, value_name = "ALG", default_value_t = KeyAlgorithm::Ed25519)]
+    pub algorithm: KeyAlgorithm,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyAlgorithm {
+    /// Ed25519 (the default).
+    Ed25519,
+    /// ML-DSA-44 (FIPS 204), a witness key for ML-DSA-44 cosignatures.
+    #[value(name = "ml-dsa-44")]
+    MlDsa44,
 }
 
 #[derive(Subcommand, Debug)]

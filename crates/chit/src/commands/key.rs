@@ -1,11 +1,12 @@
 //! `chit keygen` and `chit key show`.
 
-use crate::cli::KeygenArgs;
+use crate::cli::{KeyAlgorithm, KeygenArgs};
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::files;
-use crate::inputs;
+use crate::inputs::{self, Source};
 use crate::output::Output;
 use chit_core::keys::SecretKey;
+use chit_log::cosignature;
 use std::io::Write;
 use std::path::Path;
 
@@ -13,30 +14,78 @@ pub fn keygen(a: &KeygenArgs, out: &mut Output) -> CmdResult {
     let mut seed = [0u8; 32];
     getrandom::fill(&mut seed)
         .map_err(|e| Failure::error(format!("no randomness from the system: {e}")))?;
-    let key = SecretKey::from_seed(&seed);
-    seed.fill(0);
-    let pem = key.to_pem().map_err(|e| Failure::error(e.to_string()))?;
-    files::write_private(&a.out, pem.as_bytes()).map_err(|e| {
+    match a.algorithm {
+        KeyAlgorithm::Ed25519 => {
+            let key = SecretKey::from_seed(&seed);
+            seed.fill(0);
+            let pem = key.to_pem().map_err(|e| Failure::error(e.to_string()))?;
+            write_key(&a.out, &pem)?;
+            writeln!(out, "wrote {} (keep it secret)", a.out.display()).map_err(Failure::write)?;
+            show_public(&key, out)
+        }
+        KeyAlgorithm::MlDsa44 => {
+            let pem = cosignature::mldsa44_pem_from_seed(&seed);
+            seed.fill(0);
+            write_key(&a.out, &pem)?;
+            writeln!(
+                out,
+                "wrote {f} (keep it secret)\n\
+                 an ML-DSA-44 witness key, for 'chit witness serve --key {f} --name NAME'; its \
+                 verifier key depends on the name the witness is given, and the witness prints \
+                 it when it starts",
+                f = a.out.display()
+            )
+            .map_err(Failure::write)?;
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+/// Writes a new private key file, never over an existing one.
+fn write_key(path: &Path, pem: &str) -> Result<(), Failure> {
+    files::write_private(path, pem.as_bytes()).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             Failure::error(format!(
                 "{} exists; chit never overwrites a key (choose another --out)",
-                a.out.display()
+                path.display()
             ))
         } else {
             Failure::error(format!(
                 "cannot write {}: {}",
-                a.out.display(),
+                path.display(),
                 inputs::describe_io(&e)
             ))
         }
-    })?;
-    writeln!(out, "wrote {} (keep it secret)", a.out.display()).map_err(Failure::write)?;
-    show_public(&key, out)
+    })
 }
 
 pub fn show(path: &Path, out: &mut Output) -> CmdResult {
-    let key = crate::shared::keys::read_key(path)?;
-    show_public(&key, out)
+    match crate::shared::keys::read_key(path) {
+        Ok(key) => show_public(&key, out),
+        Err(failure) => match mldsa44_public_key(path) {
+            Some(public) => {
+                let digest = chit_core::digest::sha256_hex(&public);
+                write!(
+                    out,
+                    "type        ML-DSA-44 witness key (its verifier key names the witness: \
+                     chit witness serve prints it)\npublic key  sha256:{digest}\n"
+                )
+                .map_err(Failure::write)?;
+                Ok(Exit::Ok)
+            }
+            None => Err(failure),
+        },
+    }
+}
+
+/// The public key of an ML-DSA-44 PEM private key file, `None` when the
+/// file is not one (the Ed25519 reader has said why).
+fn mldsa44_public_key(path: &Path) -> Option<Vec<u8>> {
+    let bytes = inputs::read(&Source::File(path.to_path_buf()), 16 * 1024).ok()?;
+    let mut seed = cosignature::mldsa44_seed_from_pem(std::str::from_utf8(&bytes).ok()?).ok()?;
+    let public = cosignature::mldsa44_public_key(&seed);
+    seed.fill(0);
+    Some(public)
 }
 
 fn show_public(key: &SecretKey, out: &mut Output) -> CmdResult {
