@@ -101,7 +101,7 @@ pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, 
     if ctx.bundles_only {
         return Ok(bundles(input, ctx));
     }
-    let checked = check_once(input, ctx)?;
+    let mut checked = check_once(input, ctx)?;
     if ctx.accept_unsigned && ctx.trust.is_some() && signed_by_none(&checked) {
         // Signed by no key at all: held to its own rules alone.
         let own = Context {
@@ -109,7 +109,10 @@ pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, 
             accept_unsigned: false,
             ..*ctx
         };
-        return check_once(input, &own);
+        checked = check_once(input, &own)?;
+    }
+    if let Some(proof) = ctx.proof {
+        kinds::log_bundle::prove(&mut checked, input, proof, ctx.log);
     }
     Ok(checked)
 }

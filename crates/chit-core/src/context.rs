@@ -44,6 +44,10 @@ pub struct Context<'a> {
     pub log: Option<&'a LogKeys>,
     /// Every input must be a log bundle (`chit verify --log-key`).
     pub bundles_only: bool,
+    /// A C2SP tlog-proof that the input was logged (`chit verify --proof`):
+    /// proven under [`Context::log`]'s policy, its leaf the input's exact
+    /// bytes ([`crate::kinds::log_bundle::prove`]).
+    pub proof: Option<&'a chit_log::proof::TlogProof>,
 }
 
 impl Default for Context<'_> {
@@ -62,13 +66,14 @@ impl Default for Context<'_> {
             allow_unchecked: false,
             log: None,
             bundles_only: false,
+            proof: None,
         }
     }
 }
 
-/// The keys bundles are proven with (`--log-key`, `--witness`).
+/// What bundles and proofs are proven with: a C2SP tlog-policy (the logs'
+/// keys, the witnesses and the quorum), read from `--policy` or stated by
+/// the shorthands `--log-key`, `--witness` and `--min-witnesses`.
 pub struct LogKeys {
-    pub log: chit_log::NoteVerifier,
-    pub witnesses: Vec<chit_log::CosignatureVerifier>,
-    pub min_witnesses: usize,
+    pub policy: chit_log::policy::Policy,
 }

@@ -16,19 +16,17 @@
 //! and its receipt). Verifying one, step by step:
 //!
 //! 1. `read`: the fields above, nothing else, each of its type;
-//! 2. `checkpoint`: the note is signed by the log's key, its origin is the
-//!    key's name and the bundle's `origin`;
-//! 3. `witnesses`: at least `min` of the given witnesses cosigned it;
+//! 2. `checkpoint`: the note is signed by a key the trust policy lists for
+//!    its origin, which is the bundle's `origin`;
+//! 3. `witnesses`: its cosignatures meet the policy's quorum;
 //! 4. `inclusion`: the entry's leaf hash is at `index` in the tree the
 //!    checkpoint names (RFC 9162 §2.1.3.2).
 //!
 //! The entry itself is then checked like any input (chit-core's
 //! `kinds::log_bundle`, which reads a file's bundles strictly first).
 
-use crate::checkpoint::{open_checkpoint, SignedCheckpoint};
-use crate::note::NoteVerifier;
+use crate::policy::{OpenError, Policy, Witnessed};
 use crate::tree::{leaf_hash, verify_inclusion, Hash};
-use crate::CosignatureVerifier;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -49,7 +47,7 @@ pub struct Bundle {
 /// A bundle that verified.
 #[derive(Clone, Debug)]
 pub struct Verified {
-    pub checkpoint: SignedCheckpoint,
+    pub checkpoint: Witnessed,
 }
 
 /// Which step refused a bundle, and why.
@@ -143,29 +141,17 @@ impl Bundle {
         })
     }
 
-    /// Steps 2-4 (see the module documentation).
-    pub fn verify(
-        &self,
-        log: &NoteVerifier,
-        witnesses: &[CosignatureVerifier],
-        min_witnesses: usize,
-    ) -> Result<Verified, BundleError> {
-        let name = crate::note::Verifier::name(log);
-        if self.origin != name {
+    /// Steps 2-4 (see the module documentation), under a trust policy
+    /// (C2SP tlog-policy: the log's keys, the witnesses and the quorum).
+    pub fn verify(&self, policy: &Policy) -> Result<Verified, BundleError> {
+        let opened = policy.verify(&self.checkpoint).map_err(|e| match e {
+            OpenError::Checkpoint(m) => BundleError::Checkpoint(m),
+            OpenError::Quorum(m) => BundleError::Witnesses(m),
+        })?;
+        if opened.checkpoint.origin != self.origin {
             return Err(BundleError::Checkpoint(format!(
-                "the bundle is from log {:?}, but the key given is {name:?}'s",
-                self.origin
-            )));
-        }
-        let opened = open_checkpoint(&self.checkpoint, &self.origin, log, witnesses)
-            .map_err(|e| BundleError::Checkpoint(e.to_string()))?;
-        let mut cosigners: Vec<usize> = opened.cosignatures.iter().map(|(i, _)| *i).collect();
-        cosigners.sort_unstable();
-        cosigners.dedup();
-        if cosigners.len() < min_witnesses {
-            return Err(BundleError::Witnesses(format!(
-                "{} of the given witnesses cosigned the checkpoint; {min_witnesses} required",
-                cosigners.len()
+                "the bundle says it is from log {:?}, but its checkpoint is {:?}'s",
+                self.origin, opened.checkpoint.origin
             )));
         }
         let cp = &opened.checkpoint;

@@ -329,6 +329,11 @@ impl NoteVerifier {
     pub fn public_key(&self) -> [u8; 32] {
         self.key.to_bytes()
     }
+
+    /// The verifier key string (`<name>+<hex id>+<base64>`).
+    pub fn verifier_key(&self) -> String {
+        encode_verifier_key(&self.name, ALG_ED25519, self.key.as_bytes())
+    }
 }
 
 impl Verifier for NoteVerifier {

@@ -398,8 +398,10 @@ impl AuditReport {
 /// What the auditor brings.
 pub struct Options<'a> {
     pub verifier: &'a NoteVerifier,
-    pub witnesses: &'a [CosignatureVerifier],
-    pub min_witnesses: usize,
+    /// The witnesses and quorum the latest checkpoint is held to (a C2SP
+    /// tlog-policy; its log lines are not read here); `None` asks for no
+    /// cosignature.
+    pub trust: Option<&'a chit_log::policy::Policy>,
     /// The last checkpoint this auditor saw of this log.
     pub previous: Option<&'a [u8]>,
     /// Check every entry again under this policy.
@@ -748,37 +750,49 @@ pub fn audit(src: &mut dyn Source, opts: &Options) -> Result<AuditReport, AuditE
     Ok(report)
 }
 
-/// Step 1: the latest checkpoint opens with the log's key, and enough of
-/// the given witnesses cosigned it. Returns its size.
+/// Step 1: the latest checkpoint opens with the log's key, and its
+/// cosignatures meet the trust policy's quorum. Returns its size.
 fn open_head(
     note: &[u8],
     origin: &str,
     opts: &Options,
     report: &mut AuditReport,
 ) -> Result<u64, AuditError> {
-    let opened = open_checkpoint(note, origin, opts.verifier, opts.witnesses).map_err(|e| {
-        AuditError::Head {
+    let witnesses: Vec<CosignatureVerifier> = opts
+        .trust
+        .map(|p| p.witnesses.iter().map(|w| w.verifier.clone()).collect())
+        .unwrap_or_default();
+    let opened =
+        open_checkpoint(note, origin, opts.verifier, &witnesses).map_err(|e| AuditError::Head {
             log: report.source.clone(),
             why: e.to_string(),
-        }
-    })?;
+        })?;
     let size = opened.checkpoint.size;
     report.size = size;
     report.root = opened.checkpoint.root;
-    let mut cosigners: Vec<usize> = opened.cosignatures.iter().map(|(i, _)| *i).collect();
-    cosigners.sort_unstable();
-    cosigners.dedup();
-    if cosigners.len() < opts.min_witnesses {
-        report.problems.push(Problem {
-            step: "witnesses",
-            index: None,
-            message: format!(
-                "{} of the given witnesses cosigned the checkpoint of size {size}; {} required",
-                cosigners.len(),
-                opts.min_witnesses
-            ),
-            evidence: vec![note.to_vec()],
-        });
+    if let Some(trust) = opts.trust {
+        let cosigners: Vec<usize> = opened.cosignatures.iter().map(|(i, _)| *i).collect();
+        if !trust.quorum_met(&cosigners) {
+            let names: Vec<&str> = cosigners
+                .iter()
+                .map(|i| trust.witnesses[*i].name.as_str())
+                .collect();
+            report.problems.push(Problem {
+                step: "witnesses",
+                index: None,
+                message: format!(
+                    "the cosignatures of the checkpoint of size {size} ({}) do not meet the \
+                     policy's quorum ({})",
+                    if names.is_empty() {
+                        "none by the policy's witnesses".to_string()
+                    } else {
+                        format!("by {}", names.join(", "))
+                    },
+                    trust.quorum_text()
+                ),
+                evidence: vec![note.to_vec()],
+            });
+        }
     }
     report.opened = Some(opened);
     Ok(size)

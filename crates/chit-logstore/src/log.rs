@@ -874,10 +874,66 @@ impl Log {
             checkpoint: note,
         };
         // Never hand out what does not verify.
-        bundle.verify(&self.verifier, &[], 0).map_err(|e| {
+        let policy = chit_log::policy::Policy::from_keys(vec![self.verifier.clone()], vec![], 0)
+            .expect("a quorum of none");
+        bundle.verify(&policy).map_err(|e| {
             LogError::Checkpoint(format!("entry {index}: {e} (run chit log audit)"))
         })?;
         Ok(bundle)
+    }
+
+    /// A C2SP tlog-proof of one entry: its index and inclusion proof under
+    /// the latest checkpoint whose cosignatures meet `quorum`'s (stored
+    /// with their checkpoint as witnesses answered), or, with no such
+    /// checkpoint or none asked, under the latest, with what cosignatures
+    /// it has. Verified before it is handed out.
+    pub fn tlog_proof(
+        &mut self,
+        index: u64,
+        quorum: Option<&chit_log::policy::Policy>,
+    ) -> Result<chit_log::proof::TlogProof, LogError> {
+        let (head_size, head) = self.head()?;
+        if index >= head_size {
+            return Err(LogError::Proof(ProofError::IndexOutOfRange {
+                index,
+                size: head_size,
+            }));
+        }
+        let mut chosen = (head_size, head);
+        if let Some(q) = quorum {
+            let met = |note: &[u8]| q.open(note).is_ok_and(|w| w.quorum);
+            if !met(&chosen.1) {
+                let mut kept = self.store.checkpoints()?;
+                kept.reverse();
+                if let Some(c) = kept
+                    .into_iter()
+                    .find(|(size, note)| *size > index && met(note))
+                {
+                    chosen = c;
+                }
+            }
+        }
+        let (size, note) = chosen;
+        let entry = self.store.entry(index)?.ok_or_else(|| {
+            StoreError::Read(format!(
+                "entry {index} is missing from the store (run chit log audit)"
+            ))
+        })?;
+        let proof = chit_log::proof::TlogProof {
+            extra: None,
+            index,
+            inclusion_proof: self.inclusion_proof(index, size)?,
+            checkpoint: note,
+        };
+        // Never hand out what does not verify.
+        let own = chit_log::policy::Policy::from_keys(vec![self.verifier.clone()], vec![], 0)
+            .expect("a quorum of none");
+        proof
+            .verify(&chit_log::tree::leaf_hash(&entry.data), &own)
+            .map_err(|e| {
+                LogError::Checkpoint(format!("entry {index}: {e} (run chit log audit)"))
+            })?;
+        Ok(proof)
     }
 }
 

@@ -351,8 +351,7 @@ fn audit_with(
         &mut src,
         &Options {
             verifier: &verifier,
-            witnesses: &[],
-            min_witnesses: 0,
+            trust: None,
             previous,
             reverify: policy,
             progress: &|_| {},
@@ -1603,25 +1602,25 @@ fn bundles_verify_offline_and_fail_when_forged(b: &dyn Backend) {
     let read = read_bundles(text.as_bytes()).unwrap();
     assert_eq!(read, vec![bundle.clone()]);
     let v = log_key().verifier();
-    read[0].verify(&v, &[], 0).unwrap();
+    read[0].verify(&policy_of(&v, vec![], 0)).unwrap();
     // The entry changed: inclusion fails.
     let mut forged = bundle.clone();
     forged.entry = receipt(9999);
     assert!(matches!(
-        forged.verify(&v, &[], 0),
+        forged.verify(&policy_of(&v, vec![], 0)),
         Err(BundleError::Inclusion(_))
     ));
     // Another index: inclusion fails.
     let mut moved = bundle.clone();
     moved.index = 261;
     assert!(matches!(
-        moved.verify(&v, &[], 0),
+        moved.verify(&policy_of(&v, vec![], 0)),
         Err(BundleError::Inclusion(_))
     ));
     // Another log's key: the checkpoint fails.
     let other = NoteSigner::from_seed(ORIGIN, &[8; 32]).unwrap().verifier();
     assert!(matches!(
-        bundle.verify(&other, &[], 0),
+        bundle.verify(&policy_of(&other, vec![], 0)),
         Err(BundleError::Checkpoint(_))
     ));
     // A duplicate key in the file: refused by the strict reader.
@@ -1641,10 +1640,12 @@ fn witnesses_cosign_consistent_checkpoints(b: &dyn Backend) {
     assert!(!log.store().replace_checkpoint(20, &now, &now).unwrap());
     let bundle = log.bundle(5).unwrap();
     let v = log_key().verifier();
-    bundle.verify(&v, &[w.verifier()], 1).unwrap();
+    bundle
+        .verify(&policy_of(&v, vec![w.verifier()], 1))
+        .unwrap();
     let stranger = Cosigner::from_seed("other.example", &[4; 32]).unwrap();
     assert!(matches!(
-        bundle.verify(&v, &[stranger.verifier()], 1),
+        bundle.verify(&policy_of(&v, vec![stranger.verifier()], 1)),
         Err(BundleError::Witnesses(_))
     ));
 }
@@ -1988,4 +1989,14 @@ fn another_programs_database_is_refused_unchanged() {
     }
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert_eq!(names(t.path()), listed);
+}
+
+/// The trust policy `chit verify --log-key --witness --min-witnesses`
+/// states.
+fn policy_of(
+    log: &chit_log::NoteVerifier,
+    witnesses: Vec<chit_log::CosignatureVerifier>,
+    min: usize,
+) -> chit_log::policy::Policy {
+    chit_log::policy::Policy::from_keys(vec![log.clone()], witnesses, min).unwrap()
 }

@@ -344,6 +344,178 @@ fn witness_as(
     )
 }
 
+/// C2SP tlog-proofs: made from a store under a policy's quorum, verified
+/// offline with the receipt, and refused, by the step that fails, when
+/// anything in them or the receipt is changed.
+#[test]
+fn tlog_proofs_prove_a_receipt_offline_under_a_policy() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = init(dir, "r.db");
+    assert_eq!(chit_in(dir, &["keygen", "--out", "w.pem"], None).code, 0);
+    assert_eq!(chit_in(dir, &["keygen", "--out", "x.pem"], None).code, 0);
+    let f = lines_file(dir, "a.jsonl", 0..30);
+    common::log_append_lines(dir, "r.db", f.to_str().unwrap());
+    let w = witness_as(dir, "r.db", "w.pem", "witness.example/w", &key, "w.json");
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let wkey = common::printed(&w.stdout, "witness key: ");
+    let policy = format!("# the log and its witness\nlog {key}\nwitness W {wkey}\nquorum W\n");
+    std::fs::write(dir.join("p1.policy"), &policy).unwrap();
+    let get = |i: &str, file: &str| {
+        let e = chit_raw(dir, &["log", "get", "--store", "r.db", i], None);
+        assert_eq!(e.code, 0);
+        std::fs::write(dir.join(file), &e.stdout).unwrap();
+    };
+    get("4", "e4.json");
+    get("5", "e5.json");
+    let prove = |args: &[&str], file: &str| {
+        let p = chit_raw(dir, args, None);
+        assert_eq!(p.code, 0, "{}", p.stderr);
+        std::fs::write(dir.join(file), &p.stdout).unwrap();
+        String::from_utf8(p.stdout).unwrap()
+    };
+    let text = prove(
+        &[
+            "log",
+            "proof",
+            "--store",
+            "r.db",
+            "--policy",
+            "p1.policy",
+            "4",
+        ],
+        "e4.tlog-proof",
+    );
+    assert!(
+        text.starts_with("c2sp.org/tlog-proof@v1\nindex 4\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n\ntest.example/receipts\n30\n"), "{text}");
+    let verify = |policy: &[&str], proof: &str, receipt: &str| {
+        let mut args = vec!["verify"];
+        args.extend_from_slice(policy);
+        args.extend(["--proof", proof, receipt]);
+        chit_in(dir, &args, None)
+    };
+    let p1 = ["--policy", "p1.policy"];
+    let v = verify(&p1, "e4.tlog-proof", "e4.json");
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    // The shorthands state the same policy.
+    let short = [
+        "--log-key",
+        &key,
+        "--witness",
+        &wkey,
+        "--min-witnesses",
+        "1",
+    ];
+    assert_eq!(verify(&short, "e4.tlog-proof", "e4.json").code, 0);
+
+    // Another receipt: not the entry at the proof's index.
+    let v = verify(&p1, "e4.tlog-proof", "e5.json");
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-inclusion"), "{}", v.stdout);
+    // A changed hash of the proof: the same.
+    let hash_line = text.lines().nth(2).unwrap();
+    let flipped = if hash_line.starts_with('A') { "B" } else { "A" };
+    let tampered = text.replacen(hash_line, &format!("{flipped}{}", &hash_line[1..]), 1);
+    std::fs::write(dir.join("t1.tlog-proof"), &tampered).unwrap();
+    let v = verify(&p1, "t1.tlog-proof", "e4.json");
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-inclusion"), "{}", v.stdout);
+    // Another index: the same.
+    std::fs::write(
+        dir.join("t2.tlog-proof"),
+        text.replacen("index 4", "index 5", 1),
+    )
+    .unwrap();
+    assert!(verify(&p1, "t2.tlog-proof", "e4.json")
+        .stdout
+        .contains("log-inclusion"));
+    // A changed checkpoint (its size): the log's signature fails.
+    std::fs::write(
+        dir.join("t3.tlog-proof"),
+        text.replacen("\n30\n", "\n31\n", 1),
+    )
+    .unwrap();
+    let v = verify(&p1, "t3.tlog-proof", "e4.json");
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-checkpoint"), "{}", v.stdout);
+    // A policy whose quorum this checkpoint does not meet.
+    let x = chit_in(dir, &["key", "show", "x.pem"], None);
+    assert_eq!(x.code, 0);
+    let other = witness_as(dir, "r.db", "x.pem", "witness.example/x", &key, "x.json");
+    let xkey = common::printed(&other.stdout, "witness key: ");
+    std::fs::write(
+        dir.join("p2.policy"),
+        format!("log {key}\nwitness W {wkey}\nwitness X {xkey}\ngroup both all W X\nquorum both\n"),
+    )
+    .unwrap();
+    let v = verify(&["--policy", "p2.policy"], "e4.tlog-proof", "e4.json");
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-witnesses"), "{}", v.stdout);
+    // A fresh proof carries both cosignatures now.
+    prove(
+        &[
+            "log",
+            "proof",
+            "--store",
+            "r.db",
+            "--policy",
+            "p2.policy",
+            "4",
+        ],
+        "e4b.tlog-proof",
+    );
+    assert_eq!(
+        verify(&["--policy", "p2.policy"], "e4b.tlog-proof", "e4.json").code,
+        0
+    );
+    // A log that does not list the log: refused.
+    std::fs::write(
+        dir.join("p3.policy"),
+        format!("witness W {wkey}\nquorum W\n"),
+    )
+    .unwrap();
+    let v = verify(&["--policy", "p3.policy"], "e4.tlog-proof", "e4.json");
+    assert!(v.stdout.contains("log-checkpoint"), "{}", v.stdout);
+
+    // The log grows past what the witness cosigned: a proof under the
+    // policy stays on the cosigned checkpoint; one without a policy is on
+    // the latest, which the witness has not cosigned.
+    let f = lines_file(dir, "b.jsonl", 30..40);
+    common::log_append_lines(dir, "r.db", f.to_str().unwrap());
+    let cosigned = prove(
+        &[
+            "log",
+            "proof",
+            "--store",
+            "r.db",
+            "--policy",
+            "p1.policy",
+            "4",
+        ],
+        "c.tlog-proof",
+    );
+    assert!(
+        cosigned.contains("\ntest.example/receipts\n30\n"),
+        "{cosigned}"
+    );
+    assert_eq!(verify(&p1, "c.tlog-proof", "e4.json").code, 0);
+    let latest = prove(&["log", "proof", "--store", "r.db", "4"], "l.tlog-proof");
+    assert!(latest.contains("\ntest.example/receipts\n40\n"), "{latest}");
+    let v = verify(&p1, "l.tlog-proof", "e4.json");
+    assert!(v.stdout.contains("log-witnesses"), "{}", v.stdout);
+    assert_eq!(
+        verify(&["--log-key", &key], "l.tlog-proof", "e4.json").code,
+        0
+    );
+    // A proof without a policy proves nothing.
+    let v = chit_in(dir, &["verify", "--proof", "l.tlog-proof", "e4.json"], None);
+    assert_eq!(v.code, 2, "{}", v.stderr);
+    assert!(v.stderr.contains("--policy"), "{}", v.stderr);
+}
+
 /// `chit verify --log-key KEY --witness W... --min-witnesses MIN FILE`.
 fn verify_witnessed(
     dir: &Path,

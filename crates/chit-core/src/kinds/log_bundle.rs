@@ -56,6 +56,42 @@ fn rule_of(e: &BundleError) -> &'static str {
     }
 }
 
+/// Holds a checked input to its C2SP tlog-proof: the proof's checkpoint
+/// is signed by a log of the policy ([`rule::LOG_CHECKPOINT`]), its
+/// cosignatures meet the quorum ([`rule::LOG_WITNESSES`]), and the
+/// input's exact bytes are the leaf at the proof's index
+/// ([`rule::LOG_INCLUSION`]). Without a policy nothing can be proven: an
+/// error, never a pass.
+pub(crate) fn prove(
+    checked: &mut Checked,
+    input: &[u8],
+    proof: &chit_log::proof::TlogProof,
+    keys: Option<&LogKeys>,
+) {
+    use chit_log::proof::ProofError;
+    let Some(keys) = keys else {
+        checked.report.error(
+            rule::LOG_CHECKPOINT,
+            "",
+            "a tlog-proof: give the trust policy to prove it with (chit verify --policy FILE, or \
+             --log-key KEY)",
+        );
+        return;
+    };
+    let leaf = chit_log::tree::leaf_hash(input);
+    if let Err(e) = proof.verify(&leaf, &keys.policy) {
+        let rule = match e {
+            ProofError::Read(_) => rule::LOG_BUNDLE,
+            ProofError::Checkpoint(_) => rule::LOG_CHECKPOINT,
+            ProofError::Witnesses(_) => rule::LOG_WITNESSES,
+            ProofError::Inclusion(_) => rule::LOG_INCLUSION,
+        };
+        checked
+            .report
+            .error(rule, "", format!("the tlog-proof: {e}"));
+    }
+}
+
 /// Whether a document read already is a log bundle, or a list that
 /// starts with one (by its `type`).
 pub fn looks_like_bundle(root: Val) -> bool {
@@ -84,6 +120,7 @@ pub(crate) fn check(
     let entry_ctx = Context {
         log: None,
         bundles_only: false,
+        proof: None,
         ..*ctx
     };
     let mut report = Report::new(KIND);
@@ -106,7 +143,7 @@ pub(crate) fn check(
     let mut receipts: Vec<(String, u64, String)> = Vec::new();
     for (i, b) in bundles.iter().enumerate() {
         let at = if many { format!("/{i}") } else { String::new() };
-        if let Err(e) = b.verify(&keys.log, &keys.witnesses, keys.min_witnesses) {
+        if let Err(e) = b.verify(&keys.policy) {
             report.error(rule_of(&e), at, e.to_string());
             continue;
         }

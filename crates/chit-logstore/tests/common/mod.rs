@@ -76,8 +76,7 @@ fn run_audit(source: &mut dyn audit::Source, published: Option<&Path>) -> audit:
         source,
         &Options {
             verifier: &verifier,
-            witnesses: &[],
-            min_witnesses: 0,
+            trust: None,
             previous: None,
             reverify: None,
             progress: &|_| {},

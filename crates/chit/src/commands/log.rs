@@ -4,8 +4,8 @@
 
 use crate::cli::{
     LogAppendArgs, LogAuditArgs, LogBindArgs, LogBundleArgs, LogCommand, LogConsistencyArgs,
-    LogExportArgs, LogGetArgs, LogInitArgs, LogMigrateArgs, LogProveArgs, LogStoreArg,
-    LogWitnessArgs,
+    LogExportArgs, LogGetArgs, LogInitArgs, LogMigrateArgs, LogProofArgs, LogProveArgs,
+    LogStoreArg, LogWitnessArgs,
 };
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::inputs;
@@ -36,6 +36,7 @@ pub fn run(c: &LogCommand, out: &mut Output) -> CmdResult {
         LogCommand::Prove(a) => prove(a, out),
         LogCommand::Consistency(a) => consistency(a, out),
         LogCommand::Bundle(a) => bundle(a, out),
+        LogCommand::Proof(a) => proof(a, out),
         LogCommand::ExportTiles(a) => export_tiles(a, out),
         LogCommand::Audit(a) => audit_cmd(a, out),
         LogCommand::Witness(a) => witness(a, out),
@@ -550,6 +551,89 @@ fn bundle(a: &LogBundleArgs, out: &mut Output) -> CmdResult {
     Ok(Exit::Ok)
 }
 
+fn proof(a: &LogProofArgs, out: &mut Output) -> CmdResult {
+    let proof = match (&a.store, &a.url) {
+        (Some(store), _) => {
+            let quorum = match &a.policy {
+                Some(p) => crate::shared::logs::trust_policy(
+                    Some(p),
+                    None,
+                    &crate::cli::WitnessArgs {
+                        witnesses: Vec::new(),
+                        min_witnesses: 0,
+                    },
+                )?,
+                None => None,
+            };
+            let mut log = open_log(&LogStoreArg {
+                store: store.clone(),
+            })?;
+            log.tlog_proof(a.index, quorum.as_ref())
+                .map_err(store_failure)?
+        }
+        (None, Some(url)) => proof_from_url(url, a.index)?,
+        (None, None) => unreachable!("clap requires one"),
+    };
+    out.write_all(&proof.to_bytes()).map_err(Failure::write)?;
+    Ok(Exit::Ok)
+}
+
+/// A tlog-proof assembled from what a log serves: its checkpoint, the hash
+/// tiles the inclusion proof needs and the entry's bundle. Nothing is
+/// trusted here: the proof is checked against the checkpoint's root, and
+/// the checkpoint's signatures are for the verifier's policy to judge.
+fn proof_from_url(url: &str, index: u64) -> Result<chit_log::proof::TlogProof, Failure> {
+    use chit_log::tiles::{parse_entry_bundle, Tile, TileKind, TileSource, TILE_WIDTH};
+    let remote = crate::shared::remote::Remote::new(url).map_err(Failure::error)?;
+    let fetch = |path: &str| -> Result<Vec<u8>, String> {
+        remote
+            .get(path)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{url} serves no {path}"))
+    };
+    let note = fetch("checkpoint").map_err(Failure::error)?;
+    let cp = chit_log::Checkpoint::from_note(&note)
+        .map_err(|e| Failure::error(format!("{url}/checkpoint: {e}")))?;
+    if index >= cp.size {
+        return Err(Failure::error(format!(
+            "{url} holds {} entries: there is no entry {index}",
+            cp.size
+        )));
+    }
+    let src = TileSource::new(cp.size, |t: &Tile| fetch(&t.path()));
+    let inclusion_proof = chit_log::tree::inclusion_proof(&src, index, cp.size)
+        .map_err(|e| Failure::error(format!("{url}: {e}")))?;
+    let first = index - index % u64::from(TILE_WIDTH);
+    let width = (cp.size - first).min(u64::from(TILE_WIDTH)) as u16;
+    let bundle = Tile {
+        kind: TileKind::Entries,
+        index: first / u64::from(TILE_WIDTH),
+        width,
+    };
+    let data = fetch(&bundle.path()).map_err(Failure::error)?;
+    let entries = parse_entry_bundle(&data, width)
+        .map_err(|e| Failure::error(format!("{url}/{}: {e}", bundle.path())))?;
+    let entry = entries[(index - first) as usize];
+    chit_log::tree::verify_inclusion(
+        &chit_log::tree::leaf_hash(entry),
+        index,
+        cp.size,
+        &inclusion_proof,
+        &cp.root,
+    )
+    .map_err(|e| {
+        Failure::error(format!(
+            "{url} serves tiles that do not prove entry {index} under its checkpoint: {e}"
+        ))
+    })?;
+    Ok(chit_log::proof::TlogProof {
+        extra: None,
+        index,
+        inclusion_proof,
+        checkpoint: note,
+    })
+}
+
 fn export_tiles(a: &LogExportArgs, out: &mut Output) -> CmdResult {
     let mut log = open_log(&a.store)?;
     let (size, note) = log.head().map_err(store_failure)?;
@@ -730,9 +814,26 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
         Some(p) => p.clone(),
         None => default_state("audit", &origin, &a.source)?,
     };
-    // The key: given, else the state's, else the store's own.
-    let key_text = match &a.log_key {
-        Some(k) => verifier_key_text(k)?,
+    // A policy's witnesses and quorum (and its key for this origin).
+    let file_policy = match &a.policy {
+        Some(p) => crate::shared::logs::trust_policy(Some(p), None, &a.witness)?,
+        None => None,
+    };
+    let policy_key = file_policy.as_ref().and_then(|p| {
+        p.logs_of(&origin)
+            .first()
+            .map(|(_, l)| l.verifier.verifier_key())
+    });
+    // The key: given, else the policy's, else the state's, else the
+    // store's own.
+    let key_text = match a
+        .log_key
+        .as_deref()
+        .map(verifier_key_text)
+        .transpose()?
+        .or(policy_key)
+    {
+        Some(k) => k,
         None => match saved_key(&state_path)? {
             Some(k) => k,
             None if !is_dir => {
@@ -753,7 +854,18 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     };
     let verifier = NoteVerifier::from_verifier_key(&key_text)
         .map_err(|e| Failure::error(format!("the log key {key_text}: {e}")))?;
-    let witnesses = witness_verifiers(&a.witness)?;
+    let trust = match file_policy {
+        Some(p) => Some(p),
+        None if a.witness.witnesses.is_empty() && a.witness.min_witnesses == 0 => None,
+        None => Some(
+            chit_log::policy::Policy::from_keys(
+                vec![verifier.clone()],
+                witness_verifiers(&a.witness)?,
+                a.witness.min_witnesses,
+            )
+            .map_err(|e| Failure::error(e.message))?,
+        ),
+    };
     let previous = audit::load_state(&state_path, &key_text).map_err(Failure::error)?;
     let policy = if a.reverify {
         if is_dir {
@@ -775,8 +887,7 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     let progress = |n: u64| bar.set_position(n);
     let opts = audit::Options {
         verifier: &verifier,
-        witnesses: &witnesses,
-        min_witnesses: a.witness.min_witnesses,
+        trust: trust.as_ref(),
         previous: previous.as_deref(),
         reverify: policy.as_ref(),
         progress: &progress,

@@ -68,18 +68,32 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         .transpose()?;
     let request = parse_extra(&request_bytes, args.request.as_deref(), "request", &limits)?;
     let call = parse_extra(&call_bytes, args.call.as_deref(), "call", &limits)?;
-    let log = match &args.log_key {
-        Some(k) => Some(LogKeys {
-            log: crate::shared::logs::log_verifier(k)?,
-            witnesses: crate::shared::logs::witness_verifiers(&args.witness)?,
-            min_witnesses: args.witness.min_witnesses,
-        }),
-        None if !args.witness.witnesses.is_empty() || args.witness.min_witnesses > 0 => {
-            return Err(Failure::error(
-                "--witness and --min-witnesses check log bundles: give the log's key with --log-key",
-            ))
-        }
+    let log = crate::shared::logs::trust_policy(
+        args.policy.as_deref(),
+        args.log_key.as_deref(),
+        &args.witness,
+    )?
+    .map(|policy| LogKeys { policy });
+    let proof = match &args.proof {
         None => None,
+        Some(path) => {
+            if log.is_none() {
+                return Err(Failure::error(
+                    "--proof is proven under a trust policy: give it with --policy FILE (or the \
+                     log's key with --log-key)",
+                ));
+            }
+            if args.inputs.len() != 1 || args.lines {
+                return Err(Failure::error(
+                    "--proof proves one receipt: give exactly one INPUT",
+                ));
+            }
+            let bytes = read_doc(path, "proof")?;
+            Some(
+                chit_log::proof::TlogProof::parse(&bytes)
+                    .map_err(|e| Failure::error(format!("the proof {}: {e}", path.display())))?,
+            )
+        }
     };
     let ctx = Context {
         kind: args.kind,
@@ -94,8 +108,10 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         accept_unsigned: args.accept_unsigned,
         allow_unchecked: args.allow_unchecked,
         log: log.as_ref(),
-        // With --log-key, every input is a log bundle.
-        bundles_only: log.is_some(),
+        // With a trust policy, every input is a log bundle, unless a proof
+        // says where the one input was logged.
+        bundles_only: log.is_some() && proof.is_none(),
+        proof: proof.as_ref(),
     };
     run_with(args, ctx, out).map_err(Failure::write)
 }

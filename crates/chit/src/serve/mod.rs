@@ -299,10 +299,15 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
     let log_keys = chit_core::kinds::log_bundle::LogKeys {
-        log: chit_log::NoteVerifier::from_verifier_key(&writer.meta().verifier_key)
-            .map_err(|e| Failure::error(format!("the log's verifier key: {e}")))?,
-        witnesses: Vec::new(),
-        min_witnesses: 0,
+        policy: chit_log::policy::Policy::from_keys(
+            vec![
+                chit_log::NoteVerifier::from_verifier_key(&writer.meta().verifier_key)
+                    .map_err(|e| Failure::error(format!("the log's verifier key: {e}")))?,
+            ],
+            Vec::new(),
+            0,
+        )
+        .map_err(|e| Failure::error(e.message))?,
     };
     let logging = crate::shared::logging::init(a.quiet);
     for w in &warnings {

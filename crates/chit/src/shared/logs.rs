@@ -130,6 +130,53 @@ pub fn witness_verifiers(w: &WitnessArgs) -> Result<Vec<CosignatureVerifier>, Fa
         .collect()
 }
 
+/// The trust policy a command is given: a C2SP tlog-policy file
+/// (`--policy`), or the one its shorthands state (`--log-key`, each
+/// `--witness`, a quorum of `--min-witnesses` of them); `None` when
+/// neither is given.
+pub fn trust_policy(
+    policy: Option<&Path>,
+    log_key: Option<&str>,
+    w: &WitnessArgs,
+) -> Result<Option<chit_log::policy::Policy>, Failure> {
+    if let Some(path) = policy {
+        let bytes = inputs::read(
+            &Source::File(path.to_path_buf()),
+            chit_log::policy::MAX_POLICY_BYTES,
+        )
+        .map_err(|why| {
+            Failure::error(format!("cannot read the policy {}: {why}", path.display()))
+        })?;
+        let mut p = chit_log::policy::Policy::parse(&bytes)
+            .map_err(|e| Failure::error(format!("the policy {}: {e}", path.display())))?;
+        if let Some(k) = log_key {
+            let verifier = log_verifier(k)?;
+            p.logs.push(chit_log::policy::PolicyLog {
+                origin: chit_log::note::Verifier::name(&verifier).to_string(),
+                verifier,
+                url: None,
+            });
+        }
+        return Ok(Some(p));
+    }
+    let Some(k) = log_key else {
+        if !w.witnesses.is_empty() || w.min_witnesses > 0 {
+            return Err(Failure::error(
+                "--witness and --min-witnesses name a log's witnesses: give the log's key with \
+                 --log-key, or a policy with --policy",
+            ));
+        }
+        return Ok(None);
+    };
+    let p = chit_log::policy::Policy::from_keys(
+        vec![log_verifier(k)?],
+        witness_verifiers(w)?,
+        w.min_witnesses,
+    )
+    .map_err(|e| Failure::error(e.message))?;
+    Ok(Some(p))
+}
+
 /// Makes a new log in `store` (never over an existing file) signed with
 /// `key`, named `origin`, accepting what `a` says, and prints what it made.
 pub fn create_log(

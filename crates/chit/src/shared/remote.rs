@@ -42,7 +42,7 @@ impl Remote {
     }
 
     /// GET `path`; None for 404.
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
+    pub fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
         let url = format!("{}/{path}", self.base);
         let failed = |why: String| SourceError::Fetch {
             url: url.clone(),
