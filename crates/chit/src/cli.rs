@@ -163,6 +163,65 @@ on a terminal a newline is added for readability."
     /// Keep receipts in an append-only, provable log (SQLite or PostgreSQL).
     #[command(subcommand, long_about = LOG_LONG, after_help = LOG_AFTER)]
     Log(LogCommand),
+    /// Witness logs: cosign their checkpoints after proving them consistent.
+    #[command(subcommand)]
+    Witness(WitnessCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WitnessCommand {
+    /// Serve a C2SP tlog-witness: POST /add-checkpoint.
+    #[command(long_about = WITNESS_LONG, after_help = WITNESS_AFTER)]
+    Serve(WitnessServeArgs),
+}
+
+const WITNESS_LONG: &str = "\
+Serve a transparency-log witness over HTTP, as C2SP tlog-witness defines it. A log POSTs \
+/add-checkpoint with the size of the last checkpoint this witness cosigned for it, a \
+consistency proof from there, and its new signed checkpoint; the witness checks the log's \
+signature against the log keys of --policy (a C2SP tlog-policy file: its log lines say which \
+logs this witness witnesses), proves the new checkpoint consistent with the last one it \
+cosigned, stores it in --store, and answers its cosignature. Refusals: 400 malformed, 404 a \
+log the policy does not list, 403 not signed by the log's key, 409 the old size is not the \
+latest cosigned one (the body, text/x.tlog.size, says which), 422 not consistent. The check \
+and the store of one log's new checkpoint are atomic: of two submissions from one old size, \
+one is cosigned. GET /<sha256 of the origin, hex>/checkpoint serves the latest checkpoint \
+cosigned for a log. An Ed25519 key (chit keygen) cosigns as cosignature/v1; an ML-DSA-44 key \
+(chit keygen --algorithm ml-dsa-44) signs the subtree/v1 message. The witness prints its \
+verifier key when it starts: the key a policy's witness line names.";
+
+const WITNESS_AFTER: &str = "\
+Examples:
+  chit keygen --out witness.pem
+  chit witness serve --key witness.pem --name witness.example.org/w1 \\
+      --store witness.db --policy logs.policy --listen 127.0.0.1:7380";
+
+#[derive(Args, Debug)]
+pub struct WitnessServeArgs {
+    /// The witness's private key: Ed25519 or ML-DSA-44, PKCS#8 PEM (chit keygen).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// The witness's name, the name of its verifier key (e.g. witness.example.org/w1).
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// The witness's state: the latest checkpoint cosigned for each log (a SQLite file, made when missing).
+    #[arg(long, value_name = "FILE")]
+    pub store: PathBuf,
+    /// The logs to witness: a C2SP tlog-policy file (its log lines).
+    #[arg(long, value_name = "FILE")]
+    pub policy: PathBuf,
+    /// Where to listen (port 0: any free port, printed at start).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7380")]
+    pub listen: String,
+    /// Seconds a client has to send a request's headers.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = at_least(1u64))]
+    pub header_timeout: u64,
+    /// Seconds a whole request may take, its body included (408 after that).
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = at_least(1u64))]
+    pub request_timeout: u64,
+    /// Warnings and errors only (by default one JSON line a request on standard error).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 const LOG_LONG: &str = "\
@@ -236,6 +295,18 @@ Exit 0 when every input is in the log, 1 when some were refused, 2 when some wer
     Prove(LogProveArgs),
     /// Print a consistency proof between two sizes (JSON).
     Consistency(LogConsistencyArgs),
+    /// Print a C2SP tlog-proof of one entry, for chit verify --proof.
+    #[command(
+        long_about = "Print a C2SP tlog-proof (c2sp.org/tlog-proof@v1; save it as FILE.tlog-proof) \
+for the entry at INDEX: its index, its inclusion proof and a signed checkpoint with the \
+witnesses' cosignatures, the entry's leaf being the RFC 9162 hash of its exact bytes. From a \
+STORE, the checkpoint is the latest whose cosignatures meet --policy's quorum (else the latest, \
+with what cosignatures it has); from a served log's URL, the checkpoint it serves. 'chit verify \
+--policy POLICY --proof FILE.tlog-proof RECEIPT' then proves offline that the receipt is valid \
+and was logged.",
+        after_help = "Examples:\n  chit log proof --store receipts.db 7 > r7.tlog-proof\n  chit log proof 7 https://log.example/ > r7.tlog-proof\n  chit verify --policy log.policy --proof r7.tlog-proof r7.json"
+    )]
+    Proof(LogProofArgs),
     /// Print a log bundle: an entry, its inclusion proof and the signed checkpoint.
     #[command(
         long_about = "Print a log bundle for each INDEX (one: an object; several: a JSON list): \
@@ -490,6 +561,22 @@ pub struct LogConsistencyArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct LogProofArgs {
+    /// The entry's index.
+    #[arg(value_name = "INDEX")]
+    pub index: u64,
+    /// A served log (chit serve, or any C2SP tlog-tiles server): its URL.
+    #[arg(value_name = "URL", required_unless_present = "store", conflicts_with = "store")]
+    pub url: Option<String>,
+    /// The log: a log folder, a SQLite file (.db) or postgres://USER@HOST/DB?schema=NAME.
+    #[arg(long, value_name = "STORE")]
+    pub store: Option<String>,
+    /// Prove under the latest checkpoint that meets this C2SP tlog-policy's quorum.
+    #[arg(long, value_name = "FILE", requires = "store")]
+    pub policy: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct LogBundleArgs {
     #[command(flatten)]
     pub store: LogStoreArg,
@@ -508,10 +595,12 @@ pub struct LogExportArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct WitnessArgs {
-    /// A witness's verifier key (NAME+KEYID+BASE64) or a file holding it; repeatable.
+    /// A witness's verifier key (NAME+KEYID+BASE64) or a file holding it;
+    /// repeatable (shorthand for a policy's witness lines).
     #[arg(long = "witness", value_name = "KEY")]
     pub witnesses: Vec<String>,
-    /// Cosignatures required from the witnesses given.
+    /// Cosignatures required from the witnesses given (shorthand for a
+    /// policy's quorum: a group of this threshold over them).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub min_witnesses: usize,
 }
@@ -525,6 +614,11 @@ pub struct LogAuditArgs {
     /// The log's verifier key (ORIGIN+KEYID+BASE64) or a file holding it.
     #[arg(long, value_name = "KEY")]
     pub log_key: Option<String>,
+    /// The witnesses and quorum the latest checkpoint is held to, and the
+    /// log's key when --log-key is not given: a C2SP tlog-policy file
+    /// (--witness and --min-witnesses are its shorthand).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["witnesses", "min_witnesses"])]
+    pub policy: Option<PathBuf>,
     /// Where the last checkpoint seen is kept (default: in chit's state folder, by origin).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
@@ -788,12 +882,26 @@ pub struct VerifyArgs {
     /// the log with this verifier key (ORIGIN+KEYID+BASE64, or a file
     /// holding it), then check its entry. An input that is not a bundle
     /// fails. A file of several bundles (a lineage bound and its receipt)
-    /// also proves their order.
-    #[arg(long, value_name = "KEY")]
+    /// also proves their order. Shorthand for a policy with one log line.
+    #[arg(long, value_name = "KEY", conflicts_with = "policy")]
     pub log_key: Option<String>,
 
     #[command(flatten)]
     pub witness: WitnessArgs,
+
+    /// The trust policy logged receipts are proven under: a C2SP tlog-policy
+    /// file (log lines, witness lines, groups, one quorum line). With it,
+    /// every input is a log bundle, unless --proof is given.
+    /// --log-key, --witness and --min-witnesses are its shorthand.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["witnesses", "min_witnesses"])]
+    pub policy: Option<PathBuf>,
+
+    /// A C2SP tlog-proof (chit log proof INDEX > FILE.tlog-proof) that the
+    /// one INPUT was logged: its exact bytes are the entry at the proof's
+    /// index, under a checkpoint that meets the policy's quorum. The input
+    /// is checked as it is, then held to the proof.
+    #[arg(long, value_name = "FILE")]
+    pub proof: Option<PathBuf>,
 
     #[command(flatten)]
     pub limits: LimitArgs,
