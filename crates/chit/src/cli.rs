@@ -424,6 +424,15 @@ pub struct ServeArgs {
     /// at least 1 MiB.
     #[arg(long, value_name = "BYTES", default_value_t = crate::serve::IN_FLIGHT, value_parser = at_least(1usize << 20))]
     pub max_in_flight: usize,
+    /// Ask witnesses to cosign each new checkpoint: a C2SP tlog-policy file
+    /// whose witness lines carry their URLs (submission prefixes). GET
+    /// /checkpoint then serves the newest checkpoint whose cosignatures meet
+    /// its quorum; the cosignatures are kept with their checkpoints.
+    #[arg(long, value_name = "FILE")]
+    pub witness_policy: Option<PathBuf>,
+    /// Seconds a witness has to answer one checkpoint.
+    #[arg(long, value_name = "SECS", default_value_t = 5, value_parser = at_least(1u64))]
+    pub witness_timeout: u64,
     // Last: the heading below holds every option after it.
     /// A new log's name (default: chit.localhost/ and the file's name
     /// without its extension, characters a name cannot hold made '-'): its
@@ -566,7 +575,11 @@ pub struct LogProofArgs {
     #[arg(value_name = "INDEX")]
     pub index: u64,
     /// A served log (chit serve, or any C2SP tlog-tiles server): its URL.
-    #[arg(value_name = "URL", required_unless_present = "store", conflicts_with = "store")]
+    #[arg(
+        value_name = "URL",
+        required_unless_present = "store",
+        conflicts_with = "store"
+    )]
     pub url: Option<String>,
     /// The log: a log folder, a SQLite file (.db) or postgres://USER@HOST/DB?schema=NAME.
     #[arg(long, value_name = "STORE")]

@@ -328,3 +328,271 @@ fn a_cosignature_added_to_the_note_opens_with_the_witness_key() {
     assert_eq!(opened.cosignatures.len(), 1);
     let _: Hash = opened.checkpoint.root;
 }
+
+/// A witness started under its own name and store.
+fn witness_named(dir: &Path, key: &str, name: &str, store: &str, listen: &str) -> Server {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(format!("{store}.log")))
+        .unwrap();
+    serving::start(
+        dir,
+        &[
+            "witness",
+            "serve",
+            "--key",
+            key,
+            "--name",
+            name,
+            "--store",
+            store,
+            "--policy",
+            "logs.policy",
+            "--listen",
+            listen,
+        ],
+        &[],
+        log.into(),
+    )
+}
+
+fn checkpoint_size(note: &[u8]) -> u64 {
+    Checkpoint::from_note(note).unwrap().size
+}
+
+/// Polls `GET /checkpoint` until its size is `want` (at most 30 s).
+fn await_cosigned(addr: &str, want: u64) -> Vec<u8> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (code, note) = http(addr, "GET", "/checkpoint", &[], b"");
+        assert_eq!(code, 200);
+        if checkpoint_size(&note) == want {
+            return note;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the cosigned checkpoint stayed at {} (want {want})",
+            checkpoint_size(&note)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A log, two witnesses (Ed25519 and ML-DSA-44) and a third that lies (its
+/// URL is another's, its key its own), under a policy of quorum 2: the
+/// server gathers the cosignatures beside its writes, publishes what meets
+/// the quorum, waits (losing nothing) while a witness is down, and goes on
+/// from the witness's stored size when it is back; what it gathered
+/// survives its restart and reaches proofs.
+#[test]
+fn a_log_gathers_a_quorum_of_cosignatures_and_waits_for_a_witness() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |args: &[&str]| {
+        let r = common::chit_in(d, args, None);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r
+    };
+    run(&["keygen", "--out", "a.pem"]);
+    run(&["keygen", "--algorithm", "ml-dsa-44", "--out", "b.pem"]);
+    run(&["keygen", "--out", "liar.pem"]);
+    run(&["keygen", "--out", "log.pem"]);
+    let init = run(&[
+        "log",
+        "init",
+        "--store",
+        "r.db",
+        "--key",
+        "log.pem",
+        "--origin",
+        "test.example/witnessed",
+    ]);
+    let log_key = common::printed(&init.stdout, "log key: ");
+    std::fs::write(
+        d.join("logs.policy"),
+        format!("log {log_key}\nquorum none\n"),
+    )
+    .unwrap();
+    let a = witness_named(d, "a.pem", "witness.example/a", "a.db", "127.0.0.1:0");
+    let b = witness_named(d, "b.pem", "witness.example/b", "b.db", "127.0.0.1:0");
+    let (a_key, b_key) = (vkey_of(&a), vkey_of(&b));
+    assert!(b_key.len() > 1700, "an ML-DSA-44 key: {b_key}");
+    // The liar's key is one nobody cosigns with; its URL is a's.
+    let liar_key = {
+        let pem = std::fs::read_to_string(d.join("liar.pem")).unwrap();
+        chit_log::cosignature::Cosigner::from_pkcs8_pem("witness.example/liar", &pem)
+            .unwrap()
+            .verifier_key()
+    };
+    let b_addr = b.addr.clone();
+    std::fs::write(
+        d.join("witnessed.policy"),
+        format!(
+            "log {log_key}\nwitness A {a_key} http://{}\nwitness B {b_key} http://{}\n\
+             witness L {liar_key} http://{}\ngroup two 2 A B L\nquorum two\n",
+            a.addr, b.addr, a.addr
+        ),
+    )
+    .unwrap();
+    let token = "t0ken-for-the-witnessing-test";
+    std::fs::write(
+        d.join("tokens.toml"),
+        format!(
+            "[[token]]\nname = \"w\"\nsha256 = \"{}\"\n",
+            chit_core::digest::sha256_hex(token.as_bytes())
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        d.join("tokens.toml"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let serve_args = [
+        "serve",
+        "--store",
+        "r.db",
+        "--listen",
+        "127.0.0.1:0",
+        "--tokens",
+        "tokens.toml",
+        "--witness-policy",
+        "witnessed.policy",
+        "--witness-timeout",
+        "2",
+    ];
+    let server_log = std::fs::File::create(d.join("serve.log")).unwrap();
+    let mut server = serving::start(d, &serve_args, &[], server_log.into());
+    let auth = format!("Bearer {token}");
+    let post = |addr: &str, n: usize, query: &str| {
+        let (code, body) = http(
+            addr,
+            "POST",
+            &format!("/v1/entries{query}"),
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            &serving::receipt(n),
+        );
+        assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+        serving::json(&body)
+    };
+    // A write that waits for its cosigned checkpoint: proven under it.
+    let v = post(&server.addr, 0, "?wait=cosigned");
+    assert_eq!(v["cosigned"], true, "{v}");
+    let note = v["checkpoint"].as_str().unwrap().as_bytes().to_vec();
+    let policy =
+        chit_log::policy::Policy::parse(&std::fs::read(d.join("witnessed.policy")).unwrap())
+            .unwrap();
+    let w = policy.verify(&note).unwrap();
+    let mut who: Vec<usize> = w.cosigned.iter().map(|(i, _)| *i).collect();
+    who.sort();
+    assert_eq!(who, vec![0, 1], "A and B cosigned, the liar did not");
+    // Without waiting, an answer says whether its checkpoint is cosigned.
+    for n in 1..20 {
+        let v = post(&server.addr, n, "");
+        assert!(v["cosigned"].is_boolean(), "{v}");
+    }
+    await_cosigned(&server.addr, 20);
+
+    // B down: the quorum waits, writes go on, nothing is lost.
+    let mut b = b;
+    b.child.kill().unwrap();
+    b.child.wait().unwrap();
+    for n in 20..30 {
+        let v = post(&server.addr, n, "");
+        assert_eq!(v["cosigned"], false, "{v}");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (_, note) = http(&server.addr, "GET", "/checkpoint", &[], b"");
+    assert_eq!(checkpoint_size(&note), 20, "no quorum without B");
+    let (_, metrics) = http(&server.addr, "GET", "/metrics", &[], b"");
+    let metrics = String::from_utf8(metrics).unwrap();
+    assert!(
+        metrics.contains("chit_witness_failures_total{witness=\"L\"}"),
+        "{metrics}"
+    );
+    let failed = |m: &str, w: &str| -> u64 {
+        let key = format!("chit_witness_failures_total{{witness=\"{w}\"}} ");
+        m.lines()
+            .find_map(|l| l.strip_prefix(&key))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(failed(&metrics, "L") > 0, "{metrics}");
+    assert!(failed(&metrics, "B") > 0, "{metrics}");
+    assert_eq!(failed(&metrics, "A"), 0, "{metrics}");
+
+    // B back on its own store, at its address: it resumes from the size it
+    // stored, and the quorum covers every entry.
+    let b = witness_named(d, "b.pem", "witness.example/b", "b.db", &b_addr);
+    assert_eq!(vkey_of(&b), b_key);
+    let note = await_cosigned(&server.addr, 30);
+    assert_eq!(policy.verify(&note).unwrap().cosigned.len(), 2);
+
+    // The server restarted: what it gathered is in the store.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let server_log = std::fs::File::create(d.join("serve2.log")).unwrap();
+    let server = serving::start(d, &serve_args, &[], server_log.into());
+    let (_, again) = http(&server.addr, "GET", "/checkpoint", &[], b"");
+    assert_eq!(checkpoint_size(&again), 30);
+    assert!(policy.verify(&again).is_ok());
+    // A proof from the served log, verified offline under the policy; and
+    // one from the store, over the checkpoint the witnesses cosigned.
+    let proof = common::chit_raw(
+        d,
+        &["log", "proof", "7", &format!("http://{}", server.addr)],
+        None,
+    );
+    assert_eq!(proof.code, 0);
+    std::fs::write(d.join("e7.tlog-proof"), &proof.stdout).unwrap();
+    let entry = common::chit_raw(d, &["log", "get", "--store", "r.db", "7"], None);
+    std::fs::write(d.join("e7.json"), &entry.stdout).unwrap();
+    let v = common::chit_in(
+        d,
+        &[
+            "verify",
+            "--policy",
+            "witnessed.policy",
+            "--proof",
+            "e7.tlog-proof",
+            "e7.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    drop(server);
+    let stored = common::chit_raw(
+        d,
+        &[
+            "log",
+            "proof",
+            "--store",
+            "r.db",
+            "--policy",
+            "witnessed.policy",
+            "7",
+        ],
+        None,
+    );
+    assert_eq!(stored.code, 0);
+    std::fs::write(d.join("s7.tlog-proof"), &stored.stdout).unwrap();
+    let v = common::chit_in(
+        d,
+        &[
+            "verify",
+            "--policy",
+            "witnessed.policy",
+            "--proof",
+            "s7.tlog-proof",
+            "e7.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    drop((a, b));
+}

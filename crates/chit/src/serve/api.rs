@@ -59,6 +59,8 @@ pub struct AppState {
     pub verify_max: usize,
     /// `--request-timeout`: a streamed answer ends by it too.
     pub request_timeout: std::time::Duration,
+    /// Witnesses asked to cosign (`--witness-policy`).
+    pub witnessing: Option<Arc<super::witnessing::Witnessing>>,
 }
 
 /// What a `/v1/verify` body of `len` bytes takes of the budget: its bytes,
@@ -264,9 +266,28 @@ fn answer(o: &Outcome, appended: &Appended) -> (StatusCode, Value) {
 /// The answer to the submission at `at` of a request (with its JSON
 /// Lines `line`, if any), as JSON text: [`logged`]'s where it is in the
 /// log with its proof, else [`answer`]'s.
-pub(super) fn answered(a: &Appended, at: usize, line: Option<usize>) -> (StatusCode, Vec<u8>) {
-    if let Some(done) = logged(a, at, line) {
-        return done;
+///
+/// With witnesses (`cosigned` given), a logged answer also says whether
+/// its checkpoint is covered by one whose cosignatures meet the quorum
+/// (`"cosigned"`, after `"checkpoint"`, keeping the members sorted).
+pub(super) fn answered(
+    a: &Appended,
+    at: usize,
+    line: Option<usize>,
+    cosigned: Option<bool>,
+) -> (StatusCode, Vec<u8>) {
+    if let Some((code, mut out)) = logged(a, at, line) {
+        if let Some(c) = cosigned {
+            // `{"checkpoint":` and the checkpoint's JSON string, then a comma.
+            let at = b"{\"checkpoint\":".len() + a.checkpoint.len() + 1;
+            let member: &[u8] = if c {
+                b"\"cosigned\":true,"
+            } else {
+                b"\"cosigned\":false,"
+            };
+            out.splice(at..at, member.iter().copied());
+        }
+        return (code, out);
     }
     let (code, mut v) = answer(&a.outcomes[at], a);
     if let Some(n) = line {
@@ -375,6 +396,10 @@ async fn entries(
         return closing(over_rate(&tok, wait));
     }
     let lines = is_lines(req.headers());
+    let wait_cosigned = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv == "wait=cosigned"));
     // The answer may stream after its head is sent: it ends by the
     // request's deadline too.
     let deadline = tokio::time::Instant::now() + state.request_timeout;
@@ -402,8 +427,71 @@ async fn entries(
         return error(StatusCode::FORBIDDEN, why);
     }
     let a = appended.expect("one submission sent");
-    let (code, body) = answered(&a, 0, None);
+    if let (Some(w), true) = (&state.witnessing, wait_cosigned) {
+        if let Some(r) = cosigned_answer(&state, w, &a, deadline).await {
+            return r;
+        }
+    }
+    let cosigned = state
+        .witnessing
+        .as_ref()
+        .map(|w| w.cosigned_size() >= a.size);
+    let (code, body) = answered(&a, 0, None, cosigned);
     (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// `POST /v1/entries?wait=cosigned`: the answer once a checkpoint that
+/// covers the entry has the quorum's cosignatures, with its inclusion
+/// proof under that checkpoint (and `"cosigned": true`); `None` (the
+/// usual answer, `"cosigned": false`) when none has by the request's
+/// deadline, or for an answer that places nothing.
+async fn cosigned_answer(
+    state: &Shared,
+    w: &Arc<super::witnessing::Witnessing>,
+    a: &Appended,
+    deadline: tokio::time::Instant,
+) -> Option<Response> {
+    let (code, _, index, _, _) = placed(a.outcomes.first()?)?;
+    let mut rx = w.cosigned.clone();
+    // Leave a moment of the deadline to answer in.
+    let until = deadline - std::time::Duration::from_millis(250).min(state.request_timeout / 4);
+    let cosigned = tokio::time::timeout_at(until, async {
+        loop {
+            if let Some(c) = rx.borrow_and_update().clone() {
+                if c.size > index {
+                    return Some(c);
+                }
+            }
+            if rx.changed().await.is_err() {
+                return None;
+            }
+        }
+    })
+    .await
+    .ok()
+    .flatten()?;
+    let size = cosigned.size;
+    let reader = state.clone();
+    let proof = blocking(move || {
+        let mut log = reader.reader.lock().unwrap_or_else(|p| p.into_inner());
+        log.inclusion_proof(index, size).map_err(|e| e.to_string())
+    })
+    .await
+    .ok()?
+    .ok()?;
+    let mut v = answer(&a.outcomes[0], a).1;
+    v["checkpoint"] = json!(String::from_utf8_lossy(&cosigned.note));
+    v["cosigned"] = json!(true);
+    v["inclusion_proof"] = json!(proof.iter().map(|h| B64.encode(h)).collect::<Vec<_>>());
+    v["size"] = json!(size);
+    Some(
+        (
+            code,
+            [(header::CONTENT_TYPE, "application/json")],
+            v.to_string(),
+        )
+            .into_response(),
+    )
 }
 
 /// The most bytes a `POST /v1/entries` body may hold: one entry, or
@@ -1138,8 +1226,24 @@ pub async fn get_consistency(State(state): State<Shared>, Params(q): Params<Size
     }
 }
 
-/// `GET /checkpoint`: the latest signed checkpoint, as signed.
+/// `GET /checkpoint`: the latest signed checkpoint, as signed; with
+/// witnesses, the newest whose cosignatures meet the policy's quorum
+/// (the latest, until one has).
 pub async fn get_checkpoint(State(state): State<Shared>) -> Response {
+    let cosigned = state
+        .witnessing
+        .as_ref()
+        .and_then(|w| w.cosigned.borrow().clone());
+    if let Some(c) = cosigned {
+        return (
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            c.note.clone(),
+        )
+            .into_response();
+    }
     let r = blocking(move || {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
         log.head()
@@ -1201,7 +1305,10 @@ pub async fn get_tile(State(state): State<Shared>, PathText(rest): PathText) -> 
 
 /// `GET /metrics`: Prometheus text.
 pub async fn metrics(State(state): State<Shared>) -> Response {
-    let text = state.metrics.text(state.budget.held());
+    let mut text = state.metrics.text(state.budget.held());
+    if let Some(w) = &state.witnessing {
+        text = super::witnessing::with_metrics(w, text);
+    }
     (
         [(
             header::CONTENT_TYPE,

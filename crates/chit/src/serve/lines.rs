@@ -189,6 +189,10 @@ impl Answering {
                 forbidden,
                 appended,
             }) => {
+                let witnessing = self.state.witnessing.clone();
+                let cosigned = |a: &super::sequencer::Appended| {
+                    witnessing.as_ref().map(|w| w.cosigned_size() >= a.size)
+                };
                 let (mut checked, mut sent) = (0, 0);
                 for (line, r) in &group {
                     if let Err(len) = r {
@@ -206,7 +210,7 @@ impl Answering {
                         );
                     } else {
                         let a = appended.as_ref().expect("a line not forbidden was sent");
-                        out.extend_from_slice(&answered(a, sent, Some(*line)).1);
+                        out.extend_from_slice(&answered(a, sent, Some(*line), cosigned(a)).1);
                         out.push(b'\n');
                         sent += 1;
                     }

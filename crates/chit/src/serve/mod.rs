@@ -12,6 +12,7 @@ pub mod sequencer;
 pub mod tokens;
 pub mod web;
 pub mod wire;
+pub mod witnessing;
 
 use crate::cli::ServeArgs;
 use crate::exit::{CmdResult, Exit, Failure};
@@ -244,6 +245,8 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         request_timeout: a.request_timeout,
         max_lines: a.max_lines,
         max_in_flight: a.max_in_flight,
+        witness_policy: a.witness_policy.clone(),
+        witness_timeout: a.witness_timeout,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(http_threads())
@@ -309,6 +312,34 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         )
         .map_err(|e| Failure::error(e.message))?,
     };
+    let witness_policy = match &a.witness_policy {
+        None => None,
+        Some(p) => {
+            let policy = crate::shared::logs::trust_policy(
+                Some(p),
+                None,
+                &crate::cli::WitnessArgs {
+                    witnesses: Vec::new(),
+                    min_witnesses: 0,
+                },
+            )?
+            .expect("a policy file");
+            if policy.quorum_is_none() {
+                warnings.push(format!(
+                    "--witness-policy {}: its quorum is none, so every checkpoint counts as cosigned",
+                    p.display()
+                ));
+            }
+            if policy.logs_of(&writer.meta().origin).is_empty() {
+                warnings.push(format!(
+                    "--witness-policy {} does not list this log ({}): readers with it will not trust its checkpoints",
+                    p.display(),
+                    writer.meta().verifier_key
+                ));
+            }
+            Some(policy)
+        }
+    };
     let logging = crate::shared::logging::init(a.quiet);
     for w in &warnings {
         tracing::warn!(target: "chit::serve", "{w}");
@@ -317,6 +348,21 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let checking = sequencer::Checking::default();
     let sequencer = sequencer::start(writer, prover, queue, checking.clone())
         .map_err(|e| Failure::error(format!("cannot start the sequencer: {e}")))?;
+    let witnessing = match witness_policy {
+        None => None,
+        Some(policy) => {
+            let log = crate::shared::logs::open_store_log(&store)?;
+            let _guard = runtime.enter();
+            Some(
+                witnessing::start(
+                    policy,
+                    log,
+                    std::time::Duration::from_secs(a.witness_timeout),
+                )
+                .map_err(|e| Failure::error(format!("cannot start the witnessing: {e}")))?,
+            )
+        }
+    };
     let state = Arc::new(api::AppState {
         reader: Mutex::new(reader),
         checker,
@@ -335,6 +381,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         log_keys,
         verify_max: api::largest_verified(a.max_in_flight),
         request_timeout: std::time::Duration::from_secs(a.request_timeout),
+        witnessing,
     });
     // Kept until the runtime is gone: the state's last owner drops its
     // store connections, and a PostgreSQL client may not be dropped on
