@@ -369,7 +369,11 @@ mod tests {
         fn days_in_month(year: u32, month: u32) -> u32 {
             match month {
                 4 | 6 | 9 | 11 => 30,
-                2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+                2 if year.is_multiple_of(4)
+                    && (!year.is_multiple_of(100) || year.is_multiple_of(400)) =>
+                {
+                    29
+                }
                 2 => 28,
                 _ => 31,
             }

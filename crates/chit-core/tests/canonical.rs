@@ -114,7 +114,11 @@ fn integers_and_their_double_spellings_agree() {
     let mut rng = Rng(21);
     for _ in 0..200_000 {
         let i = (rng.next_u64() >> (rng.next_u64() % 64)) as i64
-            * if rng.next_u64() % 2 == 0 { 1 } else { -1 };
+            * if rng.next_u64().is_multiple_of(2) {
+                1
+            } else {
+                -1
+            };
         let x = i as f64;
         for lit in [i.to_string(), format!("{x:e}"), format!("{x:?}")] {
             let v = parse(lit.as_bytes(), &Limits::default()).unwrap();

@@ -80,7 +80,7 @@ pub fn subtree_message(cosigner: &str, timestamp: u64, checkpoint: &Checkpoint) 
 }
 
 enum Secret {
-    Ed25519(SigningKey),
+    Ed25519(Box<SigningKey>),
     MlDsa44(Box<ml_dsa::SigningKey<MlDsa44>>),
 }
 
@@ -101,7 +101,7 @@ impl Cosigner {
         Ok(Cosigner {
             name: name.to_string(),
             key_id: key_id(name, ALG_COSIGNATURE_V1, key.verifying_key().as_bytes()),
-            key: Secret::Ed25519(key),
+            key: Secret::Ed25519(Box::new(key)),
         })
     }
 

@@ -536,7 +536,7 @@ mod tests {
         let (l, a, b) = (log.verifier_key(), w[0].verifier_key(), w[1].verifier_key());
         let cases: Vec<(String, &str)> = vec![
             (format!("log {l}\n"), "no quorum"),
-            (format!("quorum none\nquorum none\n"), "second quorum"),
+            ("quorum none\nquorum none\n".to_string(), "second quorum"),
             (format!("witness A {a}\nquorum B\n"), "not defined"),
             (format!("quorum A\nwitness A {a}\n"), "not defined"),
             (format!("witness A {a}\nwitness A {b}\nquorum A\n"), "twice"),

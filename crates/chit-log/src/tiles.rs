@@ -185,7 +185,7 @@ pub fn right_edge(size: u64) -> Vec<Tile> {
     let mut level = 0u8;
     let mut count = size;
     while count > 0 {
-        if count % w > 0 {
+        if !count.is_multiple_of(w) {
             out.push(Tile {
                 kind: TileKind::Hashes(level),
                 index: count / w,
@@ -207,7 +207,7 @@ fn push_tiles(out: &mut Vec<Tile>, kind: TileKind, count: u64) {
             width: TILE_WIDTH,
         });
     }
-    if count % w > 0 {
+    if !count.is_multiple_of(w) {
         out.push(Tile {
             kind,
             index: count / w,

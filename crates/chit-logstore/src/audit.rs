@@ -949,7 +949,7 @@ fn walk_entries(
                 reverify(opts, &mut again, problems);
             }
         }
-        if w.count % 65_536 == 0 {
+        if w.count.is_multiple_of(65_536) {
             (opts.progress)(w.count);
         }
         Ok(())
@@ -1311,7 +1311,7 @@ fn check_published(
         }
     }
     let w = u64::from(TILE_WIDTH);
-    if p.size % w > 0 {
+    if !p.size.is_multiple_of(w) {
         let n = p.size / w;
         let width = (p.size % w) as u16;
         let bundle = Tile {

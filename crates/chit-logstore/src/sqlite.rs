@@ -2027,8 +2027,8 @@ mod tests {
         let label = |i: u64| Label {
             index: i,
             kind: kinds[(i % 3) as usize].into(),
-            art_id: (i % 5 == 0).then(|| art(i)),
-            stream_id: (i % 4 != 0).then(|| format!("s{}", i % 7)),
+            art_id: i.is_multiple_of(5).then(|| art(i)),
+            stream_id: (!i.is_multiple_of(4)).then(|| format!("s{}", i % 7)),
         };
         let data = entries(0, 9_500);
         let mut size = 0u64;

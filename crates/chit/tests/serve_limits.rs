@@ -350,7 +350,7 @@ fn a_client_that_stops_reading_is_let_go() {
 /// costliest shapes.
 fn largest(kind: usize, size: usize) -> Vec<u8> {
     let mut b = Vec::with_capacity(size);
-    if kind % 2 == 0 {
+    if kind.is_multiple_of(2) {
         b.extend_from_slice(b"{\"receiptVersion\":\"0.1\",\"id\":\"");
         while b.len() + 2 <= size - 2 {
             b.extend_from_slice(b"\\n");

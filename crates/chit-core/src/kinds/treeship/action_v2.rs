@@ -682,7 +682,7 @@ pub fn seconds(s: &str) -> Option<u64> {
     {
         return None;
     }
-    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let leap = |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
     let mut days: u64 = (1970..year).map(|y| if leap(y) { 366 } else { 365 }).sum();
     let lengths = [
         31,
