@@ -112,7 +112,7 @@ pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, 
         checked = check_once(input, &own)?;
     }
     if let Some(proof) = ctx.proof {
-        kinds::log_bundle::prove(&mut checked, input, proof, ctx.log);
+        kinds::log_bundle::prove(&mut checked, input, proof, ctx.log, &ctx.limits);
     }
     Ok(checked)
 }

@@ -433,6 +433,11 @@ pub struct ServeArgs {
     /// Seconds a witness has to answer one checkpoint.
     #[arg(long, value_name = "SECS", default_value_t = 5, value_parser = at_least(1u64))]
     pub witness_timeout: u64,
+    /// Milliseconds at least between two checkpoints sent to the witnesses
+    /// (a busy log makes many a second; each costs every witness a
+    /// signature and a sync).
+    #[arg(long, value_name = "MS", default_value_t = 250)]
+    pub witness_interval: u64,
     // Last: the heading below holds every option after it.
     /// A new log's name (default: chit.localhost/ and the file's name
     /// without its extension, characters a name cannot hold made '-'): its
@@ -910,11 +915,13 @@ pub struct VerifyArgs {
     pub policy: Option<PathBuf>,
 
     /// A C2SP tlog-proof (chit log proof INDEX > FILE.tlog-proof) that the
-    /// one INPUT was logged: its exact bytes are the entry at the proof's
-    /// index, under a checkpoint that meets the policy's quorum. The input
-    /// is checked as it is, then held to the proof.
+    /// INPUT in its place was logged: its exact bytes are the entry at the
+    /// proof's index, under a checkpoint that meets the policy's quorum.
+    /// Repeat it, one for each INPUT, in order. Each input is checked as it
+    /// is, then held to its proof; a numeric lineage receipt and its bound
+    /// given together also have their order proven (lineage-order).
     #[arg(long, value_name = "FILE")]
-    pub proof: Option<PathBuf>,
+    pub proof: Vec<PathBuf>,
 
     #[command(flatten)]
     pub limits: LimitArgs,

@@ -708,6 +708,72 @@ fn a_logged_bound_proves_it_came_before_the_receipt() {
         v.stdout
     );
 
+    // The same with C2SP tlog-proofs beside the receipt and the bound as
+    // logged: each proven, and the order proven across them.
+    for (i, name) in [("1", "r1"), ("0", "b0")] {
+        let e = common::chit_raw(p, &["log", "get", "--store", "l.db", i], None);
+        assert_eq!(e.code, 0);
+        std::fs::write(p.join(format!("{name}.json")), &e.stdout).unwrap();
+        let pr = common::chit_raw(p, &["log", "proof", "--store", "l.db", i], None);
+        assert_eq!(pr.code, 0);
+        std::fs::write(p.join(format!("{name}.tlog-proof")), &pr.stdout).unwrap();
+    }
+    let v = chit_in(
+        p,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--proof",
+            "r1.tlog-proof",
+            "--proof",
+            "b0.tlog-proof",
+            "r1.json",
+            "b0.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(
+        v.stdout
+            .contains("VALID lineage r1.json (log index 1) (bound at 0, receipt at 1)"),
+        "{}",
+        v.stdout
+    );
+    // The receipt alone with its proof proves no order; proofs in the
+    // wrong places prove nothing.
+    let v = chit_in(
+        p,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--proof",
+            "r1.tlog-proof",
+            "r1.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("lineage-order"), "{}", v.stdout);
+    let v = chit_in(
+        p,
+        &[
+            "verify",
+            "--log-key",
+            &key,
+            "--proof",
+            "b0.tlog-proof",
+            "--proof",
+            "r1.tlog-proof",
+            "r1.json",
+            "b0.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("log-inclusion"), "{}", v.stdout);
+
     // A receipt logged before its bound: refused, naming both indexes.
     assert_eq!(bound_to(p, "b5.json", None).code, 0);
     std::thread::sleep(Duration::from_millis(1100));

@@ -61,12 +61,15 @@ fn rule_of(e: &BundleError) -> &'static str {
 /// cosignatures meet the quorum ([`rule::LOG_WITNESSES`]), and the
 /// input's exact bytes are the leaf at the proof's index
 /// ([`rule::LOG_INCLUSION`]). Without a policy nothing can be proven: an
-/// error, never a pass.
+/// error, never a pass. A proven numeric lineage bound or receipt leaves
+/// its log index for the order across inputs ([`rule::LINEAGE_ORDER`]), as
+/// a bundle of it would.
 pub(crate) fn prove(
     checked: &mut Checked,
     input: &[u8],
     proof: &chit_log::proof::TlogProof,
     keys: Option<&LogKeys>,
+    limits: &Limits,
 ) {
     use chit_log::proof::ProofError;
     let Some(keys) = keys else {
@@ -89,7 +92,33 @@ pub(crate) fn prove(
         checked
             .report
             .error(rule, "", format!("the tlog-proof: {e}"));
+        return;
     }
+    let mut lineage = LineageFacts::default();
+    match lineage_role(input, checked.report.kind, limits) {
+        Role::Bound(d) => lineage.bounds.push((d, proof.index)),
+        Role::Receipt(Some(d)) => lineage.waiting.push((d, proof.index)),
+        Role::Receipt(None) => {
+            checked.report.error(
+                rule::LINEAGE_ORDER,
+                "",
+                "a numeric lineage receipt whose bound_ref.bound_digest_sha256 could not be \
+                 read: its order cannot be proven",
+            );
+            return;
+        }
+        Role::Neither => return,
+    }
+    let entry = Entry {
+        at: String::new(),
+        status: checked.status(),
+        facts: checked.facts.take(),
+        artifact: checked.artifact.take(),
+    };
+    checked.facts = Some(Facts::Bundle(Box::new(BundleFacts {
+        entries: vec![entry],
+        lineage,
+    })));
 }
 
 /// Whether a document read already is a log bundle, or a list that

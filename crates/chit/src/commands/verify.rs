@@ -20,6 +20,8 @@ use std::sync::Arc;
 struct Settings<'a> {
     /// What the core is told of every input.
     ctx: Context<'a>,
+    /// The tlog-proof of each input (`--proof`), by its place.
+    proofs: &'a [chit_log::proof::TlogProof],
     format: Format,
     quiet: bool,
     /// `--allow-unchecked`: a signed input whose payload chit could not
@@ -74,27 +76,31 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         &args.witness,
     )?
     .map(|policy| LogKeys { policy });
-    let proof = match &args.proof {
-        None => None,
-        Some(path) => {
-            if log.is_none() {
-                return Err(Failure::error(
-                    "--proof is proven under a trust policy: give it with --policy FILE (or the \
-                     log's key with --log-key)",
-                ));
-            }
-            if args.inputs.len() != 1 || args.lines {
-                return Err(Failure::error(
-                    "--proof proves one receipt: give exactly one INPUT",
-                ));
-            }
+    let mut proofs = Vec::new();
+    if !args.proof.is_empty() {
+        if log.is_none() {
+            return Err(Failure::error(
+                "--proof is proven under a trust policy: give it with --policy FILE (or the \
+                 log's key with --log-key)",
+            ));
+        }
+        let files = args.inputs.iter().all(|p| p.is_file());
+        if args.proof.len() != args.inputs.len() || args.lines || !files {
+            return Err(Failure::error(format!(
+                "each --proof proves the INPUT in its place: give one receipt file for each \
+                 ({} proofs, {} inputs)",
+                args.proof.len(),
+                args.inputs.len()
+            )));
+        }
+        for path in &args.proof {
             let bytes = read_doc(path, "proof")?;
-            Some(
+            proofs.push(
                 chit_log::proof::TlogProof::parse(&bytes)
                     .map_err(|e| Failure::error(format!("the proof {}: {e}", path.display())))?,
-            )
+            );
         }
-    };
+    }
     let ctx = Context {
         kind: args.kind,
         limits,
@@ -108,12 +114,13 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
         accept_unsigned: args.accept_unsigned,
         allow_unchecked: args.allow_unchecked,
         log: log.as_ref(),
-        // With a trust policy, every input is a log bundle, unless a proof
-        // says where the one input was logged.
-        bundles_only: log.is_some() && proof.is_none(),
-        proof: proof.as_ref(),
+        // With a trust policy, every input is a log bundle, unless proofs
+        // say where the inputs were logged.
+        bundles_only: log.is_some() && proofs.is_empty(),
+        // Each input's own, below.
+        proof: None,
     };
-    run_with(args, ctx, out).map_err(Failure::write)
+    run_with(args, ctx, &proofs, out).map_err(Failure::write)
 }
 
 fn parse_extra<'a>(
@@ -130,7 +137,12 @@ fn parse_extra<'a>(
     }
 }
 
-fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Result<Exit> {
+fn run_with(
+    args: &VerifyArgs,
+    ctx: Context,
+    proofs: &[chit_log::proof::TlogProof],
+    out: &mut Output,
+) -> std::io::Result<Exit> {
     let format = if args.json {
         Format::Json
     } else {
@@ -139,6 +151,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
     let limits = ctx.limits;
     let settings = Settings {
         ctx,
+        proofs,
         format,
         quiet: args.quiet,
         allow_unchecked: args.allow_unchecked,
@@ -205,7 +218,7 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
                 for batch in rx {
                     let done: Vec<Done> = batch
                         .par_iter()
-                        .map(|(n, line)| check(label, Some(*n), line.as_deref(), &settings))
+                        .map(|(n, line)| check(label, Some(*n), None, line.as_deref(), &settings))
                         .collect();
                     progress.inc(batch.len() as u64);
                     write_batch(&progress, done, &mut emit, out)?;
@@ -214,17 +227,18 @@ fn run_with(args: &VerifyArgs, ctx: Context, out: &mut Output) -> std::io::Resul
             })?;
         }
     } else {
-        let indexed: Vec<(&Source, &Arc<str>)> = sources.iter().zip(&labels).collect();
+        let indexed: Vec<(usize, (&Source, &Arc<str>))> =
+            sources.iter().zip(&labels).enumerate().collect();
         for batch in indexed.chunks(BATCH) {
             let done: Vec<Done> = batch
                 .par_iter()
-                .map(|&(source, label)| {
+                .map(|&(at, (source, label))| {
                     let r = match source {
                         Source::Package(dir) => check_package(label, dir, &settings),
                         Source::Journal(dir) => check_journal(label, dir, &settings),
                         _ => {
                             let bytes = inputs::read(source, limits.max_size);
-                            check(label, None, bytes.as_deref(), &settings)
+                            check(label, None, Some(at), bytes.as_deref(), &settings)
                         }
                     };
                     progress.inc(1);
@@ -322,9 +336,12 @@ fn unreadable(file: &str, line: Option<usize>, why: String) -> InputResult<'_> {
 }
 
 /// Checks and renders one input; the input lives only here.
+/// Checks one input: a file's bytes (`at`: its place among the inputs,
+/// for its `--proof`) or a line's.
 fn check(
     file: &Arc<str>,
     line: Option<usize>,
+    at: Option<usize>,
     bytes: Result<&[u8], &crate::inputs::InputError>,
     settings: &Settings,
 ) -> Done {
@@ -345,6 +362,7 @@ fn check(
         } else {
             None
         },
+        proof: at.and_then(|i| settings.proofs.get(i)),
         ..settings.ctx
     };
     match chit_core::check(bytes, &ctx) {

@@ -247,6 +247,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
         max_in_flight: a.max_in_flight,
         witness_policy: a.witness_policy.clone(),
         witness_timeout: a.witness_timeout,
+        witness_interval: a.witness_interval,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(http_threads())
@@ -358,6 +359,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
                     policy,
                     log,
                     std::time::Duration::from_secs(a.witness_timeout),
+                    std::time::Duration::from_millis(a.witness_interval),
                 )
                 .map_err(|e| Failure::error(format!("cannot start the witnessing: {e}")))?,
             )

@@ -8,7 +8,9 @@
 //!   unknown), and reports the cosignature, or why there is none.
 //! - One coordinator: it follows the log's head, sets the checkpoint to
 //!   cosign (a new one once the last reached the quorum or every witness
-//!   answered for it), checks and stores each cosignature with its
+//!   answered for it, at most one every `--witness-interval`; the same
+//!   one again, of the witnesses that did not cosign it, while the log
+//!   has not grown and its quorum is not met), checks and stores each cosignature with its
 //!   checkpoint (so it survives a restart and reaches every proof made
 //!   from the store), and publishes the newest checkpoint whose
 //!   cosignatures meet the policy's quorum.
@@ -16,7 +18,7 @@
 //! A witness that is down, slow (past `--witness-timeout`) or lying (a
 //! cosignature that does not verify) holds up nothing but its own
 //! cosignature: it is logged and counted, and asked again, after a pause
-//! that doubles to a minute, with the newest checkpoint.
+//! that doubles up to 30 s, with the newest checkpoint.
 
 use chit_log::checkpoint::add_signatures;
 use chit_log::note::{self, Signature, Verifier};
@@ -32,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 /// How often the coordinator looks at the log's head.
 const POLL: Duration = Duration::from_millis(50);
 /// The longest pause before a failed witness is asked again.
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// A checkpoint and its note.
 #[derive(Clone, Debug)]
@@ -84,7 +86,12 @@ fn stored_cosigned(log: &mut Log, policy: &Policy) -> Result<Option<Cosigned>, S
 
 /// Starts the coordinator and one task a witness, on the current runtime.
 /// `log` is a store connection of the witnessing's own.
-pub fn start(policy: Policy, mut log: Log, timeout: Duration) -> Result<Arc<Witnessing>, String> {
+pub fn start(
+    policy: Policy,
+    mut log: Log,
+    timeout: Duration,
+    interval: Duration,
+) -> Result<Arc<Witnessing>, String> {
     let initial = stored_cosigned(&mut log, &policy)?.map(Arc::new);
     let (publish, cosigned) = watch::channel(initial);
     let w = Arc::new(Witnessing {
@@ -123,7 +130,15 @@ pub fn start(policy: Policy, mut log: Log, timeout: Duration) -> Result<Arc<Witn
             reports.clone(),
         ));
     }
-    tokio::spawn(coordinate(w.clone(), log, target_tx, inbox, publish, asked));
+    tokio::spawn(coordinate(
+        w.clone(),
+        log,
+        target_tx,
+        inbox,
+        publish,
+        asked,
+        interval,
+    ));
     Ok(w)
 }
 
@@ -147,6 +162,7 @@ async fn coordinate(
     mut inbox: mpsc::UnboundedReceiver<Report>,
     publish: watch::Sender<Option<Arc<Cosigned>>>,
     asked: Vec<usize>,
+    interval: Duration,
 ) {
     if asked.is_empty() {
         return;
@@ -156,6 +172,7 @@ async fn coordinate(
     let mut answered: Vec<usize> = Vec::new();
     let mut cosigners: Vec<usize> = Vec::new();
     let mut tick = tokio::time::interval(POLL);
+    let mut last_round: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             report = inbox.recv() => {
@@ -204,22 +221,33 @@ async fn coordinate(
                 w.policy.quorum_met(&cosigners) || asked.iter().all(|i| answered.contains(i))
             }
         };
-        if !settled {
+        if !settled || last_round.is_some_and(|t| t.elapsed() < interval) {
             continue;
         }
         let head = blocking(&log, |l| l.head().map_err(|e| e.to_string())).await;
         let Ok((size, note)) = head else { continue };
-        if size == 0 || target.as_ref().is_some_and(|t| t.size >= size) {
+        if size == 0 || w.cosigned_size() >= size {
             continue;
         }
-        if w.cosigned_size() >= size {
-            continue;
+        match &target {
+            // The same checkpoint again, its quorum not met: asked of the
+            // witnesses that did not cosign it (one back from a failure
+            // cosigns what the log has, not what it had).
+            Some(t) if t.size >= size => {
+                answered.retain(|i| cosigners.contains(i));
+                let again = t.clone();
+                last_round = Some(tokio::time::Instant::now());
+                target_tx.send_replace(Some(again));
+            }
+            _ => {
+                let t = Arc::new(Cosigned { size, note });
+                last_round = Some(tokio::time::Instant::now());
+                target = Some(t.clone());
+                answered.clear();
+                cosigners.clear();
+                target_tx.send_replace(Some(t));
+            }
         }
-        let t = Arc::new(Cosigned { size, note });
-        target = Some(t.clone());
-        answered.clear();
-        cosigners.clear();
-        target_tx.send_replace(Some(t));
     }
 }
 
@@ -261,17 +289,26 @@ async fn ask(
 ) {
     // The size this witness last cosigned, when known.
     let mut known: Option<u64> = None;
+    // The checkpoint this task last had cosigned (asked again, it is not
+    // sent again).
+    let mut done: Option<u64> = None;
     let mut backoff = Duration::ZERO;
     while targets.changed().await.is_ok() {
         let Some(t) = targets.borrow_and_update().clone() else {
             continue;
         };
+        if done == Some(t.size) {
+            continue;
+        }
         if !backoff.is_zero() {
             tokio::time::sleep(backoff).await;
         }
         let result = submit(&a, &t, &mut known).await;
         backoff = match result {
-            Ok(_) => Duration::ZERO,
+            Ok(_) => {
+                done = Some(t.size);
+                Duration::ZERO
+            }
             Err(_) => (backoff * 2).clamp(Duration::from_millis(500), MAX_BACKOFF),
         };
         if reports
