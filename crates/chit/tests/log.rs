@@ -471,6 +471,16 @@ fn tlog_proofs_prove_a_receipt_offline_under_a_policy() {
         verify(&["--policy", "p2.policy"], "e4b.tlog-proof", "e4.json").code,
         0
     );
+    // An audit under the policy: its key for the log, its quorum met.
+    let audit = |policy: &str, state: &str| {
+        chit_in(
+            dir,
+            &["log", "audit", "r.db", "--policy", policy, "--state", state],
+            None,
+        )
+    };
+    let a = audit("p2.policy", "a2.json");
+    assert_eq!(a.code, 0, "{}{}", a.stdout, a.stderr);
     // A log that does not list the log: refused.
     std::fs::write(
         dir.join("p3.policy"),
@@ -509,6 +519,14 @@ fn tlog_proofs_prove_a_receipt_offline_under_a_policy() {
     assert_eq!(
         verify(&["--log-key", &key], "l.tlog-proof", "e4.json").code,
         0
+    );
+    // The audit holds the latest checkpoint to the quorum: not met.
+    let a = audit("p1.policy", "a1.json");
+    assert_eq!(a.code, 1, "{}", a.stdout);
+    assert!(
+        a.stdout.contains("do not meet the policy's quorum"),
+        "{}",
+        a.stdout
     );
     // A proof without a policy proves nothing.
     let v = chit_in(dir, &["verify", "--proof", "l.tlog-proof", "e4.json"], None);
