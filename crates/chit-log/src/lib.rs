@@ -87,6 +87,7 @@
 pub mod bundle;
 pub mod checkpoint;
 pub mod cosignature;
+mod lines;
 pub mod note;
 pub mod policy;
 pub mod proof;

@@ -22,6 +22,7 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
+use crate::lines::{LineError, Lines};
 use crate::note::decode_b64;
 use crate::policy::{parse_decimal, OpenError, Policy, Witnessed};
 use crate::tree::{verify_inclusion, Hash};
@@ -84,46 +85,28 @@ impl TlogProof {
         if bytes.len() > MAX_PROOF_BYTES {
             return Err(bad("larger than a proof can be"));
         }
-        let mut rest = bytes;
-        let mut line = || -> Result<&[u8], ProofError> {
-            let end = rest
-                .iter()
-                .position(|&b| b == b'\n')
-                .ok_or_else(|| bad("it ends before the checkpoint"))?;
-            let l = &rest[..end];
-            rest = &rest[end + 1..];
-            Ok(l)
+        let mut lines = Lines::new(bytes);
+        let ended = |e: LineError| match e {
+            LineError::Ended => bad("it ends before the checkpoint"),
+            LineError::TooMany => bad("more than 64 inclusion proof hashes"),
+            LineError::NotAHash => bad("an inclusion proof line is not base64 of 32 bytes"),
         };
-        if line()? != HEADER.as_bytes() {
+        if lines.line().map_err(ended)? != HEADER.as_bytes() {
             return Err(bad("the first line is not c2sp.org/tlog-proof@v1"));
         }
-        let mut next = line()?;
+        let mut next = lines.line().map_err(ended)?;
         let mut extra = None;
         if let Some(b64) = next.strip_prefix(b"extra ") {
             let text = std::str::from_utf8(b64).map_err(|_| bad("extra is not base64"))?;
             extra = Some(decode_b64(text).ok_or_else(|| bad("extra is not canonical base64"))?);
-            next = line()?;
+            next = lines.line().map_err(ended)?;
         }
         let index = next
             .strip_prefix(b"index ")
             .and_then(parse_decimal::<u64>)
             .ok_or_else(|| bad("no index line (index <decimal>)"))?;
-        let mut inclusion_proof = Vec::new();
-        loop {
-            let l = line()?;
-            if l.is_empty() {
-                break;
-            }
-            if inclusion_proof.len() == MAX_PROOF_HASHES {
-                return Err(bad("more than 64 inclusion proof hashes"));
-            }
-            let h: Hash = std::str::from_utf8(l)
-                .ok()
-                .and_then(decode_b64)
-                .and_then(|v| v.try_into().ok())
-                .ok_or_else(|| bad("an inclusion proof line is not base64 of 32 bytes"))?;
-            inclusion_proof.push(h);
-        }
+        let inclusion_proof = lines.hashes(MAX_PROOF_HASHES).map_err(ended)?;
+        let rest = lines.rest();
         if rest.is_empty() {
             return Err(bad("no checkpoint after the empty line"));
         }

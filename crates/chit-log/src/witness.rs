@@ -25,7 +25,8 @@
 //! | 200 | cosigned: the witness's cosignature lines |
 
 use crate::checkpoint::Checkpoint;
-use crate::note::{self, decode_b64, NoteError, Verifier};
+use crate::lines::{LineError, Lines};
+use crate::note::{self, NoteError, Verifier};
 use crate::policy::{parse_decimal, Policy};
 use crate::tree::{verify_consistency, Hash, EMPTY_ROOT};
 
@@ -96,36 +97,20 @@ impl AddCheckpoint {
         if body.len() > MAX_REQUEST_BYTES {
             return Err(bad("the body is too large"));
         }
-        let mut rest = body;
-        let mut line = || -> Result<&[u8], Refusal> {
-            let end = rest
-                .iter()
-                .position(|&b| b == b'\n')
-                .ok_or_else(|| bad("the body ends before the checkpoint"))?;
-            let l = &rest[..end];
-            rest = &rest[end + 1..];
-            Ok(l)
+        let mut lines = Lines::new(body);
+        let ended = |e: LineError| match e {
+            LineError::Ended => bad("the body ends before the checkpoint"),
+            LineError::TooMany => bad("more than 63 consistency proof lines"),
+            LineError::NotAHash => bad("a proof line is not base64 of 32 bytes"),
         };
-        let old_size = line()?
+        let old_size = lines
+            .line()
+            .map_err(ended)?
             .strip_prefix(b"old ")
             .and_then(parse_decimal::<u64>)
             .ok_or_else(|| bad("the first line is not old <size>"))?;
-        let mut proof = Vec::new();
-        loop {
-            let l = line()?;
-            if l.is_empty() {
-                break;
-            }
-            if proof.len() == MAX_PROOF_LINES {
-                return Err(bad("more than 63 consistency proof lines"));
-            }
-            let h: Hash = std::str::from_utf8(l)
-                .ok()
-                .and_then(decode_b64)
-                .and_then(|v| v.try_into().ok())
-                .ok_or_else(|| bad("a proof line is not base64 of 32 bytes"))?;
-            proof.push(h);
-        }
+        let proof = lines.hashes(MAX_PROOF_LINES).map_err(ended)?;
+        let rest = lines.rest();
         Ok(AddCheckpoint {
             old_size,
             proof,
