@@ -107,6 +107,17 @@ fn key_show_describes_an_mldsa44_key() {
         .unwrap_or_else(|| panic!("{}", show.stdout));
     assert_eq!(digest, chit_core::digest::sha256_hex(&public));
     assert!(!show.stdout.contains("did:key"), "{}", show.stdout);
+    assert!(!show.stderr.contains("open to others"), "{}", show.stderr);
+    // A key file others may read is shown, with the warning an Ed25519
+    // key gets.
+    std::fs::set_permissions(
+        d.join("w.pem"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    let open = chit_in(d, &["key", "show", "w.pem"], None);
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    assert!(open.stderr.contains("open to others"), "{}", open.stderr);
 
     // Not a key at all still fails, as before.
     std::fs::write(d.join("junk.pem"), "not a key\n").unwrap();

@@ -3,7 +3,7 @@
 use crate::cli::{KeyAlgorithm, KeygenArgs};
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::files;
-use crate::inputs::{self, Source};
+use crate::inputs;
 use crate::output::Output;
 use chit_core::keys::SecretKey;
 use chit_log::cosignature;
@@ -81,10 +81,11 @@ pub fn show(path: &Path, out: &mut Output) -> CmdResult {
 /// The public key of an ML-DSA-44 PEM private key file, `None` when the
 /// file is not one (the Ed25519 reader has said why).
 fn mldsa44_public_key(path: &Path) -> Option<Vec<u8>> {
-    let bytes = inputs::read(&Source::File(path.to_path_buf()), 16 * 1024).ok()?;
-    let mut seed = cosignature::mldsa44_seed_from_pem(std::str::from_utf8(&bytes).ok()?).ok()?;
+    let text = crate::shared::keys::read_key_text(path).ok()?;
+    let mut seed = cosignature::mldsa44_seed_from_pem(&text).ok()?;
     let public = cosignature::mldsa44_public_key(&seed);
     seed.fill(0);
+    crate::shared::keys::warn_if_open(path);
     Some(public)
 }
 

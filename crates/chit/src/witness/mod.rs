@@ -291,9 +291,10 @@ fn read(path: &std::path::Path, what: &str) -> Result<Vec<u8>, Failure> {
 }
 
 pub fn run(a: &WitnessServeArgs, out: &mut Output) -> CmdResult {
-    let pem = read(&a.key, "the key")?;
-    let cosigner = Cosigner::from_pkcs8_pem(&a.name, &String::from_utf8_lossy(&pem))
+    let pem = crate::shared::keys::read_key_text(&a.key)?;
+    let cosigner = Cosigner::from_pkcs8_pem(&a.name, &pem)
         .map_err(|e| Failure::error(format!("--key {}: {e}", a.key.display())))?;
+    crate::shared::keys::warn_if_open(&a.key);
     let policy = Policy::parse(&read(&a.policy, "the policy")?)
         .map_err(|e| Failure::error(format!("--policy {}: {e}", a.policy.display())))?;
     if policy.logs.is_empty() {
