@@ -169,7 +169,7 @@ impl Policy {
                 b"log" => {
                     let (vkey, url) = match args {
                         [k] => (k, None),
-                        [k, u] => (k, Some(ascii(u, "the URL")?)),
+                        [k, u] => (k, Some(text(u))),
                         _ => return Err(err(n, "want: log <vkey> [<url>]")),
                     };
                     let k = note::parse_verifier_key(&ascii(vkey, "the key")?)
@@ -198,7 +198,7 @@ impl Policy {
                 b"witness" => {
                     let (name, vkey, url) = match args {
                         [w, k] => (w, k, None),
-                        [w, k, u] => (w, k, Some(ascii(u, "the URL")?)),
+                        [w, k, u] => (w, k, Some(text(u))),
                         _ => return Err(err(n, "want: witness <name> <vkey> [<url>]")),
                     };
                     new_name(name, &names)?;
@@ -318,6 +318,17 @@ impl Policy {
                     witnesses.len()
                 ),
             });
+        }
+        for (i, w) in witnesses.iter().enumerate() {
+            if witnesses[..i]
+                .iter()
+                .any(|o| o.public_key() == w.public_key())
+            {
+                return Err(PolicyError {
+                    line: 0,
+                    message: "a witness key given twice (one public key)".into(),
+                });
+            }
         }
         let n = witnesses.len();
         let witnesses = witnesses
@@ -581,7 +592,23 @@ mod tests {
             let e = Policy::parse(text.as_bytes()).unwrap_err();
             assert!(e.to_string().contains(want), "{text:?}: {e} (want {want})");
         }
-        // Opaque octets in names and comments are allowed.
+        // The shorthand refuses one witness key given twice, as a file does
+        // (an Ed25519 cosignature does not name its witness: it would count
+        // twice).
+        let twice = Policy::from_keys(
+            vec![log.verifier()],
+            vec![w[0].verifier(), w[0].verifier()],
+            2,
+        );
+        assert!(twice.unwrap_err().message.contains("twice"));
+        // Opaque octets in names, URLs and comments are allowed.
+        let url =
+            Policy::parse(format!("witness A {a} http://\u{e9}.example/\nquorum A\n").as_bytes())
+                .unwrap();
+        assert_eq!(
+            url.witnesses[0].url.as_deref(),
+            Some("http://\u{e9}.example/")
+        );
         let ok = format!("# caf\u{e9}\nwitness \u{212a} {a}\nquorum \u{212a}\n");
         assert!(Policy::parse(ok.as_bytes()).is_ok());
         let e = Policy::parse(format!("witness K {a}\nquorum \u{212a}\n").as_bytes()).unwrap_err();

@@ -148,6 +148,11 @@ pub fn check_signed(req: &AddCheckpoint, policy: &Policy) -> Result<Signed, Refu
         }
         e => Refusal::Forbidden(e.to_string()),
     })?;
+    if checkpoint.size > i64::MAX as u64 {
+        return Err(Refusal::BadRequest(
+            "a tree size above 2^63 - 1, which no log reaches".into(),
+        ));
+    }
     if req.old_size > checkpoint.size {
         return Err(Refusal::BadRequest(format!(
             "the old size {} exceeds the checkpoint's {}",
@@ -264,6 +269,15 @@ mod tests {
         let at = broken.note.len() - 6;
         broken.note[at] = if broken.note[at] == b'A' { b'B' } else { b'A' };
         assert_eq!(status(&broken, None), 403);
+        // A size no log reaches (it could not be stored).
+        let huge = AddCheckpoint {
+            old_size: 0,
+            proof: vec![],
+            note: Checkpoint::new("log.example/w", 1 << 63, [1; 32])
+                .sign(&log)
+                .unwrap(),
+        };
+        assert_eq!(status(&huge, None), 400);
         // Malformed bodies.
         for body in [
             &b"old 01\n\nx"[..],

@@ -568,8 +568,21 @@ fn proof(a: &LogProofArgs, out: &mut Output) -> CmdResult {
             let mut log = open_log(&LogStoreArg {
                 store: store.clone(),
             })?;
-            log.tlog_proof(a.index, quorum.as_ref())
-                .map_err(store_failure)?
+            let proof = log
+                .tlog_proof(a.index, quorum.as_ref())
+                .map_err(store_failure)?;
+            if let Some(q) = &quorum {
+                if !q.open(&proof.checkpoint).is_ok_and(|w| w.quorum) {
+                    eprintln!(
+                        "chit: warning: no checkpoint covering entry {} meets the policy's quorum \
+                         ({}); the proof is over the latest, which a reader holding this policy \
+                         refuses (wait for the witnesses, or run chit log witness)",
+                        a.index,
+                        q.quorum_text()
+                    );
+                }
+            }
+            proof
         }
         (None, Some(url)) => proof_from_url(url, a.index)?,
         (None, None) => unreachable!("clap requires one"),

@@ -130,6 +130,12 @@ pub fn start(
             reports.clone(),
         ));
     }
+    if asked.is_empty() {
+        return Err(
+            "the policy gives none of its witnesses a URL (witness NAME VKEY URL): none can be asked"
+                .into(),
+        );
+    }
     tokio::spawn(coordinate(
         w.clone(),
         log,
@@ -289,26 +295,17 @@ async fn ask(
 ) {
     // The size this witness last cosigned, when known.
     let mut known: Option<u64> = None;
-    // The checkpoint this task last had cosigned (asked again, it is not
-    // sent again).
-    let mut done: Option<u64> = None;
     let mut backoff = Duration::ZERO;
     while targets.changed().await.is_ok() {
         let Some(t) = targets.borrow_and_update().clone() else {
             continue;
         };
-        if done == Some(t.size) {
-            continue;
-        }
         if !backoff.is_zero() {
             tokio::time::sleep(backoff).await;
         }
         let result = submit(&a, &t, &mut known).await;
         backoff = match result {
-            Ok(_) => {
-                done = Some(t.size);
-                Duration::ZERO
-            }
+            Ok(_) => Duration::ZERO,
             Err(_) => (backoff * 2).clamp(Duration::from_millis(500), MAX_BACKOFF),
         };
         if reports
@@ -370,6 +367,8 @@ async fn submit(a: &Asker, t: &Cosigned, known: &mut Option<u64>) -> Result<Sign
                 let size = std::str::from_utf8(&text)
                     .ok()
                     .and_then(|s| s.strip_suffix('\n'))
+                    .filter(|s| *s == "0" || (!s.starts_with('0') && !s.is_empty()))
+                    .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
                     .and_then(|s| s.parse::<u64>().ok())
                     .ok_or("a 409 whose body is not a size")?;
                 *known = Some(size);
@@ -404,21 +403,29 @@ async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String
 }
 
 /// The witness's cosignature among the lines it answered, verified over
-/// the checkpoint: lines by other keys are ignored, as the protocol asks.
+/// the checkpoint's text (not its note, which may hold an earlier
+/// cosignature of this witness's): lines by other keys are ignored, as
+/// the protocol asks; one with no timestamp is refused, as it must not be
+/// made.
 fn cosignature_of(
     key: &CosignatureVerifier,
     note: &[u8],
     lines: &[u8],
 ) -> Result<Signature, String> {
-    let joined = [note, lines].concat();
+    let text = note::parse(note).map_err(|e| e.to_string())?.text;
+    let joined = [text.as_bytes(), b"\n", lines].concat();
     let opened = note::open(&joined, &[key as &dyn Verifier])
         .map_err(|e| format!("its answer does not hold a valid cosignature: {e}"))?;
-    opened
+    let sig = opened
         .verified
         .into_iter()
         .next()
         .map(|(_, s)| s)
-        .ok_or_else(|| format!("no cosignature by {}", key.name()))
+        .ok_or_else(|| format!("no cosignature by {}", key.name()))?;
+    if chit_log::cosignature::cosignature_time(&sig.bytes) == Some(0) {
+        return Err("a cosignature with no timestamp (0)".into());
+    }
+    Ok(sig)
 }
 
 /// The server's metrics text with the witnessing's series added before

@@ -143,7 +143,14 @@ fn text(status: StatusCode, content_type: &'static str, body: String) -> Respons
 }
 
 async fn post_add_checkpoint(State(w): State<Shared>, body: Bytes) -> Response {
-    let (status, response) = match w.add_checkpoint(&body).await {
+    // Judged, stored and remembered on a task of its own: a request
+    // dropped halfway (its client gone, its deadline passed) cannot leave
+    // the stored checkpoint ahead of the one in memory.
+    let judge = w.clone();
+    let judged = tokio::spawn(async move { judge.add_checkpoint(&body).await })
+        .await
+        .unwrap_or_else(|e| Err(Answer::Failed(format!("the request's task failed: {e}"))));
+    let (status, response) = match judged {
         Ok(lines) => (
             200,
             text(StatusCode::OK, "text/plain; charset=utf-8", lines),
@@ -302,6 +309,16 @@ pub fn run(a: &WitnessServeArgs, out: &mut Output) -> CmdResult {
             "--policy {} lists no log (log <vkey> lines): this witness would witness nothing",
             a.policy.display()
         )));
+    }
+    if cosigner.alg() == chit_log::note::ALG_COSIGNATURE_MLDSA44 {
+        if let Some(l) = policy.logs.iter().find(|l| l.origin.len() > 255) {
+            return Err(Failure::error(format!(
+                "--policy {}: the log {:?} has an origin longer than the 255 bytes an ML-DSA-44 \
+                 cosignature can name",
+                a.policy.display(),
+                l.origin
+            )));
+        }
     }
     let store = a.store.display().to_string();
     let state =

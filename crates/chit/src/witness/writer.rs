@@ -33,7 +33,23 @@ impl Writer {
                         }
                     }
                     let advances: Vec<Advance> = batch.iter().map(|(a, _)| a.clone()).collect();
-                    let result = state.advance(&advances).map_err(|e| e.to_string());
+                    if batch.len() > 1 && state.advance(&advances).is_err() {
+                        // One advance the store refuses fails no other:
+                        // each on its own.
+                        for (a, done) in batch {
+                            let _ = done.send(
+                                state
+                                    .advance(std::slice::from_ref(&a))
+                                    .map_err(|e| e.to_string()),
+                            );
+                        }
+                        continue;
+                    }
+                    let result = if batch.len() > 1 {
+                        Ok(())
+                    } else {
+                        state.advance(&advances).map_err(|e| e.to_string())
+                    };
                     for (_, done) in batch {
                         let _ = done.send(result.clone());
                     }
