@@ -12,7 +12,6 @@ use chit_log::witness::AddCheckpoint;
 use common::serving::{self, http, Server};
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::Stdio;
 
 const ORIGIN: &str = "log.example/witnessed";
 
@@ -54,27 +53,10 @@ impl TestLog {
     }
 }
 
-fn start_witness(dir: &Path, key: &str, policy: &str) -> Server {
-    serving::start(
-        dir,
-        &[
-            "witness",
-            "serve",
-            "--key",
-            key,
-            "--name",
-            "witness.example/w1",
-            "--store",
-            "w.db",
-            "--policy",
-            policy,
-            "--listen",
-            "127.0.0.1:0",
-            "--quiet",
-        ],
-        &[],
-        Stdio::null(),
-    )
+/// The witness `witness.example/w1` of the logs in `logs.policy`, its state
+/// in `w.db`.
+fn start_witness(dir: &Path, key: &str) -> Server {
+    witness_named(dir, key, "witness.example/w1", "w.db", "127.0.0.1:0")
 }
 
 fn vkey_of(server: &Server) -> String {
@@ -130,7 +112,7 @@ fn the_witness_answers_each_status_and_keeps_its_state() {
     let dir = tempfile::tempdir().unwrap();
     let log = TestLog::new(ORIGIN, 1, 40);
     setup(dir.path(), &[&log]);
-    let mut w = start_witness(dir.path(), "w.pem", "logs.policy");
+    let mut w = start_witness(dir.path(), "w.pem");
     let vkey = vkey_of(&w);
     let addr = w.addr.clone();
 
@@ -260,7 +242,7 @@ fn the_witness_answers_each_status_and_keeps_its_state() {
     );
     w.child.kill().unwrap();
     w.child.wait().unwrap();
-    let w = start_witness(dir.path(), "w.pem", "logs.policy");
+    let w = start_witness(dir.path(), "w.pem");
     assert_eq!(vkey_of(&w), vkey);
     let (code, body) = add(&w.addr, &log.request(4, 12));
     assert_eq!((code, body.as_slice()), (409, &b"10\n"[..]));
@@ -274,7 +256,7 @@ fn of_submissions_from_one_old_size_one_is_cosigned() {
     let log = std::sync::Arc::new(TestLog::new(ORIGIN, 1, 200));
     let other = TestLog::new("log.example/other", 4, 50);
     setup(dir.path(), &[&log, &other]);
-    let w = start_witness(dir.path(), "w.pem", "logs.policy");
+    let w = start_witness(dir.path(), "w.pem");
     let addr = w.addr.clone();
     assert_eq!(add(&addr, &log.request(0, 10)).0, 200);
     let mut size = 10;
@@ -313,7 +295,7 @@ fn a_cosignature_added_to_the_note_opens_with_the_witness_key() {
     let dir = tempfile::tempdir().unwrap();
     let log = TestLog::new(ORIGIN, 1, 3);
     setup(dir.path(), &[&log]);
-    let w = start_witness(dir.path(), "w.pem", "logs.policy");
+    let w = start_witness(dir.path(), "w.pem");
     let (code, body) = add(&w.addr, &log.request(0, 3));
     assert_eq!(code, 200);
     let line = note::parse(&[log.signed(3), body].concat())
