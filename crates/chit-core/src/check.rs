@@ -80,7 +80,31 @@ impl<'a> From<&'a kinds::treeship::journal::Journal<'a>> for Input<'a> {
 /// assert!(checked.report.valid(), "{:?}", checked.report.errors);
 /// ```
 pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, Unreadable> {
-    let input = match input.into() {
+    let input = input.into();
+    let Some(proof) = ctx.proof else {
+        return check_alone(input, ctx);
+    };
+    // Whatever the input, a proof given is held to it: never skipped.
+    let bytes = match &input {
+        Input::Bytes(b) => Some(*b),
+        _ => None,
+    };
+    let mut checked = check_alone(input, ctx)?;
+    match bytes {
+        Some(b) => kinds::log_bundle::prove(&mut checked, b, proof, ctx.log, &ctx.limits),
+        None => checked.report.error(
+            kinds::log_bundle::rule::LOG_INCLUSION,
+            "",
+            "a tlog-proof proves an input's exact bytes; a session package or a journal \
+             cannot be proven by one",
+        ),
+    }
+    Ok(checked)
+}
+
+/// [`check`] without the tlog-proof step.
+fn check_alone(input: Input, ctx: &Context) -> Result<Checked, Unreadable> {
+    let input = match input {
         Input::Bytes(b) => b,
         Input::Package(p) => {
             // Unsigned itself, it passes no threshold here: under `--trust`
@@ -110,9 +134,6 @@ pub fn check<'i>(input: impl Into<Input<'i>>, ctx: &Context) -> Result<Checked, 
             ..*ctx
         };
         checked = check_once(input, &own)?;
-    }
-    if let Some(proof) = ctx.proof {
-        kinds::log_bundle::prove(&mut checked, input, proof, ctx.log, &ctx.limits);
     }
     Ok(checked)
 }

@@ -206,3 +206,67 @@ fn every_reported_kind_is_a_label() {
     assert!(seen.contains(chit_core::kinds::ENVELOPE), "{seen:?}");
     assert!(seen.len() >= 6, "{seen:?}");
 }
+
+/// A tlog-proof given is held to the input whatever else the context
+/// asks, a bundles-only check included: never skipped.
+#[test]
+fn a_proof_given_is_never_skipped() {
+    use chit_core::context::LogKeys;
+    use chit_log::checkpoint::Checkpoint;
+    use chit_log::note::NoteSigner;
+    use chit_log::proof::TlogProof;
+    use chit_log::tree::{inclusion_proof, MemoryTree};
+
+    let log = NoteSigner::from_seed("log.example/core", &[3; 32]).unwrap();
+    let receipt = include_bytes!("../../../examples/run-receipts/agreed-verified.json");
+    let mut entries: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 9]).collect();
+    entries[2] = receipt.to_vec();
+    let mut tree = MemoryTree::new();
+    for e in &entries {
+        tree.push(e);
+    }
+    let checkpoint = Checkpoint::new("log.example/core", 5, tree.root(5).unwrap())
+        .sign(&log)
+        .unwrap();
+    let bundle = chit_log::bundle::Bundle {
+        origin: "log.example/core".into(),
+        index: 2,
+        entry: entries[2].clone(),
+        inclusion_proof: inclusion_proof(&tree, 2, 5).unwrap(),
+        checkpoint: checkpoint.clone(),
+    };
+    let bundle_bytes = bundle.to_json().to_string().into_bytes();
+    let keys = LogKeys {
+        policy: chit_log::policy::Policy::from_keys(vec![log.verifier()], vec![], 0).unwrap(),
+    };
+    // A proof of entry 3, which is not the bundle's bytes.
+    let proof = TlogProof {
+        extra: None,
+        index: 3,
+        inclusion_proof: inclusion_proof(&tree, 3, 5).unwrap(),
+        checkpoint,
+    };
+    let bundles_only = Context {
+        log: Some(&keys),
+        bundles_only: true,
+        ..Context::default()
+    };
+    let alone = check(&bundle_bytes, &bundles_only).unwrap();
+    assert!(alone.report.valid(), "{:?}", alone.report.errors);
+    let proven = check(
+        &bundle_bytes,
+        &Context {
+            proof: Some(&proof),
+            ..bundles_only
+        },
+    )
+    .unwrap();
+    assert!(!proven.report.valid());
+    assert!(
+        proven
+            .report
+            .breaks(chit_core::kinds::log_bundle::rule::LOG_INCLUSION),
+        "{:?}",
+        proven.report.errors
+    );
+}

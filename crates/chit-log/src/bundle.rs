@@ -25,8 +25,9 @@
 //! The entry itself is then checked like any input (chit-core's
 //! `kinds::log_bundle`, which reads a file's bundles strictly first).
 
-use crate::policy::{OpenError, Policy, Witnessed};
-use crate::tree::{leaf_hash, verify_inclusion, Hash};
+use crate::policy::{Policy, Witnessed};
+use crate::proof::verify_entry;
+use crate::tree::{leaf_hash, Hash};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -50,17 +51,13 @@ pub struct Verified {
     pub checkpoint: Witnessed,
 }
 
-/// Which step refused a bundle, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BundleError {
-    #[error("not a log bundle: {0}")]
-    Read(String),
-    #[error("the checkpoint: {0}")]
-    Checkpoint(String),
-    #[error("witnesses: {0}")]
-    Witnesses(String),
-    #[error("inclusion: {0}")]
-    Inclusion(String),
+/// Which step refused a bundle, and why: the steps of a tlog-proof,
+/// whose proof a bundle carries in JSON.
+pub use crate::proof::ProofError as BundleError;
+
+/// A bundle that could not be read, and why.
+pub fn unreadable(why: impl std::fmt::Display) -> BundleError {
+    BundleError::Read(format!("not a log bundle: {why}"))
 }
 
 /// Whether a JSON value looks like a log bundle (its `type`).
@@ -82,7 +79,7 @@ impl Bundle {
 
     /// Reads one bundle, strictly: exactly its fields.
     pub fn from_json(v: &Value) -> Result<Bundle, BundleError> {
-        let bad = |s: &str| BundleError::Read(s.to_string());
+        let bad = |s: &str| unreadable(s);
         let o: &Map<String, Value> = v.as_object().ok_or_else(|| bad("not an object"))?;
         for k in o.keys() {
             if ![
@@ -95,7 +92,7 @@ impl Bundle {
             ]
             .contains(&k.as_str())
             {
-                return Err(BundleError::Read(format!("an unknown field {k:?}")));
+                return Err(unreadable(format!("an unknown field {k:?}")));
             }
         }
         if !is_bundle(v) {
@@ -104,11 +101,11 @@ impl Bundle {
         let s = |k: &str| {
             o.get(k)
                 .and_then(Value::as_str)
-                .ok_or_else(|| BundleError::Read(format!("{k} is missing or not a string")))
+                .ok_or_else(|| unreadable(format!("{k} is missing or not a string")))
         };
         let b64 = |k: &str, s: &str| {
             B64.decode(s)
-                .map_err(|_| BundleError::Read(format!("{k} is not standard base64")))
+                .map_err(|_| unreadable(format!("{k} is not standard base64")))
         };
         let index = o
             .get("index")
@@ -144,31 +141,15 @@ impl Bundle {
     /// Steps 2-4 (see the module documentation), under a trust policy
     /// (C2SP tlog-policy: the log's keys, the witnesses and the quorum).
     pub fn verify(&self, policy: &Policy) -> Result<Verified, BundleError> {
-        let opened = policy.verify(&self.checkpoint).map_err(|e| match e {
-            OpenError::Checkpoint(m) => BundleError::Checkpoint(m),
-            OpenError::Quorum(m) => BundleError::Witnesses(m),
-        })?;
-        if opened.checkpoint.origin != self.origin {
-            return Err(BundleError::Checkpoint(format!(
-                "the bundle says it is from log {:?}, but its checkpoint is {:?}'s",
-                self.origin, opened.checkpoint.origin
-            )));
-        }
-        let cp = &opened.checkpoint;
-        verify_inclusion(
+        let checkpoint = verify_entry(
+            policy,
+            &self.checkpoint,
+            Some(&self.origin),
             &leaf_hash(&self.entry),
             self.index,
-            cp.size,
             &self.inclusion_proof,
-            &cp.root,
-        )
-        .map_err(|e| {
-            BundleError::Inclusion(format!(
-                "entry {} is not in the tree of {} the checkpoint signs: {e}",
-                self.index, cp.size
-            ))
-        })?;
-        Ok(Verified { checkpoint: opened })
+        )?;
+        Ok(Verified { checkpoint })
     }
 }
 
@@ -178,7 +159,7 @@ impl Bundle {
 pub fn bundles_of(v: &Value) -> Result<Vec<Bundle>, BundleError> {
     match v {
         Value::Array(items) if !items.is_empty() => items.iter().map(Bundle::from_json).collect(),
-        Value::Array(_) => Err(BundleError::Read("an empty list".into())),
+        Value::Array(_) => Err(unreadable("an empty list")),
         _ => Ok(vec![Bundle::from_json(v)?]),
     }
 }

@@ -63,3 +63,12 @@ impl<'a> Lines<'a> {
         self.rest
     }
 }
+
+/// A decimal number with no leading zero (but `0`), as the C2SP formats
+/// write numbers.
+pub(crate) fn parse_decimal<T: std::str::FromStr>(s: &[u8]) -> Option<T> {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) || (s.len() > 1 && s[0] == b'0') {
+        return None;
+    }
+    std::str::from_utf8(s).ok()?.parse().ok()
+}

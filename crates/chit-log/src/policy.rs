@@ -27,6 +27,7 @@
 
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::cosignature::{cosignature_time, CosignatureVerifier};
+use crate::lines::parse_decimal;
 use crate::note::{self, NoteError, NoteVerifier, Verifier, ALG_ED25519};
 
 /// The largest policy file read.
@@ -492,15 +493,6 @@ impl Policy {
         }
         Ok(w)
     }
-}
-
-/// A decimal number with no leading zero (but `0`), as the C2SP formats
-/// write numbers.
-pub(crate) fn parse_decimal<T: std::str::FromStr>(s: &[u8]) -> Option<T> {
-    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) || (s.len() > 1 && s[0] == b'0') {
-        return None;
-    }
-    std::str::from_utf8(s).ok()?.parse().ok()
 }
 
 #[cfg(test)]

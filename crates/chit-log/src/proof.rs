@@ -22,9 +22,10 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
+use crate::lines::parse_decimal;
 use crate::lines::{LineError, Lines};
 use crate::note::decode_b64;
-use crate::policy::{parse_decimal, OpenError, Policy, Witnessed};
+use crate::policy::{OpenError, Policy, Witnessed};
 use crate::tree::{verify_inclusion, Hash};
 
 /// The first line of a tlog-proof.
@@ -45,10 +46,12 @@ pub struct TlogProof {
     pub checkpoint: Vec<u8>,
 }
 
-/// Which step refused a proof.
+/// Which step refused a proof (a tlog-proof, or a log bundle: the two
+/// carry the same proof in two encodings, and share its steps).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProofError {
-    #[error("not a tlog-proof: {0}")]
+    /// It could not be read; the text says what it was read as.
+    #[error("{0}")]
     Read(String),
     #[error("the checkpoint: {0}")]
     Checkpoint(String),
@@ -81,7 +84,7 @@ impl TlogProof {
     /// lines (canonical base64 of 32 bytes), an empty line, then the
     /// checkpoint note (checked when verified).
     pub fn parse(bytes: &[u8]) -> Result<TlogProof, ProofError> {
-        let bad = |m: &str| ProofError::Read(m.to_string());
+        let bad = |m: &str| ProofError::Read(format!("not a tlog-proof: {m}"));
         if bytes.len() > MAX_PROOF_BYTES {
             return Err(bad("larger than a proof can be"));
         }
@@ -121,21 +124,47 @@ impl TlogProof {
     /// Verifies the proof for `leaf` (the entry's leaf hash) under
     /// `policy`: the steps of the module documentation, in order.
     pub fn verify(&self, leaf: &Hash, policy: &Policy) -> Result<Witnessed, ProofError> {
-        let w = policy.verify(&self.checkpoint).map_err(|e| match e {
-            OpenError::Checkpoint(m) => ProofError::Checkpoint(m),
-            OpenError::Quorum(m) => ProofError::Witnesses(m),
-        })?;
-        let cp = &w.checkpoint;
-        verify_inclusion(leaf, self.index, cp.size, &self.inclusion_proof, &cp.root).map_err(
-            |e| {
-                ProofError::Inclusion(format!(
-                    "the entry is not at index {} of the tree of {} the checkpoint signs: {e}",
-                    self.index, cp.size
-                ))
-            },
-        )?;
-        Ok(w)
+        verify_entry(
+            policy,
+            &self.checkpoint,
+            None,
+            leaf,
+            self.index,
+            &self.inclusion_proof,
+        )
     }
+}
+
+/// The steps after reading, for a tlog-proof and a log bundle alike: the
+/// checkpoint is signed by a log of the policy for its origin (which is
+/// `origin` where the proof names one), its cosignatures meet the quorum,
+/// and `leaf` is at `index` in the tree it signs.
+pub(crate) fn verify_entry(
+    policy: &Policy,
+    checkpoint: &[u8],
+    origin: Option<&str>,
+    leaf: &Hash,
+    index: u64,
+    proof: &[Hash],
+) -> Result<Witnessed, ProofError> {
+    let w = policy.verify(checkpoint).map_err(|e| match e {
+        OpenError::Checkpoint(m) => ProofError::Checkpoint(m),
+        OpenError::Quorum(m) => ProofError::Witnesses(m),
+    })?;
+    let cp = &w.checkpoint;
+    if let Some(origin) = origin.filter(|o| *o != cp.origin) {
+        return Err(ProofError::Checkpoint(format!(
+            "the proof says it is from log {origin:?}, but its checkpoint is {:?}'s",
+            cp.origin
+        )));
+    }
+    verify_inclusion(leaf, index, cp.size, proof, &cp.root).map_err(|e| {
+        ProofError::Inclusion(format!(
+            "the entry is not at index {index} of the tree of {} the checkpoint signs: {e}",
+            cp.size
+        ))
+    })?;
+    Ok(w)
 }
 
 #[cfg(test)]

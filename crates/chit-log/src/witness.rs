@@ -25,9 +25,10 @@
 //! | 200 | cosigned: the witness's cosignature lines |
 
 use crate::checkpoint::Checkpoint;
+use crate::lines::parse_decimal;
 use crate::lines::{LineError, Lines};
 use crate::note::{self, NoteError, Verifier};
-use crate::policy::{parse_decimal, Policy};
+use crate::policy::Policy;
 use crate::tree::{verify_consistency, Hash, EMPTY_ROOT};
 
 /// The most consistency proof lines a request may carry.
@@ -119,12 +120,25 @@ impl AddCheckpoint {
     }
 }
 
+/// A 409's body: the latest cosigned size in canonical decimal, then a
+/// newline.
+pub fn size_body(size: u64) -> String {
+    format!("{size}\n")
+}
+
+/// Reads a 409's body ([`size_body`]) strictly.
+pub fn parse_size(body: &[u8]) -> Option<u64> {
+    body.strip_suffix(b"\n").and_then(parse_decimal::<u64>)
+}
+
 /// A request whose checkpoint a log of the policy signed.
 #[derive(Debug, Clone)]
 pub struct Signed {
     pub checkpoint: Checkpoint,
     /// The checkpoint's note text (what is cosigned).
     pub text: String,
+    /// The log's signatures on it that verified, in note order.
+    pub log_signatures: Vec<note::Signature>,
 }
 
 /// The checks that need no state: the note and checkpoint well formed
@@ -142,7 +156,7 @@ pub fn check_signed(req: &AddCheckpoint, policy: &Policy) -> Result<Signed, Refu
     if logs.is_empty() {
         return Err(Refusal::UnknownLog(checkpoint.origin));
     }
-    note::open(&req.note, &logs).map_err(|e| match e {
+    let opened = note::open(&req.note, &logs).map_err(|e| match e {
         NoteError::NoKnownSignature { .. } => {
             Refusal::Forbidden("no signature by the log's key".into())
         }
@@ -161,7 +175,8 @@ pub fn check_signed(req: &AddCheckpoint, policy: &Policy) -> Result<Signed, Refu
     }
     Ok(Signed {
         checkpoint,
-        text: parsed.text,
+        text: opened.text,
+        log_signatures: opened.verified.into_iter().map(|(_, s)| s).collect(),
     })
 }
 

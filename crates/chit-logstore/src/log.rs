@@ -102,6 +102,9 @@ pub struct Log {
     meta: Meta,
     policy: std::sync::Arc<Compiled>,
     verifier: NoteVerifier,
+    /// A trust policy of the log's own key alone (no witnesses): what
+    /// every bundle and proof it hands out is verified under first.
+    own: chit_log::policy::Policy,
     signer: Option<NoteSigner>,
     /// The checkpoint this log last committed, with its size and root: a
     /// stored head with these very bytes is one this log signed, and its
@@ -197,11 +200,13 @@ impl Log {
             .sign(&signer)
             .map_err(|e| LogError::Checkpoint(e.to_string()))?;
         store.create(&meta, &first)?;
+        let verifier = signer.verifier();
         Ok(Log {
             store,
             meta,
             policy: std::sync::Arc::new(compiled),
-            verifier: signer.verifier(),
+            own: own_policy(&verifier)?,
+            verifier,
             signer: Some(signer),
             written: None,
             edge: None,
@@ -244,6 +249,7 @@ impl Log {
             store,
             meta,
             policy: std::sync::Arc::new(policy),
+            own: own_policy(&verifier)?,
             verifier,
             signer: None,
             written: None,
@@ -874,9 +880,7 @@ impl Log {
             checkpoint: note,
         };
         // Never hand out what does not verify.
-        let policy = chit_log::policy::Policy::from_keys(vec![self.verifier.clone()], vec![], 0)
-            .expect("a quorum of none");
-        bundle.verify(&policy).map_err(|e| {
+        bundle.verify(&self.own).map_err(|e| {
             LogError::Checkpoint(format!("entry {index}: {e} (run chit log audit)"))
         })?;
         Ok(bundle)
@@ -901,14 +905,8 @@ impl Log {
         }
         let mut chosen = (head_size, head);
         if let Some(q) = quorum {
-            let met = |note: &[u8]| q.open(note).is_ok_and(|w| w.quorum);
-            if !met(&chosen.1) {
-                let mut kept = self.store.checkpoints()?;
-                kept.reverse();
-                if let Some(c) = kept
-                    .into_iter()
-                    .find(|(size, note)| *size > index && met(note))
-                {
+            if !q.open(&chosen.1).is_ok_and(|w| w.quorum) {
+                if let Some(c) = self.newest_cosigned(q, index)? {
                     chosen = c;
                 }
             }
@@ -926,15 +924,35 @@ impl Log {
             checkpoint: note,
         };
         // Never hand out what does not verify.
-        let own = chit_log::policy::Policy::from_keys(vec![self.verifier.clone()], vec![], 0)
-            .expect("a quorum of none");
         proof
-            .verify(&chit_log::tree::leaf_hash(&entry.data), &own)
+            .verify(&chit_log::tree::leaf_hash(&entry.data), &self.own)
             .map_err(|e| {
                 LogError::Checkpoint(format!("entry {index}: {e} (run chit log audit)"))
             })?;
         Ok(proof)
     }
+
+    /// The newest stored checkpoint past size `above` whose cosignatures
+    /// (stored with it as witnesses answered) meet `quorum`'s, as
+    /// `(size, note)`: the newest first, none at or below `above` opened.
+    pub fn newest_cosigned(
+        &mut self,
+        quorum: &chit_log::policy::Policy,
+        above: u64,
+    ) -> Result<Option<(u64, Vec<u8>)>, LogError> {
+        let kept = self.store.checkpoints()?;
+        Ok(kept
+            .into_iter()
+            .rev()
+            .take_while(|(size, _)| *size > above)
+            .find(|(_, note)| quorum.open(note).is_ok_and(|w| w.quorum)))
+    }
+}
+
+/// A trust policy of a log's own key alone, with no witnesses.
+fn own_policy(verifier: &NoteVerifier) -> Result<chit_log::policy::Policy, LogError> {
+    chit_log::policy::Policy::from_keys(vec![verifier.clone()], vec![], 0)
+        .map_err(|e| LogError::Key(format!("the log key: {}", e.message)))
 }
 
 /// A batch's tiles (`(tile level, tile index, hashes)`) by `(level,

@@ -489,6 +489,29 @@ fn tlog_proofs_prove_a_receipt_offline_under_a_policy() {
     .unwrap();
     let v = verify(&["--policy", "p3.policy"], "e4.tlog-proof", "e4.json");
     assert!(v.stdout.contains("log-checkpoint"), "{}", v.stdout);
+    // Nor does an audit under it pass on cosignatures alone.
+    let a = audit("p3.policy", "a3.json");
+    assert_eq!(a.code, 2, "{}{}", a.stdout, a.stderr);
+    assert!(a.stderr.contains("lists no log named"), "{}", a.stderr);
+    // The same receipt twice, with two proofs: refused, never paired
+    // with the wrong input.
+    let v = chit_in(
+        dir,
+        &[
+            "verify",
+            "--policy",
+            "p1.policy",
+            "--proof",
+            "e4.tlog-proof",
+            "--proof",
+            "e4.tlog-proof",
+            "e4.json",
+            "./e4.json",
+        ],
+        None,
+    );
+    assert_eq!(v.code, 2, "{}{}", v.stdout, v.stderr);
+    assert!(v.stderr.contains("given twice"), "{}", v.stderr);
 
     // The log grows past what the witness cosigned: a proof under the
     // policy stays on the cosigned checkpoint; one without a policy is on

@@ -46,7 +46,7 @@ pub mod rule {
     pub const LINEAGE_ORDER: &str = "lineage-order";
 }
 
-/// The rule a bundle step's refusal breaks.
+/// The rule a proof step's refusal breaks (a bundle's or a tlog-proof's).
 fn rule_of(e: &BundleError) -> &'static str {
     match e {
         BundleError::Read(_) => rule::LOG_BUNDLE,
@@ -71,7 +71,6 @@ pub(crate) fn prove(
     keys: Option<&LogKeys>,
     limits: &Limits,
 ) {
-    use chit_log::proof::ProofError;
     let Some(keys) = keys else {
         checked.report.error(
             rule::LOG_CHECKPOINT,
@@ -83,15 +82,9 @@ pub(crate) fn prove(
     };
     let leaf = chit_log::tree::leaf_hash(input);
     if let Err(e) = proof.verify(&leaf, &keys.policy) {
-        let rule = match e {
-            ProofError::Read(_) => rule::LOG_BUNDLE,
-            ProofError::Checkpoint(_) => rule::LOG_CHECKPOINT,
-            ProofError::Witnesses(_) => rule::LOG_WITNESSES,
-            ProofError::Inclusion(_) => rule::LOG_INCLUSION,
-        };
         checked
             .report
-            .error(rule, "", format!("the tlog-proof: {e}"));
+            .error(rule_of(&e), "", format!("the tlog-proof: {e}"));
         return;
     }
     let mut lineage = LineageFacts::default();
@@ -131,9 +124,9 @@ pub fn looks_like_bundle(root: Val) -> bool {
 /// A file's bundles, read strictly (a duplicate key, a lone surrogate,
 /// too deep a nesting refused, as for every input): one, or a list.
 pub fn read_bundles(bytes: &[u8], limits: &Limits) -> Result<Vec<Bundle>, BundleError> {
-    crate::json::parse(bytes, limits).map_err(|e| BundleError::Read(e.to_string()))?;
+    crate::json::parse(bytes, limits).map_err(chit_log::bundle::unreadable)?;
     let v: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| BundleError::Read(e.to_string()))?;
+        serde_json::from_slice(bytes).map_err(chit_log::bundle::unreadable)?;
     chit_log::bundle::bundles_of(&v)
 }
 

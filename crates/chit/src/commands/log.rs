@@ -554,17 +554,11 @@ fn bundle(a: &LogBundleArgs, out: &mut Output) -> CmdResult {
 fn proof(a: &LogProofArgs, out: &mut Output) -> CmdResult {
     let proof = match (&a.store, &a.url) {
         (Some(store), _) => {
-            let quorum = match &a.policy {
-                Some(p) => crate::shared::logs::trust_policy(
-                    Some(p),
-                    None,
-                    &crate::cli::WitnessArgs {
-                        witnesses: Vec::new(),
-                        min_witnesses: 0,
-                    },
-                )?,
-                None => None,
-            };
+            let quorum = a
+                .policy
+                .as_deref()
+                .map(crate::shared::logs::read_policy)
+                .transpose()?;
             let mut log = open_log(&LogStoreArg {
                 store: store.clone(),
             })?;
@@ -829,14 +823,24 @@ fn audit_cmd(a: &LogAuditArgs, out: &mut Output) -> CmdResult {
     };
     // A policy's witnesses and quorum (and its key for this origin).
     let file_policy = match &a.policy {
-        Some(p) => crate::shared::logs::trust_policy(Some(p), None, &a.witness)?,
+        Some(p) => Some(crate::shared::logs::read_policy(p)?),
         None => None,
     };
-    let policy_key = file_policy.as_ref().and_then(|p| {
-        p.logs_of(&origin)
-            .first()
-            .map(|(_, l)| l.verifier.verifier_key())
-    });
+    let policy_key = match (&file_policy, &a.policy) {
+        (Some(p), Some(path)) => Some(
+            p.logs_of(&origin)
+                .first()
+                .map(|(_, l)| l.verifier.verifier_key())
+                .ok_or_else(|| {
+                    Failure::error(format!(
+                        "the policy {} lists no log named {origin:?} (the name the log's \
+                         checkpoint gives): add its log line to hold it to its key",
+                        path.display()
+                    ))
+                })?,
+        ),
+        _ => None,
+    };
     // The key: given, else the policy's, else the state's, else the
     // store's own.
     let key_text = match a

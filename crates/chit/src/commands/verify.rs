@@ -93,6 +93,19 @@ pub fn run(args: &VerifyArgs, out: &mut Output) -> CmdResult {
                 args.inputs.len()
             )));
         }
+        // A file given twice is read once: its proofs would pair with
+        // the wrong inputs.
+        let mut seen = std::collections::HashSet::new();
+        for input in &args.inputs {
+            let same = std::fs::canonicalize(input).unwrap_or_else(|_| input.clone());
+            if !seen.insert(same) {
+                return Err(Failure::error(format!(
+                    "{} is given twice: each --proof proves the INPUT in its place, so give \
+                     each file once",
+                    input.display()
+                )));
+            }
+        }
         for path in &args.proof {
             let bytes = read_doc(path, "proof")?;
             proofs.push(
@@ -335,7 +348,6 @@ fn unreadable(file: &str, line: Option<usize>, why: String) -> InputResult<'_> {
     }
 }
 
-/// Checks and renders one input; the input lives only here.
 /// Checks one input: a file's bytes (`at`: its place among the inputs,
 /// for its `--proof`) or a line's.
 fn check(

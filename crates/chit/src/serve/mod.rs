@@ -316,15 +316,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let witness_policy = match &a.witness_policy {
         None => None,
         Some(p) => {
-            let policy = crate::shared::logs::trust_policy(
-                Some(p),
-                None,
-                &crate::cli::WitnessArgs {
-                    witnesses: Vec::new(),
-                    min_witnesses: 0,
-                },
-            )?
-            .expect("a policy file");
+            let policy = crate::shared::logs::read_policy(p)?;
             if policy.quorum_is_none() {
                 warnings.push(format!(
                     "--witness-policy {}: its quorum is none, so every checkpoint counts as cosigned",
@@ -524,47 +516,30 @@ async fn serve_connections(
     use hyper_util::rt::{TokioIo, TokioTimer};
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut stop = std::pin::pin!(crate::shared::net::shutdown());
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((s, _)) => s,
-                    Err(e) => {
-                        // Out of file descriptors, or a connection reset
-                        // before it was accepted: wait, go on.
-                        tracing::warn!(target: "chit::serve", error = %e, "a connection was not accepted");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let front = front.clone();
-                let note = Arc::new(wire::FramingNote::default());
-                let io = wire::Vetted::new(
-                    stream,
-                    MAX_BODY as u64,
-                    front.timeout,
-                    front.state.clone(),
-                    note.clone(),
-                );
-                let svc = hyper::service::service_fn(move |req| front.clone().answer(req, note.clone()));
-                // hyper's own limits lie past wire's, which refuses in
-                // JSON first. Half-closed: a connection whose next head
-                // was refused still gets the answers it is owed, then the
-                // refusal.
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(header_timeout)
-                    .max_headers(wire::MAX_HEADERS + 28)
-                    .half_close(true)
-                    .serve_connection(TokioIo::new(io), svc);
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-            }
-            _ = &mut stop => break,
-        }
+    while let Some(stream) = crate::shared::net::accept(&listener, stop.as_mut()).await {
+        let front = front.clone();
+        let note = Arc::new(wire::FramingNote::default());
+        let io = wire::Vetted::new(
+            stream,
+            MAX_BODY as u64,
+            front.timeout,
+            front.state.clone(),
+            note.clone(),
+        );
+        let svc = hyper::service::service_fn(move |req| front.clone().answer(req, note.clone()));
+        // hyper's own limits lie past wire's, which refuses in JSON
+        // first. Half-closed: a connection whose next head was refused
+        // still gets the answers it is owed, then the refusal.
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_timeout)
+            .max_headers(wire::MAX_HEADERS + 28)
+            .half_close(true)
+            .serve_connection(TokioIo::new(io), svc);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
     }
     drop(listener);
     tracing::info!(target: "chit::serve", "stopping: answering the requests in flight");

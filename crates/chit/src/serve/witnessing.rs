@@ -23,7 +23,7 @@
 use chit_log::checkpoint::add_signatures;
 use chit_log::note::{self, Signature, Verifier};
 use chit_log::policy::Policy;
-use chit_log::witness::AddCheckpoint;
+use chit_log::witness::{self, AddCheckpoint};
 use chit_log::CosignatureVerifier;
 use chit_logstore::Log;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,6 +66,13 @@ impl Witnessing {
     }
 }
 
+/// A checkpoint to have cosigned, and the witnesses whose cosignature on
+/// it is stored already (not asked again).
+struct Round {
+    checkpoint: Arc<Cosigned>,
+    stored: Vec<usize>,
+}
+
 /// A witness's answer about one checkpoint.
 struct Report {
     witness: usize,
@@ -76,11 +83,9 @@ struct Report {
 /// The newest checkpoint the store keeps that meets the quorum (with the
 /// cosignatures stored before a restart).
 fn stored_cosigned(log: &mut Log, policy: &Policy) -> Result<Option<Cosigned>, String> {
-    let mut kept = log.store().checkpoints().map_err(|e| e.to_string())?;
-    kept.reverse();
-    Ok(kept
-        .into_iter()
-        .find(|(_, note)| policy.open(note).is_ok_and(|w| w.quorum))
+    Ok(log
+        .newest_cosigned(policy, 0)
+        .map_err(|e| e.to_string())?
         .map(|(size, note)| Cosigned { size, note }))
 }
 
@@ -100,7 +105,7 @@ pub fn start(
         cosigned,
     });
     let log = Arc::new(Mutex::new(log));
-    let (target_tx, target_rx) = watch::channel::<Option<Arc<Cosigned>>>(None);
+    let (target_tx, target_rx) = watch::channel::<Option<Arc<Round>>>(None);
     let (reports, inbox) = mpsc::unbounded_channel();
     let client = reqwest::Client::builder()
         .timeout(timeout)
@@ -164,15 +169,12 @@ async fn blocking<T: Send + 'static>(
 async fn coordinate(
     w: Arc<Witnessing>,
     log: Arc<Mutex<Log>>,
-    target_tx: watch::Sender<Option<Arc<Cosigned>>>,
+    target_tx: watch::Sender<Option<Arc<Round>>>,
     mut inbox: mpsc::UnboundedReceiver<Report>,
     publish: watch::Sender<Option<Arc<Cosigned>>>,
     asked: Vec<usize>,
     interval: Duration,
 ) {
-    if asked.is_empty() {
-        return;
-    }
     // The checkpoint being cosigned, and who answered for it.
     let mut target: Option<Arc<Cosigned>> = None;
     let mut answered: Vec<usize> = Vec::new();
@@ -186,10 +188,10 @@ async fn coordinate(
                 let is_target = target.as_ref().is_some_and(|t| t.size == r.size);
                 match r.result {
                     Ok(sig) => {
-                        w.counts[r.witness].cosigned.fetch_add(1, Ordering::Relaxed);
                         match blocking(&log, move |l| merge(l, r.size, sig)).await {
                             Ok(note) => {
-                                if is_target {
+                                w.counts[r.witness].cosigned.fetch_add(1, Ordering::Relaxed);
+                                if is_target && !cosigners.contains(&r.witness) {
                                     cosigners.push(r.witness);
                                 }
                                 if w.policy.open(&note).is_ok_and(|o| o.quorum)
@@ -241,9 +243,11 @@ async fn coordinate(
             // cosigns what the log has, not what it had).
             Some(t) if t.size >= size => {
                 answered.retain(|i| cosigners.contains(i));
-                let again = t.clone();
                 last_round = Some(tokio::time::Instant::now());
-                target_tx.send_replace(Some(again));
+                target_tx.send_replace(Some(Arc::new(Round {
+                    checkpoint: t.clone(),
+                    stored: cosigners.clone(),
+                })));
             }
             _ => {
                 let t = Arc::new(Cosigned { size, note });
@@ -251,7 +255,10 @@ async fn coordinate(
                 target = Some(t.clone());
                 answered.clear();
                 cosigners.clear();
-                target_tx.send_replace(Some(t));
+                target_tx.send_replace(Some(Arc::new(Round {
+                    checkpoint: t,
+                    stored: Vec::new(),
+                })));
             }
         }
     }
@@ -290,20 +297,26 @@ struct Asker {
 
 async fn ask(
     a: Asker,
-    mut targets: watch::Receiver<Option<Arc<Cosigned>>>,
+    mut targets: watch::Receiver<Option<Arc<Round>>>,
     reports: mpsc::UnboundedSender<Report>,
 ) {
     // The size this witness last cosigned, when known.
     let mut known: Option<u64> = None;
     let mut backoff = Duration::ZERO;
     while targets.changed().await.is_ok() {
-        let Some(t) = targets.borrow_and_update().clone() else {
-            continue;
-        };
+        // Back from a failure: the newest target after the wait, not the
+        // one that woke it.
         if !backoff.is_zero() {
             tokio::time::sleep(backoff).await;
         }
-        let result = submit(&a, &t, &mut known).await;
+        let Some(round) = targets.borrow_and_update().clone() else {
+            continue;
+        };
+        if round.stored.contains(&a.index) {
+            continue;
+        }
+        let t = &round.checkpoint;
+        let result = submit(&a, t, &mut known).await;
         backoff = match result {
             Ok(_) => Duration::ZERO,
             Err(_) => (backoff * 2).clamp(Duration::from_millis(500), MAX_BACKOFF),
@@ -356,7 +369,8 @@ async fn submit(a: &Asker, t: &Cosigned, known: &mut Option<u64>) -> Result<Sign
             .await
             .map_err(|e| format!("{}: {e}", a.url))?;
         let status = response.status().as_u16();
-        let text = read_limited(response).await?;
+        // At most 64 KiB: a few cosignature lines.
+        let text = crate::shared::net::read_body(response, 64 * 1024).await?;
         match status {
             200 => {
                 let sig = cosignature_of(&a.key, &t.note, &text)?;
@@ -364,13 +378,7 @@ async fn submit(a: &Asker, t: &Cosigned, known: &mut Option<u64>) -> Result<Sign
                 return Ok(sig);
             }
             409 => {
-                let size = std::str::from_utf8(&text)
-                    .ok()
-                    .and_then(|s| s.strip_suffix('\n'))
-                    .filter(|s| *s == "0" || (!s.starts_with('0') && !s.is_empty()))
-                    .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .ok_or("a 409 whose body is not a size")?;
+                let size = witness::parse_size(&text).ok_or("a 409 whose body is not a size")?;
                 *known = Some(size);
             }
             code => {
@@ -388,18 +396,6 @@ async fn submit(a: &Asker, t: &Cosigned, known: &mut Option<u64>) -> Result<Sign
         }
     }
     Err("the witness's size changed twice while asked".into())
-}
-
-/// A witness's answer, at most 64 KiB (a few cosignature lines).
-async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
-        if out.len() + chunk.len() > 64 * 1024 {
-            return Err("an answer larger than 64 KiB".into());
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
 }
 
 /// The witness's cosignature among the lines it answered, verified over

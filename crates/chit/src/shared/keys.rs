@@ -5,7 +5,8 @@ use crate::inputs::{self, Source};
 use chit_core::keys::SecretKey;
 use std::path::Path;
 
-/// The most a key file may be: a PEM key is a few hundred bytes.
+/// The most a key file may be: a PEM key is a few thousand bytes at most
+/// (an ML-DSA-44 key's, with its public key).
 const KEY_FILE_MAX: usize = 16 * 1024;
 
 /// Reads an Ed25519 private key (PKCS#8 PEM), warning on standard error,

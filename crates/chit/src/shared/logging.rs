@@ -5,7 +5,7 @@
 //! | --- | --- | --- |
 //! | `chit::access` | info | `method`, `path`, `status`, `ms`, `token` (the token's name) |
 //! | `chit::serve` | info | `origin`, `addr` (listening), then `stopping`, `stopped` |
-//! | `chit::serve` | warn | `error`: a connection not accepted |
+//! | `chit::net` | warn | `error`: a connection not accepted |
 //! | `chit::sequencer` | info, warn, error | `entries`, `size`, `ms` (a batch written); `error` |
 //!
 //! The lines are written by a thread of their own, every 100 ms, all that

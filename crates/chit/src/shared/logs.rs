@@ -130,34 +130,29 @@ pub fn witness_verifiers(w: &WitnessArgs) -> Result<Vec<CosignatureVerifier>, Fa
         .collect()
 }
 
+/// A C2SP tlog-policy file, read (no larger than a policy may be) and
+/// parsed.
+pub fn read_policy(path: &Path) -> Result<chit_log::policy::Policy, Failure> {
+    let bytes = inputs::read(
+        &Source::File(path.to_path_buf()),
+        chit_log::policy::MAX_POLICY_BYTES,
+    )
+    .map_err(|why| Failure::error(format!("cannot read the policy {}: {why}", path.display())))?;
+    chit_log::policy::Policy::parse(&bytes)
+        .map_err(|e| Failure::error(format!("the policy {}: {e}", path.display())))
+}
+
 /// The trust policy a command is given: a C2SP tlog-policy file
 /// (`--policy`), or the one its shorthands state (`--log-key`, each
 /// `--witness`, a quorum of `--min-witnesses` of them); `None` when
-/// neither is given.
+/// neither is given. The command's flags make the two exclusive.
 pub fn trust_policy(
     policy: Option<&Path>,
     log_key: Option<&str>,
     w: &WitnessArgs,
 ) -> Result<Option<chit_log::policy::Policy>, Failure> {
     if let Some(path) = policy {
-        let bytes = inputs::read(
-            &Source::File(path.to_path_buf()),
-            chit_log::policy::MAX_POLICY_BYTES,
-        )
-        .map_err(|why| {
-            Failure::error(format!("cannot read the policy {}: {why}", path.display()))
-        })?;
-        let mut p = chit_log::policy::Policy::parse(&bytes)
-            .map_err(|e| Failure::error(format!("the policy {}: {e}", path.display())))?;
-        if let Some(k) = log_key {
-            let verifier = log_verifier(k)?;
-            p.logs.push(chit_log::policy::PolicyLog {
-                origin: chit_log::note::Verifier::name(&verifier).to_string(),
-                verifier,
-                url: None,
-            });
-        }
-        return Ok(Some(p));
+        return read_policy(path).map(Some);
     }
     let Some(k) = log_key else {
         if !w.witnesses.is_empty() || w.min_witnesses > 0 {

@@ -54,3 +54,41 @@ pub async fn shutdown() {
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
 }
+
+/// The next connection, with Nagle's delay off, or `None` once `stop`
+/// is ready. A connection that could not be accepted (out of file
+/// descriptors, or reset before it was) is logged, and the next is
+/// awaited 50 ms later.
+pub async fn accept<F: std::future::Future<Output = ()>>(
+    listener: &tokio::net::TcpListener,
+    mut stop: std::pin::Pin<&mut F>,
+) -> Option<tokio::net::TcpStream> {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    return Some(stream);
+                }
+                Err(e) => {
+                    tracing::warn!(target: "chit::net", error = %e, "a connection was not accepted");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+            _ = stop.as_mut() => return None,
+        }
+    }
+}
+
+/// An HTTP answer's body, refused once it passes `max` bytes (a stranger's
+/// answer is read no further than what it may be).
+pub async fn read_body(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        if out.len() + chunk.len() > max {
+            return Err(format!("an answer larger than the {max} bytes it may be"));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}

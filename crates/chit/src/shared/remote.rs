@@ -49,7 +49,7 @@ impl Remote {
             why,
         };
         self.runtime.block_on(async {
-            let mut r = self
+            let r = self
                 .client
                 .get(&url)
                 .send()
@@ -61,13 +61,9 @@ impl Remote {
             if !r.status().is_success() {
                 return Err(failed(format!("HTTP {}", r.status())));
             }
-            let mut out = Vec::new();
-            while let Some(chunk) = r.chunk().await.map_err(|e| failed(e.to_string()))? {
-                if out.len() + chunk.len() > MAX_FETCH {
-                    return Err(failed("larger than any tile".into()));
-                }
-                out.extend_from_slice(&chunk);
-            }
+            let out = crate::shared::net::read_body(r, MAX_FETCH)
+                .await
+                .map_err(failed)?;
             Ok(Some(out))
         })
     }

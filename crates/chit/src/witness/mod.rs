@@ -26,7 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use chit_log::cosignature::Cosigner;
-use chit_log::note::{self, Note, Verifier};
+use chit_log::note::Note;
 use chit_log::policy::Policy;
 use chit_log::witness::{self, AddCheckpoint, Refusal};
 use chit_logstore::witness::{Advance, Latest, WitnessState};
@@ -89,20 +89,7 @@ impl Witness {
             .map_err(|e| Answer::Failed(format!("cannot cosign: {e}")))?;
         // What GET .../checkpoint serves: the log's signatures this
         // witness verified, and its own.
-        let mut signatures = {
-            let logs: Vec<&dyn Verifier> = self
-                .policy
-                .logs_of(&signed.checkpoint.origin)
-                .into_iter()
-                .map(|(_, l)| &l.verifier as &dyn Verifier)
-                .collect();
-            let opened = note::open(&req.note, &logs).map_err(|e| Answer::Failed(e.to_string()))?;
-            opened
-                .verified
-                .into_iter()
-                .map(|(_, s)| s)
-                .collect::<Vec<_>>()
-        };
+        let mut signatures = signed.log_signatures.clone();
         signatures.push(cosignature.clone());
         let next = Latest {
             origin: signed.checkpoint.origin.clone(),
@@ -142,14 +129,22 @@ fn text(status: StatusCode, content_type: &'static str, body: String) -> Respons
     (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
-async fn post_add_checkpoint(State(w): State<Shared>, body: Bytes) -> Response {
+async fn post_add_checkpoint(
+    State(w): State<Shared>,
+    axum::Extension(permit): axum::Extension<Arc<tokio::sync::OwnedSemaphorePermit>>,
+    body: Bytes,
+) -> Response {
     // Judged, stored and remembered on a task of its own: a request
     // dropped halfway (its client gone, its deadline passed) cannot leave
-    // the stored checkpoint ahead of the one in memory.
+    // the stored checkpoint ahead of the one in memory. The task keeps the
+    // request's permit until it ends.
     let judge = w.clone();
-    let judged = tokio::spawn(async move { judge.add_checkpoint(&body).await })
-        .await
-        .unwrap_or_else(|e| Err(Answer::Failed(format!("the request's task failed: {e}"))));
+    let judged = tokio::spawn(async move {
+        let _permit = permit;
+        judge.add_checkpoint(&body).await
+    })
+    .await
+    .unwrap_or_else(|e| Err(Answer::Failed(format!("the request's task failed: {e}"))));
     let (status, response) = match judged {
         Ok(lines) => (
             200,
@@ -160,7 +155,7 @@ async fn post_add_checkpoint(State(w): State<Shared>, body: Bytes) -> Response {
             text(
                 StatusCode::CONFLICT,
                 witness::SIZE_CONTENT_TYPE,
-                format!("{size}\n"),
+                witness::size_body(size),
             ),
         ),
         Err(Answer::Refused(r)) => {
@@ -243,7 +238,8 @@ async fn around(
 ) -> Response {
     let started = std::time::Instant::now();
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
-    let Ok(_permit) = w.permits.clone().try_acquire_owned() else {
+    let mut req = req;
+    let Ok(permit) = w.permits.clone().try_acquire_owned() else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             [(header::RETRY_AFTER, "1")],
@@ -251,6 +247,9 @@ async fn around(
         )
             .into_response();
     };
+    // Held by the request, and by the task that judges it when it
+    // outlives its deadline: the limit bounds the work, not the answers.
+    req.extensions_mut().insert(Arc::new(permit));
     let response = match tokio::time::timeout(timeout, next.run(req)).await {
         Ok(r) => r,
         Err(_) => {
@@ -289,21 +288,12 @@ pub fn router(w: Shared, timeout: std::time::Duration) -> Router {
         .with_state(w)
 }
 
-fn read(path: &std::path::Path, what: &str) -> Result<Vec<u8>, Failure> {
-    crate::inputs::read(
-        &crate::inputs::Source::File(path.to_path_buf()),
-        chit_log::policy::MAX_POLICY_BYTES,
-    )
-    .map_err(|why| Failure::error(format!("cannot read {what} {}: {why}", path.display())))
-}
-
 pub fn run(a: &WitnessServeArgs, out: &mut Output) -> CmdResult {
     let pem = crate::shared::keys::read_key_text(&a.key)?;
     let cosigner = Cosigner::from_pkcs8_pem(&a.name, &pem)
         .map_err(|e| Failure::error(format!("--key {}: {e}", a.key.display())))?;
     crate::shared::keys::warn_if_open(&a.key);
-    let policy = Policy::parse(&read(&a.policy, "the policy")?)
-        .map_err(|e| Failure::error(format!("--policy {}: {e}", a.policy.display())))?;
+    let policy = crate::shared::logs::read_policy(&a.policy)?;
     if policy.logs.is_empty() {
         return Err(Failure::error(format!(
             "--policy {} lists no log (log <vkey> lines): this witness would witness nothing",
@@ -381,25 +371,15 @@ async fn serve(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut stop = std::pin::pin!(crate::shared::net::shutdown());
     let svc = hyper_util::service::TowerToHyperService::new(app);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(header_timeout)
-                    .serve_connection(TokioIo::new(stream), svc.clone());
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-            }
-            _ = &mut stop => break,
-        }
+    while let Some(stream) = crate::shared::net::accept(&listener, stop.as_mut()).await {
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_timeout)
+            .serve_connection(TokioIo::new(stream), svc.clone());
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
     }
     drop(listener);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), graceful.shutdown()).await;
