@@ -100,6 +100,24 @@ pub fn looks_like_envelope_val(root: Val) -> bool {
         && root.get("signatures").is_some()
 }
 
+/// Whether `bytes` are an envelope that `key` signed: a signature that
+/// verifies under it (strictly), whatever else the envelope holds. Not a
+/// verdict on the envelope: a filter (`chit log watch --match signer=KEY`).
+pub fn signed_by(bytes: &[u8], key: &PublicKey, limits: &crate::json::Limits) -> bool {
+    let Ok(doc) = crate::json::parse(bytes, limits) else {
+        return false;
+    };
+    if !looks_like_envelope(&doc) {
+        return false;
+    }
+    let mut scratch = Report::new("envelope");
+    let Some(env) = Envelope::read(&doc, &mut scratch) else {
+        return false;
+    };
+    !env.signers(&env.pae(), std::slice::from_ref(key), &mut scratch)
+        .is_empty()
+}
+
 impl Envelope {
     /// Step 1, `envelope`: reads the envelope's members and decodes its base64.
     pub fn read(doc: &Doc, report: &mut Report) -> Option<Envelope> {

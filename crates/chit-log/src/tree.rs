@@ -115,6 +115,76 @@ pub fn split(n: u64) -> u64 {
     1u64 << (63 - (n - 1).leading_zeros())
 }
 
+/// A tree's right edge (its compact range from 0): the roots of its
+/// complete subtrees, largest first, one for each bit set in its size.
+/// Enough to append leaves and give the root of the tree as it grows,
+/// without any of the leaves before.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactRange {
+    /// `(height, hash)`, largest subtree first.
+    stack: Vec<(u32, Hash)>,
+    size: u64,
+}
+
+impl CompactRange {
+    /// The empty tree's.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The edge of a tree of `size` leaves from its subtree roots, largest
+    /// first ([`CompactRange::hashes`]); `None` when there are not exactly
+    /// as many as `size` has bits set.
+    pub fn from_hashes(size: u64, hashes: &[Hash]) -> Option<Self> {
+        if hashes.len() != size.count_ones() as usize {
+            return None;
+        }
+        let heights = (0..64u32).rev().filter(|h| size >> h & 1 == 1);
+        Some(CompactRange {
+            stack: heights.zip(hashes.iter().copied()).collect(),
+            size,
+        })
+    }
+
+    /// How many leaves the tree has.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The subtree roots, largest first.
+    pub fn hashes(&self) -> Vec<Hash> {
+        self.stack.iter().map(|(_, h)| *h).collect()
+    }
+
+    /// Appends a leaf by its hash.
+    pub fn push(&mut self, leaf: Hash) {
+        let mut h = leaf;
+        let mut height = 0u32;
+        while let Some(&(top_h, top)) = self.stack.last() {
+            if top_h != height {
+                break;
+            }
+            self.stack.pop();
+            h = node_hash(&top, &h);
+            height += 1;
+        }
+        self.stack.push((height, h));
+        self.size += 1;
+    }
+
+    /// The tree's root (RFC 9162 §2.1.1).
+    pub fn root(&self) -> Hash {
+        let mut it = self.stack.iter().rev();
+        let Some(&(_, mut h)) = it.next() else {
+            return EMPTY_ROOT;
+        };
+        for (_, left) in it {
+            h = node_hash(left, &h);
+        }
+        h
+    }
+}
+
 /// A whole tree in memory: every level of complete subtrees. Appending is
 /// amortised `O(1)` hashes; every subtree is a lookup.
 #[derive(Debug, Clone, Default)]

@@ -46,7 +46,7 @@ use base64::Engine;
 use chit_log::checkpoint::{open_checkpoint, Checkpoint, SignedCheckpoint};
 use chit_log::note::NoteVerifier;
 use chit_log::tiles::{self, Tile, TileKind, TILE_WIDTH};
-use chit_log::tree::{self, leaf_hash, node_hash, Hash};
+use chit_log::tree::{self, leaf_hash, CompactRange, Hash};
 use chit_log::CosignatureVerifier;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -127,12 +127,14 @@ pub enum StateError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("the state file {} is damaged: {why}; move it aside to start again", .path.display())]
+    Damaged { path: PathBuf, why: String },
     #[error(
         "{} is not a regular file; chit replaces only the state file it wrote",
         .0.display()
     )]
     NotAFile(PathBuf),
-    #[error("cannot write the audit state {}: {source}", .path.display())]
+    #[error("cannot write the state file {}: {source}", .path.display())]
     Write {
         path: PathBuf,
         source: std::io::Error,
@@ -441,39 +443,6 @@ fn check_policy(
         });
     }
     Ok(())
-}
-
-/// The tree's right edge: enough to give the root of every prefix.
-struct Edge {
-    stack: Vec<(u32, Hash)>,
-    count: u64,
-}
-
-impl Edge {
-    fn push(&mut self, leaf: Hash) {
-        let mut h = leaf;
-        let mut height = 0u32;
-        while let Some(&(top_h, top)) = self.stack.last() {
-            if top_h != height {
-                break;
-            }
-            self.stack.pop();
-            h = node_hash(&top, &h);
-            height += 1;
-        }
-        self.stack.push((height, h));
-        self.count += 1;
-    }
-    fn root(&self) -> Hash {
-        let mut it = self.stack.iter().rev();
-        let Some(&(_, mut h)) = it.next() else {
-            return tree::EMPTY_ROOT;
-        };
-        for (_, left) in it {
-            h = node_hash(left, &h);
-        }
-        h
-    }
 }
 
 /// Recomputes every hash tile from the leaves and compares it with the
@@ -803,7 +772,7 @@ fn open_head(
 /// first missing entry is (past it the tree cannot be recomputed, so only
 /// the entries themselves are still checked), and the counts.
 struct Walked {
-    edge: Edge,
+    edge: CompactRange,
     leaves: Vec<Hash>,
     first_missing: Option<u64>,
     count: u64,
@@ -893,10 +862,7 @@ fn walk_entries(
     problems: &mut Vec<Problem>,
 ) -> Result<Walked, AuditError> {
     let mut w = Walked {
-        edge: Edge {
-            stack: Vec::new(),
-            count: 0,
-        },
+        edge: CompactRange::new(),
         leaves: Vec::with_capacity(size.min(1 << 24) as usize),
         first_missing: None,
         count: 0,
@@ -1374,14 +1340,14 @@ fn missing_from(step: &'static str, from: u64, to: u64, what: &str, problems: &m
 }
 
 fn take_leaf(
-    edge: &mut Edge,
+    edge: &mut CompactRange,
     leaves: &mut Vec<Hash>,
     wanted: &mut BTreeMap<u64, Option<Hash>>,
     leaf: Hash,
 ) {
     edge.push(leaf);
     leaves.push(leaf);
-    if let Some(slot) = wanted.get_mut(&edge.count) {
+    if let Some(slot) = wanted.get_mut(&edge.size()) {
         *slot = Some(edge.root());
     }
 }
@@ -1965,6 +1931,13 @@ pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), St
         "checkpoint": String::from_utf8_lossy(note),
     })
     .to_string();
+    write_state_file(path, text.as_bytes())
+}
+
+/// Writes a state file atomically: a new file of a fresh name beside it
+/// (never a link followed), synced, renamed over the one this command
+/// wrote before (anything but a regular file there is refused).
+pub(crate) fn write_state_file(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| StateError::Folder {
             path: dir.to_path_buf(),
@@ -1976,8 +1949,6 @@ pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), St
             return Err(StateError::NotAFile(path.to_path_buf()));
         }
     }
-    // A new file of a fresh name (never a link followed), synced, renamed
-    // over the state.
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -1990,7 +1961,7 @@ pub fn save_state(path: &Path, verifier_key: &str, note: &[u8]) -> Result<(), St
         .prefix(".chit-state-")
         .tempfile_in(dir)
         .map_err(fail)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())

@@ -16,6 +16,7 @@ pub mod binding;
 pub mod folder;
 pub mod log;
 pub mod migrate;
+pub mod monitor;
 pub mod policy;
 pub mod postgres;
 pub mod sqlite;

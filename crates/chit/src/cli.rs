@@ -320,6 +320,9 @@ valid and was logged."
     /// Recompute a log from its entries and prove it consistent with what was seen before.
     #[command(long_about = AUDIT_LONG, visible_alias = "verify")]
     Audit(LogAuditArgs),
+    /// Follow a served log as a monitor: prove each checkpoint, print the new entries.
+    #[command(long_about = WATCH_LONG, after_help = WATCH_AFTER)]
+    Watch(LogWatchArgs),
     /// Cosign the latest checkpoint as a witness, after proving it consistent.
     #[command(
         long_about = "Act as a witness: open the log's latest checkpoint with --log-key, prove it \
@@ -648,6 +651,73 @@ pub struct LogAuditArgs {
     /// One JSON object: the checkpoint, figures and problems.
     #[arg(long)]
     pub json: bool,
+}
+
+const WATCH_LONG: &str = "\
+Follow a log as a monitor does: read the checkpoint it serves at URL (chit serve, or any C2SP \
+tlog-tiles log; a folder of tiles too), hold it to --policy (signed by a log the policy lists, \
+its witnesses' cosignatures meeting the quorum), prove it consistent with the last checkpoint \
+seen of the same log, and print each new entry as a JSON line. What was seen is kept in --state \
+by the log's origin and key, not by URL: the same log at another address, or a fork of it served \
+elsewhere, is held to the same history. A larger tree must extend the one seen (its new entries, \
+appended to the tree seen, give its root); the same size, the same root; an older one is proven a \
+prefix of the one seen from where that was served.
+
+Each line printed is one JSON object with a \"type\": \"entry\" (origin, index, sha256, bytes; and \
+kind, stream, art_id, status and refused where the entry was checked: with --match or \
+--reverify), \"problem\" (step, message, and evidence: both signed checkpoints for a split view or \
+a fork), or nothing else. Without --follow, one look, then exit (for cron); with it, a look every \
+--interval until Ctrl-C or SIGTERM, which end it after the look in progress with the state saved. \
+A run stopped halfway resumes where it stopped.
+
+Exit 0: every checkpoint proven (and, with --reverify, every new entry valid); 1: a checkpoint \
+not signed or cosigned as the policy says, two checkpoints that cannot both be true, entries that \
+do not give the checkpoint's root, or an entry refused under --reverify; 2: the log or the state \
+could not be read.";
+
+const WATCH_AFTER: &str = "Examples:
+  chit log watch https://log.example/ --policy log.policy --state watch.json
+  chit log watch https://log.example/ --policy log.policy --state watch.json --follow \\
+      --match kind=run-receipt --match signer=did:key:z6Mk...
+  chit log watch https://log.example/ --policy log.policy --state watch.json --reverify --trust keys.toml";
+
+#[derive(Args, Debug)]
+pub struct LogWatchArgs {
+    /// Where the log is served (http:// or https://), or a folder of tiles.
+    #[arg(value_name = "URL")]
+    pub source: String,
+    /// The trust policy every checkpoint is held to: a C2SP tlog-policy
+    /// file (the log's key, its witnesses and their quorum).
+    #[arg(long, value_name = "FILE")]
+    pub policy: PathBuf,
+    /// Where what was seen of each log is kept (made on first use).
+    #[arg(long, value_name = "FILE")]
+    pub state: PathBuf,
+    /// Print only the entries that match one of these: kind=KIND,
+    /// stream=STREAM_ID, or signer=KEY (did:key:... or ed25519:...: an
+    /// envelope with a signature that verifies under it). Repeatable.
+    #[arg(long = "match", value_name = "FIELD=VALUE")]
+    pub matches: Vec<String>,
+    /// Check each new entry again as chit log append would under the
+    /// --trust, --threshold, --accept-unsigned and --allow-unchecked given;
+    /// exit 1 if any is refused.
+    #[arg(long)]
+    pub reverify: bool,
+    #[command(flatten)]
+    pub check: PolicyArgs,
+    /// Keep following the log, a look every --interval.
+    #[arg(long)]
+    pub follow: bool,
+    /// Seconds between looks with --follow.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = positive_seconds)]
+    pub interval: f64,
+}
+
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err("a number of seconds above 0, at most 86400".into()),
+    }
 }
 
 #[derive(Args, Debug)]

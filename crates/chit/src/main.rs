@@ -19,7 +19,9 @@ mod shared;
 mod witness;
 
 use clap::Parser;
-use cli::{Cli, ColorWhen, Command, KeyCommand, LineageCommand, PacketsCommand, WitnessCommand};
+use cli::{
+    Cli, ColorWhen, Command, KeyCommand, LineageCommand, LogCommand, PacketsCommand, WitnessCommand,
+};
 use exit::{Exit, Failure};
 use output::Output;
 use std::io::Write;
@@ -81,6 +83,7 @@ fn dispatch(command: &Command, out: &mut Output) -> exit::CmdResult {
         Command::Lineage(LineageCommand::Measure(a)) => lineage::measure(a, out),
         Command::Lineage(LineageCommand::Open(a)) => lineage::open(a, out),
         Command::Reason(a) => reason::run(a, out),
+        Command::Log(LogCommand::Watch(a)) => watch::run(a, out),
         Command::Log(c) => log::run(c, out),
         Command::Serve(a) => crate::serve::run(a, out),
         Command::Witness(WitnessCommand::Serve(a)) => crate::witness::run(a, out),

@@ -42,6 +42,8 @@ pub fn run(c: &LogCommand, out: &mut Output) -> CmdResult {
         LogCommand::Witness(a) => witness(a, out),
         LogCommand::BindPolicy(a) => bind_policy(a, out),
         LogCommand::Migrate(a) => migrate(a, out),
+        // Dispatched to commands::watch by main.
+        LogCommand::Watch(_) => Err(Failure::error("chit log watch is not run here")),
     }
 }
 
@@ -724,36 +726,6 @@ fn state_dir() -> Option<PathBuf> {
         .map(|d| d.join("chit"))
 }
 
-/// An exclusive lock on a state file's `.lock` beside it, held while the
-/// returned file is open (the kernel drops it when the process ends).
-fn lock_state(state: &Path) -> Result<std::fs::File, Failure> {
-    let path = state.with_file_name(format!(
-        "{}.lock",
-        state
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("state")
-    ));
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::error(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Failure::error(format!("cannot open {}: {e}", path.display())))?;
-    #[cfg(unix)]
-    if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-        return Err(Failure::error(format!(
-            "{} is in use by another run of chit log witness; try again when it ends",
-            state.display()
-        )));
-    }
-    Ok(f)
-}
-
 /// The default audit state of a source: by its origin and by where it is
 /// (a path made absolute, or a URL without its password), so a source
 /// that changes its origin and key is still held to what it showed
@@ -1047,7 +1019,7 @@ fn witness(a: &LogWitnessArgs, out: &mut Output) -> CmdResult {
     }
     // One run of this witness at a time: two at once could each prove a
     // different fork consistent with the same last checkpoint.
-    let _lock = lock_state(&a.state)?;
+    let _lock = crate::shared::logs::lock_state(&a.state, "chit log witness")?;
     let previous = audit::load_state(&a.state, &key_text).map_err(Failure::error)?;
     if let Some(prev) = &previous {
         let old = open_checkpoint(prev, &origin, &verifier, &[])

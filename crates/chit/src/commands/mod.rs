@@ -11,6 +11,7 @@ pub mod recompute;
 pub mod seal;
 pub mod sign;
 pub mod verify;
+pub mod watch;
 
 use crate::exit::Failure;
 use crate::inputs::{self, Source};

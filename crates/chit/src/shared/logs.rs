@@ -269,3 +269,33 @@ pub fn tile_bytes(log: &mut Log, t: &Tile) -> Result<Vec<u8>, Failure> {
         }
     }
 }
+
+/// An exclusive lock on a state file's `.lock` beside it, held while the
+/// returned file is open (the kernel drops it when the process ends).
+pub fn lock_state(state: &Path, who: &str) -> Result<std::fs::File, Failure> {
+    let path = state.with_file_name(format!(
+        "{}.lock",
+        state
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("state")
+    ));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::error(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Failure::error(format!("cannot open {}: {e}", path.display())))?;
+    #[cfg(unix)]
+    if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        return Err(Failure::error(format!(
+            "{} is in use by another run of {who}; try again when it ends",
+            state.display()
+        )));
+    }
+    Ok(f)
+}

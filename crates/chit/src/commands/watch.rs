@@ -1,0 +1,394 @@
+//! `chit log watch`: a monitor. Every step that proves a checkpoint is
+//! `chit_logstore::monitor`'s, every verdict on an entry
+//! `chit_logstore::policy`'s (and through it `chit_core::check`'s); this
+//! file reads arguments, prints lines, keeps the state and picks the exit
+//! status.
+
+use crate::cli::LogWatchArgs;
+use crate::exit::{CmdResult, Exit, Failure};
+use crate::output::Output;
+use crate::render;
+use chit_core::keys::PublicKey;
+use chit_logstore::audit::{SourceError, TileFiles, TilesDir};
+use chit_logstore::monitor::{self, Caller, State, WatchError, Watched};
+use chit_logstore::policy::{Admission, Compiled};
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What an entry printed must match (any of them).
+enum Match {
+    Kind(String),
+    Stream(String),
+    Signer(PublicKey),
+}
+
+fn read_matches(given: &[String]) -> Result<Vec<Match>, Failure> {
+    given
+        .iter()
+        .map(|m| {
+            let bad = || {
+                Failure::error(format!(
+                    "--match {m:?}: give kind=KIND, stream=STREAM_ID or signer=KEY"
+                ))
+            };
+            let (field, value) = m.split_once('=').ok_or_else(bad)?;
+            if value.is_empty() {
+                return Err(bad());
+            }
+            Ok(match field {
+                "kind" => Match::Kind(value.to_string()),
+                "stream" => Match::Stream(value.to_string()),
+                "signer" => Match::Signer(PublicKey::parse(value).map_err(|e| {
+                    Failure::error(format!(
+                        "--match {m:?}: {e} (a key is did:key:z6Mk... or ed25519:BASE64)"
+                    ))
+                })?),
+                _ => return Err(bad()),
+            })
+        })
+        .collect()
+}
+
+/// Where a log is served: a URL, or a folder of tiles.
+fn open(at: &str) -> Result<Box<dyn TileFiles>, SourceError> {
+    if crate::shared::remote::is_url(at) {
+        crate::shared::remote::Remote::new(at)
+            .map(|r| Box::new(r) as Box<dyn TileFiles>)
+            .map_err(|e| SourceError::Fetch {
+                url: at.to_string(),
+                why: e.to_string(),
+            })
+    } else {
+        Ok(Box::new(TilesDir {
+            root: PathBuf::from(at),
+        }))
+    }
+}
+
+/// The entries read and not yet printed: checked on all cores a bundle
+/// at a time, printed in order.
+struct Printer<'a> {
+    origin: String,
+    matches: &'a [Match],
+    /// The verdicts' settings, when entries are checked.
+    check: Option<&'a Compiled>,
+    reverify: bool,
+    waiting: Vec<(u64, Vec<u8>)>,
+    printed: u64,
+    refused: u64,
+}
+
+impl Printer<'_> {
+    fn push(&mut self, index: u64, data: &[u8], out: &mut Output) -> std::io::Result<()> {
+        self.waiting.push((index, data.to_vec()));
+        if self.waiting.len() >= 256 {
+            self.flush(out)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, out: &mut Output) -> std::io::Result<()> {
+        let waiting = std::mem::take(&mut self.waiting);
+        let lines: Vec<(bool, Option<bool>, Value)> = waiting
+            .par_iter()
+            .map(|(i, data)| self.line(*i, data))
+            .collect();
+        for (matched, valid, line) in lines {
+            if valid == Some(false) && self.reverify {
+                self.refused += 1;
+            }
+            if matched || (valid == Some(false) && self.reverify) {
+                writeln!(out, "{line}")?;
+                self.printed += 1;
+            }
+        }
+        out.flush()
+    }
+
+    /// One entry's line, whether it matches, and (where checked) whether
+    /// it is valid.
+    fn line(&self, index: u64, data: &[u8]) -> (bool, Option<bool>, Value) {
+        let mut o = Map::new();
+        o.insert("type".into(), json!("entry"));
+        o.insert("origin".into(), json!(self.origin));
+        o.insert("index".into(), json!(index));
+        o.insert("sha256".into(), json!(chit_core::digest::sha256_hex(data)));
+        o.insert("bytes".into(), json!(data.len()));
+        let mut kind = None;
+        let mut stream = None;
+        let mut valid = None;
+        if let Some(policy) = self.check {
+            match policy.decide(data) {
+                Admission::Accept {
+                    status,
+                    kind: k,
+                    art_id,
+                    packet,
+                } => {
+                    kind = Some(k);
+                    stream = packet.as_ref().map(|p| p.stream_id.to_string());
+                    o.insert("kind".into(), json!(k));
+                    o.insert("stream".into(), json!(stream));
+                    o.insert("art_id".into(), json!(art_id));
+                    o.insert("status".into(), json!(status.name()));
+                    valid = Some(true);
+                }
+                Admission::Refuse(r) => {
+                    kind = Some(r.kind);
+                    o.insert("kind".into(), json!(r.kind));
+                    o.insert("status".into(), json!(r.status().name()));
+                    let why = r
+                        .errors
+                        .first()
+                        .map(|f| format!("{}: {}", f.rule, f.message))
+                        .unwrap_or_else(|| r.status().name().to_string());
+                    o.insert("refused".into(), json!(why));
+                    valid = Some(false);
+                }
+                Admission::Unreadable(why) => {
+                    o.insert("status".into(), json!("UNREADABLE"));
+                    o.insert("refused".into(), json!(why));
+                    valid = Some(false);
+                }
+            }
+        }
+        let matched = self.matches.is_empty()
+            || self.matches.iter().any(|m| match m {
+                Match::Kind(k) => kind == Some(k.as_str()),
+                Match::Stream(s) => stream.as_deref() == Some(s.as_str()),
+                Match::Signer(key) => {
+                    chit_core::envelope::signed_by(data, key, &chit_core::json::Limits::default())
+                }
+            });
+        (matched, valid, Value::Object(o))
+    }
+}
+
+pub fn run(a: &LogWatchArgs, out: &mut Output) -> CmdResult {
+    let policy = crate::shared::logs::read_policy(&a.policy)?;
+    if policy.logs.is_empty() {
+        return Err(Failure::error(format!(
+            "the policy {} lists no log (log <vkey> lines): there is nothing to hold the log to",
+            a.policy.display()
+        )));
+    }
+    let matches = read_matches(&a.matches)?;
+    if a.check.given() && !a.reverify && matches.is_empty() {
+        return Err(Failure::error(
+            "--trust, --threshold, --accept-unsigned and --allow-unchecked say how entries are \
+             checked: give --reverify (or --match) with them",
+        ));
+    }
+    // Entries are checked when asked, or when a match needs their kind or
+    // stream (as the log labels them).
+    let checked = a.reverify
+        || matches
+            .iter()
+            .any(|m| matches!(m, Match::Kind(_) | Match::Stream(_)));
+    let compiled = if checked {
+        let p = crate::shared::logs::policy_from(&a.check)?;
+        Some(p.compile().map_err(Failure::error)?)
+    } else {
+        None
+    };
+    let _lock = crate::shared::logs::lock_state(&a.state, "chit log watch")?;
+    let mut src = open(&a.source).map_err(|e| Failure::error(e.to_string()))?;
+    // Ctrl-C and SIGTERM end a follower between looks, the state saved.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
+    let mut stop = Box::pin(crate::shared::net::shutdown());
+    runtime.block_on(async {
+        tokio::select! {
+            biased;
+            _ = &mut stop => {}
+            _ = std::future::ready(()) => {}
+        }
+    });
+    let mut state = State::load(&a.state).map_err(|e| Failure::error(e.to_string()))?;
+    loop {
+        let mut printer = Printer {
+            origin: String::new(),
+            matches: &matches,
+            check: compiled.as_ref(),
+            reverify: a.reverify,
+            waiting: Vec::new(),
+            printed: 0,
+            refused: 0,
+        };
+        let exit = look(a, &mut *src, &policy, &mut state, &mut printer, out)?;
+        if exit != Exit::Ok || !a.follow {
+            return Ok(exit);
+        }
+        let stopped = runtime.block_on(async {
+            tokio::select! {
+                _ = &mut stop => true,
+                _ = tokio::time::sleep(Duration::from_secs_f64(a.interval)) => false,
+            }
+        });
+        if stopped {
+            return Ok(Exit::Ok);
+        }
+    }
+}
+
+/// One look: the monitor's steps, the entries printed, the state saved.
+fn look(
+    a: &LogWatchArgs,
+    src: &mut dyn TileFiles,
+    policy: &chit_log::policy::Policy,
+    state: &mut State,
+    printer: &mut Printer,
+    out: &mut Output,
+) -> CmdResult {
+    let note = monitor::head(src).map_err(|e| {
+        Failure::error(format!(
+            "{e} (nothing is known wrong with the log; look again later)"
+        ))
+    })?;
+    // Its name, to label the lines (proven or not by the steps).
+    let origin = chit_log::note::parse(&note)
+        .ok()
+        .and_then(|n| chit_log::checkpoint::Checkpoint::parse(&n.text).ok())
+        .map(|c| c.origin)
+        .unwrap_or_default();
+    printer.origin = origin.clone();
+    let state_path = a.state.clone();
+    let out_cell = std::cell::RefCell::new(out);
+    let printer_cell = std::cell::RefCell::new(printer);
+    let result = {
+        let mut entry = |i: u64, data: &[u8]| {
+            printer_cell
+                .borrow_mut()
+                .push(i, data, &mut out_cell.borrow_mut())
+                .map_err(|e| format!("cannot write output: {e}"))
+        };
+        let mut progress = |s: &State| {
+            // Lines first, then the state that says they were printed.
+            printer_cell
+                .borrow_mut()
+                .flush(&mut out_cell.borrow_mut())
+                .map_err(|source| chit_logstore::audit::StateError::Write {
+                    path: state_path.clone(),
+                    source,
+                })?;
+            s.save(&state_path)
+        };
+        let mut caller = Caller {
+            entry: &mut entry,
+            progress: &mut progress,
+            open: &open,
+        };
+        monitor::watch(src, &note, policy, state, &mut caller)
+    };
+    let printer = printer_cell.into_inner();
+    let out = out_cell.into_inner();
+    printer.flush(out).map_err(Failure::write)?;
+    match result {
+        Ok(w) => {
+            state
+                .save(&a.state)
+                .map_err(|e| Failure::error(e.to_string()))?;
+            let said = match w {
+                Watched::Grew { from, to } if from == to => None,
+                Watched::Grew { from, to } => Some(format!(
+                    "{} entries, {} new, proven; {} printed",
+                    to,
+                    to - from,
+                    printer.printed
+                )),
+                Watched::Same { .. } => None,
+                Watched::Behind { size, seen } => Some(format!(
+                    "shows {size} entries, {seen} seen before: an older view, proven a prefix"
+                )),
+            };
+            if let Some(said) = said {
+                eprintln!("chit log watch: {}: {said}", render::escape(&origin));
+            }
+            if printer.refused > 0 {
+                let bad = anstyle::AnsiColor::Red.on_default().bold();
+                let _ = writeln!(
+                    anstream::stderr(),
+                    "{bad}REFUSED{bad:#} {} new entr{} not valid under --reverify",
+                    printer.refused,
+                    if printer.refused == 1 {
+                        "y is"
+                    } else {
+                        "ies are"
+                    }
+                );
+                return Ok(Exit::Invalid);
+            }
+            Ok(Exit::Ok)
+        }
+        Err(WatchError::Source(e)) => Err(Failure::error(format!(
+            "{e} (nothing is known wrong with the log; look again later)"
+        ))),
+        Err(WatchError::Unproven(m)) => Err(Failure::error(m)),
+        Err(WatchError::Stopped(m)) => Err(Failure::error(m)),
+        Err(e @ WatchError::Checkpoint(_)) => {
+            // What was read toward it is not kept.
+            state
+                .save(&a.state)
+                .map_err(|e| Failure::error(e.to_string()))?;
+            problem(out, &origin, "checkpoint", &e.to_string(), &[])?;
+            Ok(Exit::Invalid)
+        }
+        Err(WatchError::Inconsistent { message, evidence }) => {
+            state
+                .save(&a.state)
+                .map_err(|e| Failure::error(e.to_string()))?;
+            problem(out, &origin, "consistency", &message, &evidence)?;
+            Ok(Exit::Invalid)
+        }
+    }
+}
+
+/// A problem: one JSON line on standard output, and in words, with its
+/// evidence, on standard error.
+fn problem(
+    out: &mut Output,
+    origin: &str,
+    step: &str,
+    message: &str,
+    evidence: &[Vec<u8>],
+) -> Result<(), Failure> {
+    let texts: Vec<String> = evidence
+        .iter()
+        .filter(|e| !e.is_empty())
+        .map(|e| String::from_utf8_lossy(e).into_owned())
+        .collect();
+    let line = json!({
+        "type": "problem",
+        "origin": origin,
+        "step": step,
+        "message": message,
+        "evidence": texts,
+    });
+    writeln!(out, "{line}").map_err(Failure::write)?;
+    out.flush().map_err(Failure::write)?;
+    let bad = anstyle::AnsiColor::Red.on_default().bold();
+    let mut err = anstream::stderr();
+    let _ = writeln!(
+        err,
+        "{bad}INCONSISTENT{bad:#} {}: {step}: {}",
+        render::escape(origin),
+        render::escape(message)
+    );
+    for (i, t) in texts.iter().enumerate() {
+        let _ = writeln!(
+            err,
+            "  evidence {} ({}):",
+            i + 1,
+            if i == 0 { "seen before" } else { "shown now" }
+        );
+        for l in t.lines() {
+            let _ = writeln!(err, "    {}", render::escape(l));
+        }
+    }
+    Ok(())
+}
