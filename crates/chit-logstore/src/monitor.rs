@@ -34,6 +34,7 @@ use chit_log::checkpoint::Checkpoint;
 use chit_log::policy::{OpenError, Policy};
 use chit_log::tiles::{parse_entry_bundle, Tile, TileKind, TileSource, TILE_WIDTH};
 use chit_log::tree::{consistency_proof, leaf_hash, verify_consistency, CompactRange, Hash};
+use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::path::Path;
@@ -245,15 +246,15 @@ pub enum WatchError {
     Stopped(String),
 }
 
-/// Called with each new entry (index, bytes), in order; an error stops
-/// the look.
-pub type EachEntry<'a> = dyn FnMut(u64, &[u8]) -> Result<(), String> + 'a;
+/// Called with the new entries of each bundle, in order (the index of
+/// the first, and their bytes); an error stops the look.
+pub type EachEntry<'a> = dyn FnMut(u64, &[&[u8]]) -> Result<(), String> + 'a;
 /// Opens where a log was served before.
 pub type Opener = dyn Fn(&str) -> Result<Box<dyn TileFiles>, SourceError>;
 /// [`read_entries`]'s callback.
-type EachRead<'a> = dyn FnMut(u64, &[u8]) -> Result<(), WatchError> + 'a;
+type EachRead<'a> = dyn FnMut(u64, &[&[u8]]) -> Result<(), WatchError> + 'a;
 
-/// The caller's part: each new entry (index, bytes) in order; and the
+/// The caller's part: the new entries, a bundle at a time in order; and the
 /// state to keep after a stretch of entries (to resume from).
 pub struct Caller<'a> {
     pub entry: &'a mut EachEntry<'a>,
@@ -384,9 +385,12 @@ pub fn watch(
     }
     let from = edge.size();
     let mut last_saved = from;
-    let read = read_entries(src, from, cp.size, &mut |i, data| {
-        edge.push(leaf_hash(data));
-        (caller.entry)(i, data).map_err(WatchError::Stopped)?;
+    let read = read_entries(src, from, cp.size, &mut |first, entries| {
+        let leaves: Vec<Hash> = entries.par_iter().map(|e| leaf_hash(e)).collect();
+        (caller.entry)(first, entries).map_err(WatchError::Stopped)?;
+        for leaf in leaves {
+            edge.push(leaf);
+        }
         if edge.size() - last_saved >= PROGRESS_EVERY && edge.size() < cp.size {
             pending.progress = Some(edge.clone());
             let mut s = state.clone();
@@ -460,12 +464,8 @@ fn read_entries(
             path: path.clone(),
             why: e.to_string(),
         })?;
-        for (k, e) in entries.into_iter().enumerate() {
-            let i = n * w + k as u64;
-            if i >= from {
-                each(i, e)?;
-            }
-        }
+        let skip = from.saturating_sub(n * w) as usize;
+        each(n * w + skip as u64, &entries[skip.min(entries.len())..])?;
     }
     Ok(())
 }
@@ -560,11 +560,13 @@ mod tests {
         let mut saves = Vec::new();
         let note = head(src).unwrap();
         let result = {
-            let mut entry = |i: u64, _: &[u8]| {
-                if Some(i) == stop_at {
-                    return Err("stopped".to_string());
+            let mut entry = |first: u64, entries: &[&[u8]]| {
+                for i in first..first + entries.len() as u64 {
+                    if Some(i) == stop_at {
+                        return Err("stopped".to_string());
+                    }
+                    printed.push(i);
                 }
-                printed.push(i);
                 Ok(())
             };
             let mut progress = |s: &State| {

@@ -68,59 +68,53 @@ fn open(at: &str) -> Result<Box<dyn TileFiles>, SourceError> {
     }
 }
 
-/// The entries read and not yet printed: checked on all cores a bundle
-/// at a time, printed in order.
+/// Prints the entries that match, a bundle at a time: each checked (where
+/// asked) and its line made on all cores, then written in order.
 struct Printer<'a> {
+    /// The log's name, as a JSON string.
     origin: String,
     matches: &'a [Match],
     /// The verdicts' settings, when entries are checked.
     check: Option<&'a Compiled>,
     reverify: bool,
-    waiting: Vec<(u64, Vec<u8>)>,
     printed: u64,
     refused: u64,
 }
 
 impl Printer<'_> {
-    fn push(&mut self, index: u64, data: &[u8], out: &mut Output) -> std::io::Result<()> {
-        self.waiting.push((index, data.to_vec()));
-        if self.waiting.len() >= 256 {
-            self.flush(out)?;
+    fn print(&mut self, first: u64, entries: &[&[u8]], out: &mut Output) -> std::io::Result<()> {
+        let lines: Vec<(bool, Option<bool>, String)> = entries
+            .par_iter()
+            .enumerate()
+            .map(|(k, data)| self.line(first + k as u64, data))
+            .collect();
+        for (matched, valid, line) in lines {
+            let refused = valid == Some(false) && self.reverify;
+            if refused {
+                self.refused += 1;
+            }
+            if matched || refused {
+                out.write_all(line.as_bytes())?;
+                self.printed += 1;
+            }
         }
         Ok(())
     }
 
-    fn flush(&mut self, out: &mut Output) -> std::io::Result<()> {
-        let waiting = std::mem::take(&mut self.waiting);
-        let lines: Vec<(bool, Option<bool>, Value)> = waiting
-            .par_iter()
-            .map(|(i, data)| self.line(*i, data))
-            .collect();
-        for (matched, valid, line) in lines {
-            if valid == Some(false) && self.reverify {
-                self.refused += 1;
-            }
-            if matched || (valid == Some(false) && self.reverify) {
-                writeln!(out, "{line}")?;
-                self.printed += 1;
-            }
-        }
-        out.flush()
-    }
-
     /// One entry's line, whether it matches, and (where checked) whether
     /// it is valid.
-    fn line(&self, index: u64, data: &[u8]) -> (bool, Option<bool>, Value) {
-        let mut o = Map::new();
-        o.insert("type".into(), json!("entry"));
-        o.insert("origin".into(), json!(self.origin));
-        o.insert("index".into(), json!(index));
-        o.insert("sha256".into(), json!(chit_core::digest::sha256_hex(data)));
-        o.insert("bytes".into(), json!(data.len()));
+    fn line(&self, index: u64, data: &[u8]) -> (bool, Option<bool>, String) {
+        let mut line = format!(
+            "{{\"type\":\"entry\",\"origin\":{},\"index\":{index},\"sha256\":\"{}\",\"bytes\":{}",
+            self.origin,
+            chit_core::digest::sha256_hex(data),
+            data.len()
+        );
         let mut kind = None;
         let mut stream = None;
         let mut valid = None;
         if let Some(policy) = self.check {
+            let mut more = Map::new();
             match policy.decide(data) {
                 Admission::Accept {
                     status,
@@ -130,31 +124,35 @@ impl Printer<'_> {
                 } => {
                     kind = Some(k);
                     stream = packet.as_ref().map(|p| p.stream_id.to_string());
-                    o.insert("kind".into(), json!(k));
-                    o.insert("stream".into(), json!(stream));
-                    o.insert("art_id".into(), json!(art_id));
-                    o.insert("status".into(), json!(status.name()));
+                    more.insert("kind".into(), json!(k));
+                    more.insert("stream".into(), json!(stream));
+                    more.insert("art_id".into(), json!(art_id));
+                    more.insert("status".into(), json!(status.name()));
                     valid = Some(true);
                 }
                 Admission::Refuse(r) => {
                     kind = Some(r.kind);
-                    o.insert("kind".into(), json!(r.kind));
-                    o.insert("status".into(), json!(r.status().name()));
+                    more.insert("kind".into(), json!(r.kind));
+                    more.insert("status".into(), json!(r.status().name()));
                     let why = r
                         .errors
                         .first()
                         .map(|f| format!("{}: {}", f.rule, f.message))
                         .unwrap_or_else(|| r.status().name().to_string());
-                    o.insert("refused".into(), json!(why));
+                    more.insert("refused".into(), json!(why));
                     valid = Some(false);
                 }
                 Admission::Unreadable(why) => {
-                    o.insert("status".into(), json!("UNREADABLE"));
-                    o.insert("refused".into(), json!(why));
+                    more.insert("status".into(), json!("unreadable"));
+                    more.insert("refused".into(), json!(why));
                     valid = Some(false);
                 }
             }
+            for (k, v) in more {
+                line.push_str(&format!(",{}:{v}", Value::String(k)));
+            }
         }
+        line.push_str("}\n");
         let matched = self.matches.is_empty()
             || self.matches.iter().any(|m| match m {
                 Match::Kind(k) => kind == Some(k.as_str()),
@@ -163,7 +161,7 @@ impl Printer<'_> {
                     chit_core::envelope::signed_by(data, key, &chit_core::json::Limits::default())
                 }
             });
-        (matched, valid, Value::Object(o))
+        (matched, valid, line)
     }
 }
 
@@ -216,7 +214,6 @@ pub fn run(a: &LogWatchArgs, out: &mut Output) -> CmdResult {
             matches: &matches,
             check: compiled.as_ref(),
             reverify: a.reverify,
-            waiting: Vec::new(),
             printed: 0,
             refused: 0,
         };
@@ -256,26 +253,31 @@ fn look(
         .and_then(|n| chit_log::checkpoint::Checkpoint::parse(&n.text).ok())
         .map(|c| c.origin)
         .unwrap_or_default();
-    printer.origin = origin.clone();
+    printer.origin = Value::String(origin.clone()).to_string();
     let state_path = a.state.clone();
+    // Standard output closed or failing: said as every command says it.
+    let write_failed = std::cell::RefCell::new(None);
     let out_cell = std::cell::RefCell::new(out);
     let printer_cell = std::cell::RefCell::new(printer);
     let result = {
-        let mut entry = |i: u64, data: &[u8]| {
+        let mut entry = |first: u64, entries: &[&[u8]]| {
             printer_cell
                 .borrow_mut()
-                .push(i, data, &mut out_cell.borrow_mut())
-                .map_err(|e| format!("cannot write output: {e}"))
+                .print(first, entries, &mut out_cell.borrow_mut())
+                .map_err(|e| {
+                    let said = format!("cannot write output: {e}");
+                    *write_failed.borrow_mut() = Some(e);
+                    said
+                })
         };
         let mut progress = |s: &State| {
             // Lines first, then the state that says they were printed.
-            printer_cell
-                .borrow_mut()
-                .flush(&mut out_cell.borrow_mut())
-                .map_err(|source| chit_logstore::audit::StateError::Write {
+            out_cell.borrow_mut().flush().map_err(|source| {
+                chit_logstore::audit::StateError::Write {
                     path: state_path.clone(),
                     source,
-                })?;
+                }
+            })?;
             s.save(&state_path)
         };
         let mut caller = Caller {
@@ -285,9 +287,12 @@ fn look(
         };
         monitor::watch(src, &note, policy, state, &mut caller)
     };
+    if let Some(e) = write_failed.into_inner() {
+        return Err(Failure::write(e));
+    }
     let printer = printer_cell.into_inner();
     let out = out_cell.into_inner();
-    printer.flush(out).map_err(Failure::write)?;
+    out.flush().map_err(Failure::write)?;
     match result {
         Ok(w) => {
             state
