@@ -268,6 +268,9 @@ pub trait TileFiles {
     fn describe(&self) -> String;
     /// The file at `path`, or None where there is none.
     fn read(&mut self, path: &str) -> Result<Option<Vec<u8>>, SourceError>;
+    /// The files at `paths` will be read next: a source that can start
+    /// reading them now, while its reader works on what it has, may.
+    fn prefetch(&mut self, _paths: &[String]) {}
 }
 
 impl<T: TileFiles> Source for T {

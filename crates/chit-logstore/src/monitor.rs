@@ -263,6 +263,9 @@ pub struct Caller<'a> {
     pub open: &'a Opener,
 }
 
+/// Entry bundles asked for ahead of the one being read.
+const PREFETCH: u64 = 2;
+
 /// Entries read between two saves of progress (64 bundles).
 const PROGRESS_EVERY: u64 = 64 * TILE_WIDTH as u64;
 
@@ -448,14 +451,21 @@ fn read_entries(
     each: &mut EachRead,
 ) -> Result<(), WatchError> {
     let w = u64::from(TILE_WIDTH);
-    for n in from / w..to.div_ceil(w) {
-        let width = (to - n * w).min(w) as u16;
-        let tile = Tile {
+    let last = to.div_ceil(w);
+    let path_of = |n: u64| {
+        Tile {
             kind: TileKind::Entries,
             index: n,
-            width,
-        };
-        let path = tile.path();
+            width: (to - n * w).min(w) as u16,
+        }
+        .path()
+    };
+    for n in from / w..last {
+        let width = (to - n * w).min(w) as u16;
+        let path = path_of(n);
+        // The next bundles are fetched while this one is worked on.
+        let ahead: Vec<String> = (n + 1..last.min(n + 1 + PREFETCH)).map(path_of).collect();
+        src.prefetch(&ahead);
         let data = src.read(&path)?.ok_or_else(|| SourceError::Tile {
             path: path.clone(),
             why: "not served".into(),

@@ -30,7 +30,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn chromium() -> Option<PathBuf> {
@@ -111,6 +111,11 @@ fn pipe() -> (std::fs::File, std::fs::File) {
 
 impl Browser {
     fn launch(exe: &Path, profile: &Path, shots: PathBuf) -> Browser {
+        Browser::launch_with(exe, profile, shots, &[])
+    }
+
+    /// [`Browser::launch`] with more of Chromium's flags.
+    fn launch_with(exe: &Path, profile: &Path, shots: PathBuf, extra: &[&str]) -> Browser {
         let (cmd_read, cmd_write) = pipe();
         let (out_read, out_write) = pipe();
         let (a, b) = (cmd_read.as_raw_fd(), out_write.as_raw_fd());
@@ -129,6 +134,7 @@ impl Browser {
                 "--remote-debugging-pipe",
                 "--window-size=1400,1100",
             ])
+            .args(extra)
             .arg(format!("--user-data-dir={}", profile.display()))
             // Its own temporary files beside the profile, in the test's folder.
             .env("TMPDIR", profile.parent().unwrap_or(profile))
@@ -417,7 +423,7 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         "root hash",
         "To verify it is to check that signature against the log's public key",
         &format!("chit log audit http://{} --log-key KEY", server.addr),
-        "This page shows it and does not verify it.",
+        "This page verifies the signatures and each entry's inclusion itself, in your browser",
     ] {
         assert!(explained.contains(words), "{words:?} not in {explained}");
     }
@@ -741,4 +747,338 @@ fn the_page_draws_every_kind_and_checks_a_file() {
         })
         .collect();
     assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
+}
+
+/// A proxy in front of a server that lies as `mode` says: `proof` (an
+/// inclusion proof's hash), `entry` (a byte of an entry), `root` (the
+/// checkpoint's root) or `cosignature` (a byte of the witness's
+/// cosignature); anything else passes what the server says. Each
+/// connection is one request, forwarded as HTTP/1.0 and answered with
+/// `Connection: close`.
+fn lying_proxy(upstream: String, mode: Arc<Mutex<String>>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let (up, mode) = (upstream.clone(), mode.clone());
+            std::thread::spawn(move || {
+                let _ = proxy_one(conn, &up, &mode);
+            });
+        }
+    });
+    addr
+}
+
+fn proxy_one(mut c: std::net::TcpStream, up: &str, mode: &Mutex<String>) -> std::io::Result<()> {
+    use std::io::Read;
+    c.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut req = Vec::new();
+    let mut byte = [0u8; 1];
+    while !req.ends_with(b"\r\n\r\n") {
+        if c.read(&mut byte)? == 0 {
+            return Ok(());
+        }
+        req.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&req).to_string();
+    let mut lines = head.split("\r\n");
+    let first = lines.next().unwrap_or("");
+    let mut parts = first.split(' ');
+    let (method, path) = (parts.next().unwrap_or("GET"), parts.next().unwrap_or("/"));
+    let mut forwarded = format!("{method} {path} HTTP/1.0\r\nHost: {up}\r\n");
+    let mut length = 0usize;
+    for l in lines {
+        let lower = l.to_ascii_lowercase();
+        if lower.starts_with("content-type:") || lower.starts_with("accept:") {
+            forwarded.push_str(&format!("{l}\r\n"));
+        }
+        if let Some(n) = lower.strip_prefix("content-length:") {
+            length = n.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    c.read_exact(&mut body)?;
+    forwarded.push_str(&format!(
+        "Content-Length: {length}\r\nConnection: close\r\n\r\n"
+    ));
+    let mut u = std::net::TcpStream::connect(up)?;
+    u.write_all(forwarded.as_bytes())?;
+    u.write_all(&body)?;
+    let mut answer = Vec::new();
+    u.read_to_end(&mut answer)?;
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(answer.len());
+    let head = String::from_utf8_lossy(&answer[..split]).to_string();
+    let mut body = answer.get(split + 4..).unwrap_or_default().to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = serving::dechunk(&body);
+    }
+    let lie = mode.lock().unwrap().clone();
+    let body = tamper(&lie, path, body);
+    let mut out = String::new();
+    for (i, l) in head.split("\r\n").enumerate() {
+        let lower = l.to_ascii_lowercase();
+        if i > 0
+            && (lower.starts_with("content-length:")
+                || lower.starts_with("transfer-encoding:")
+                || lower.starts_with("connection:"))
+        {
+            continue;
+        }
+        out.push_str(l);
+        out.push_str("\r\n");
+    }
+    out.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    ));
+    c.write_all(out.as_bytes())?;
+    c.write_all(&body)
+}
+
+/// One bit of a base64 value flipped at byte `at`.
+fn flip_b64(s: &str, at: usize) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut raw = b64.decode(s).unwrap();
+    raw[at] ^= 1;
+    b64.encode(raw)
+}
+
+/// A signed checkpoint with its root, or its witness's cosignature,
+/// changed.
+fn tamper_note(lie: &str, note: &str) -> String {
+    let mut lines: Vec<String> = note.split('\n').map(str::to_string).collect();
+    match lie {
+        "root" => lines[2] = flip_b64(&lines[2], 0),
+        "cosignature" => {
+            if let Some(l) = lines
+                .iter_mut()
+                .find(|l| l.starts_with("\u{2014} witness."))
+            {
+                let (head, sig) = l.rsplit_once(' ').unwrap();
+                *l = format!("{head} {}", flip_b64(sig, 40));
+            }
+        }
+        _ => {}
+    }
+    lines.join("\n")
+}
+
+fn tamper(lie: &str, path: &str, body: Vec<u8>) -> Vec<u8> {
+    if path == "/checkpoint" {
+        return tamper_note(lie, &String::from_utf8(body).unwrap()).into_bytes();
+    }
+    if !path.starts_with("/v1/entries/") {
+        return body;
+    }
+    let Ok(mut v) = serde_json::from_slice::<Value>(&body) else {
+        return body;
+    };
+    match lie {
+        "proof" => {
+            let h = v["inclusion_proof"][0].as_str().unwrap().to_string();
+            v["inclusion_proof"][0] = json!(flip_b64(&h, 5));
+        }
+        "entry" => {
+            let e = v["entry"].as_str().unwrap().to_string();
+            v["entry"] = json!(flip_b64(&e, 20));
+        }
+        "root" | "cosignature" => {
+            let note = v["checkpoint"].as_str().unwrap().to_string();
+            v["checkpoint"] = json!(tamper_note(lie, &note));
+        }
+        _ => {}
+    }
+    serde_json::to_vec(&v).unwrap()
+}
+
+/// The page, given the reader's policy, checks the checkpoint, its
+/// cosignature and each entry's inclusion itself, and says so apart from
+/// the server's claims; behind a proxy that alters a proof, a root, an
+/// entry's byte or a cosignature, it shows each as not verified. Away
+/// from a secure context it says it cannot verify, and why.
+#[test]
+fn the_page_verifies_for_itself_and_catches_a_lying_server() {
+    let Some(exe) = chromium() else {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("Chromium is missing: .ci/run installs Debian's chromium package");
+        }
+        eprintln!("skipped: no Chromium here (apt-get install chromium, or set CHIT_CHROMIUM)");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let key = common::log_init(dir, "r.db", "log.pem", "test.example/page");
+    let mut lines = Vec::new();
+    for n in 0..6 {
+        lines.extend_from_slice(&serving::receipt(n));
+        lines.push(b'\n');
+    }
+    std::fs::write(dir.join("r.jsonl"), lines).unwrap();
+    common::log_append_lines(dir, "r.db", "r.jsonl");
+    let w = common::chit_in(dir, &["keygen", "--out", "w.pem"], None);
+    assert_eq!(w.code, 0);
+    let w = common::chit_in(
+        dir,
+        &[
+            "log",
+            "witness",
+            "--store",
+            "r.db",
+            "--key",
+            "w.pem",
+            "--name",
+            "witness.example/w",
+            "--log-key",
+            &key,
+            "--state",
+            "w.json",
+        ],
+        None,
+    );
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let wkey = common::printed(&w.stdout, "witness key: ");
+    let policy = format!("log {key}\nwitness W {wkey}\nquorum W\n");
+    let server = serving::start(
+        dir,
+        &[
+            "serve",
+            "--store",
+            "r.db",
+            "--quiet",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+        Stdio::null(),
+    );
+    let mode = Arc::new(Mutex::new(String::from("honest")));
+    let proxy = lying_proxy(server.addr.clone(), mode.clone());
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots");
+    let mut b = Browser::launch_with(
+        &exe,
+        &dir.join("profile"),
+        shots,
+        &["--host-resolver-rules=MAP chit.test 127.0.0.1"],
+    );
+    let url = format!("http://{proxy}/");
+    b.call("Page.navigate", json!({"url": url}));
+    b.wait_for("document.body.dataset.ready === '1'");
+    // No key given: nothing is called verified.
+    assert_eq!(
+        b.eval("document.querySelector('#checkpoint-check').dataset.verified"),
+        json!("none")
+    );
+    let shown = b.eval("document.querySelector('#policy-shown').textContent");
+    assert!(shown.as_str().unwrap().contains("No key given"), "{shown}");
+    // The reader gives the policy: the page shows which.
+    b.eval(&format!(
+        "document.querySelector('#policy-text').value = {}; document.querySelector('#policy-use').click(); true",
+        json!(policy)
+    ));
+    b.wait_for("document.querySelector('#checkpoint-check').dataset.verified === 'yes'");
+    let shown = b.eval("document.querySelector('#policy-shown').textContent");
+    let shown = shown.as_str().unwrap();
+    let log_hash = key.split('+').nth(1).unwrap();
+    let w_hash = wkey.split('+').nth(1).unwrap();
+    assert!(
+        shown.contains(log_hash) && shown.contains(w_hash) && shown.contains("quorum"),
+        "{shown}"
+    );
+    let check = b.eval("document.querySelector('#checkpoint-check').innerText");
+    assert!(
+        check.as_str().unwrap().contains("VERIFIED BY THIS BROWSER")
+            && check
+                .as_str()
+                .unwrap()
+                .contains("W (witness.example/w) cosigned it"),
+        "{check}"
+    );
+
+    // Each lie, then the truth, on entry 3 of a page loaded anew (the
+    // policy kept in the browser).
+    let verdicts = |b: &mut Browser| -> Vec<(String, String)> {
+        let v = b.eval(
+            "[...document.querySelectorAll('#entry .browser-check .check')].map(c => [c.dataset.check, c.dataset.verified])",
+        );
+        serde_json::from_value(v).unwrap()
+    };
+    let expected: [(&str, [&str; 3], &str); 5] = [
+        ("honest", ["yes", "yes", "yes"], "yes"),
+        ("proof", ["yes", "yes", "no"], "yes"),
+        ("entry", ["yes", "yes", "no"], "yes"),
+        ("root", ["no", "none", "no"], "no"),
+        ("cosignature", ["no", "no", "no"], "no"),
+    ];
+    for (lie, [checkpoint, cosignatures, inclusion], head) in expected {
+        *mode.lock().unwrap() = lie.to_string();
+        b.call("Page.navigate", json!({"url": "about:blank"}));
+        b.call("Page.navigate", json!({"url": format!("{url}#/entry/3")}));
+        b.wait_for("document.body.dataset.ready === '1' && document.querySelector('#entry').dataset.entry === '3' && document.querySelector('#entry .browser-check') && document.querySelector('#entry .browser-check').dataset.done === '1'");
+        b.wait_for(&format!(
+            "document.querySelector('#checkpoint-check').dataset.verified === '{head}'"
+        ));
+        let got = verdicts(&mut b);
+        let want: Vec<(String, String)> = [
+            ("checkpoint", checkpoint),
+            ("cosignatures", cosignatures),
+            ("inclusion", inclusion),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(got, want, "the page, served {lie}");
+        let text = b.eval("document.querySelector('#entry').innerText");
+        let text = text.as_str().unwrap();
+        if lie == "honest" {
+            assert!(!text.contains("NOT VERIFIED"), "{text}");
+            assert!(text.contains("is in the log"), "{text}");
+        } else {
+            assert!(text.contains("NOT VERIFIED"), "served {lie}: {text}");
+        }
+        // The server's verdict stays apart, marked as its claim.
+        assert!(
+            text.contains("The server's verdict (its claim: not checked by this browser)"),
+            "{text}"
+        );
+        b.screenshot(&format!("page-checks-{lie}"));
+    }
+
+    // Not a secure context (a host name that is not localhost, over plain
+    // HTTP): the page says it cannot verify, and why.
+    *mode.lock().unwrap() = "honest".into();
+    let port = proxy.rsplit(':').next().unwrap();
+    b.call(
+        "Page.navigate",
+        json!({"url": format!("http://chit.test:{port}/#/entry/3")}),
+    );
+    b.wait_for(
+        "document.body.dataset.ready === '1' && !!document.querySelector('#entry .browser-check')",
+    );
+    assert_eq!(b.eval("window.isSecureContext"), json!(false));
+    let check = b.eval("document.querySelector('#checkpoint-check').innerText");
+    assert!(
+        check.as_str().unwrap().contains("cannot verify")
+            && check.as_str().unwrap().contains("secure context"),
+        "{check}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#entry .browser-check .check').dataset.verified"),
+        json!("none")
+    );
+    b.screenshot("page-checks-insecure");
+    // No script failed (an altered entry is not JSON: the server's 400 for
+    // its verdict is logged by the browser, and is no fault of the page).
+    let faults: Vec<String> = b
+        .errors()
+        .into_iter()
+        .filter(|e| !(e.starts_with("log:") && e.contains("/v1/verify")))
+        .collect();
+    assert!(faults.is_empty(), "{faults:?}");
 }

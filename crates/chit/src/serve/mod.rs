@@ -64,6 +64,7 @@ pub fn router(state: Arc<api::AppState>, request_timeout: std::time::Duration) -
         .route("/metrics", get(api::metrics))
         .route("/", get(web::index))
         .route("/assets/app.js", get(web::script))
+        .route("/assets/verify.js", get(web::verify_script))
         .route("/assets/app.css", get(web::style))
         .route("/assets/favicon.svg", get(web::icon))
         .method_not_allowed_fallback(api::wrong_method)

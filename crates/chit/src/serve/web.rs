@@ -1,4 +1,4 @@
-//! The page at `/`: one HTML file, a script, a style sheet and an icon,
+//! The page at `/`: one HTML file, two scripts, a style sheet and an icon,
 //! compiled into the binary (nothing is fetched from elsewhere). The page
 //! reads the same public API as everyone else and writes nothing.
 //!
@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 
 const INDEX: &str = include_str!("web/index.html");
 const SCRIPT: &str = include_str!("web/app.js");
+const VERIFY: &str = include_str!("web/verify.js");
 const STYLE: &str = include_str!("web/app.css");
 const ICON: &str = include_str!("web/favicon.svg");
 
@@ -47,6 +48,11 @@ pub async fn index() -> Response {
 /// `GET /assets/app.js`.
 pub async fn script() -> Response {
     asset(SCRIPT, "text/javascript; charset=utf-8")
+}
+
+/// `GET /assets/verify.js`: what the page checks for itself.
+pub async fn verify_script() -> Response {
+    asset(VERIFY, "text/javascript; charset=utf-8")
 }
 
 /// `GET /assets/app.css`.

@@ -4,6 +4,7 @@
 //! source's.
 
 use chit_logstore::audit::{SourceError, TileFiles};
+use std::collections::HashMap;
 
 /// Most bytes one fetched file may be: a full hash tile is 8 KiB, a full
 /// entry bundle at most 256 × (2 + 65,535) bytes.
@@ -22,11 +23,17 @@ pub struct Remote {
     base: String,
     client: reqwest::Client,
     runtime: tokio::runtime::Runtime,
+    /// Files asked for ahead ([`TileFiles::prefetch`]), fetched by the
+    /// runtime's thread while the reader works.
+    ahead: HashMap<String, tokio::task::JoinHandle<Fetched>>,
 }
+
+type Fetched = Result<Option<Vec<u8>>, SourceError>;
 
 impl Remote {
     pub fn new(url: &str) -> Result<Remote, RemoteError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .build()
             .map_err(RemoteError::Runtime)?;
@@ -38,35 +45,38 @@ impl Remote {
             base: url.trim_end_matches('/').to_string(),
             client,
             runtime,
+            ahead: HashMap::new(),
         })
     }
 
     /// GET `path`; None for 404.
-    pub fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
-        let url = format!("{}/{path}", self.base);
-        let failed = |why: String| SourceError::Fetch {
-            url: url.clone(),
-            why,
-        };
-        self.runtime.block_on(async {
-            let r = self
-                .client
-                .get(&url)
-                .send()
-                .await
-                .map_err(|e| failed(e.to_string()))?;
-            if r.status() == reqwest::StatusCode::NOT_FOUND {
-                return Ok(None);
-            }
-            if !r.status().is_success() {
-                return Err(failed(format!("HTTP {}", r.status())));
-            }
-            let out = crate::shared::net::read_body(r, MAX_FETCH)
-                .await
-                .map_err(failed)?;
-            Ok(Some(out))
-        })
+    pub fn get(&self, path: &str) -> Fetched {
+        self.runtime
+            .block_on(fetch(self.client.clone(), format!("{}/{path}", self.base)))
     }
+}
+
+/// GET `url`, at most [`MAX_FETCH`] bytes; None for 404.
+async fn fetch(client: reqwest::Client, url: String) -> Fetched {
+    let failed = |why: String| SourceError::Fetch {
+        url: url.clone(),
+        why,
+    };
+    let r = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    if r.status() == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if !r.status().is_success() {
+        return Err(failed(format!("HTTP {}", r.status())));
+    }
+    let out = crate::shared::net::read_body(r, MAX_FETCH)
+        .await
+        .map_err(failed)?;
+    Ok(Some(out))
 }
 
 impl TileFiles for Remote {
@@ -74,7 +84,24 @@ impl TileFiles for Remote {
         self.base.clone()
     }
     fn read(&mut self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
-        self.get(path)
+        match self.ahead.remove(path) {
+            Some(task) => self.runtime.block_on(task).unwrap_or_else(|e| {
+                Err(SourceError::Fetch {
+                    url: format!("{}/{path}", self.base),
+                    why: e.to_string(),
+                })
+            }),
+            None => self.get(path),
+        }
+    }
+    fn prefetch(&mut self, paths: &[String]) {
+        for p in paths {
+            if !self.ahead.contains_key(p) {
+                let url = format!("{}/{p}", self.base);
+                let task = self.runtime.spawn(fetch(self.client.clone(), url));
+                self.ahead.insert(p.clone(), task);
+            }
+        }
     }
 }
 

@@ -1,5 +1,7 @@
 // chit serve's page: the log's latest checkpoint, search, each entry drawn
-// for a person, and a file checked through /v1/verify. Everything a receipt
+// for a person, and a file checked through /v1/verify. With the reader's
+// key or policy, the checkpoint and each entry's inclusion are checked in
+// the browser (verify.js), shown apart from what the server claims. Everything a receipt
 // holds is written as text (textContent, SVG text nodes), never as markup,
 // so a receipt cannot put HTML, links or scripts on this page.
 'use strict';
@@ -194,9 +196,108 @@ async function loadCheckpoint() {
     $('#size').textContent = `${Number(size).toLocaleString('en')} entries`;
     $('#size').dataset.size = size;
     $('#checkpoint').title = `root ${root}`;
+    await showCheckpointCheck(note);
   } catch (err) {
     $('#checkpoint').textContent = `cannot read the checkpoint: ${err.message}`;
   }
+}
+
+// ---------------------------------------------------------------- checked by this browser
+
+const TRUST_KEY = 'chit-trust-policy';
+/** The reader's policy, read (null: none given). */
+let trust = null;
+let trustError = null;
+
+async function loadTrust(text) {
+  trust = null;
+  trustError = null;
+  if (!text || !text.trim()) return;
+  try { trust = await chitVerify.readPolicy(text); } catch (err) { trustError = err.message; }
+}
+
+/** Which key and policy the page holds the log to, in words. */
+function showTrust() {
+  const out = $('#policy-shown');
+  const why = chitVerify.cannot();
+  if (why) { out.replaceChildren(el('p', { class: 'error-box', text: `This browser cannot verify: ${why}` })); return; }
+  if (trustError) { out.replaceChildren(el('p', { class: 'error-box', text: `Not used: ${trustError}` })); return; }
+  if (!trust) { out.replaceChildren(el('p', { text: 'No key given: nothing is verified by this browser.' })); return; }
+  const d = chitVerify.describe(trust);
+  out.replaceChildren(facts([
+    ['log', d.logs],
+    ['witnesses', d.witnesses.length ? d.witnesses.join('; ') : 'none'],
+    ['quorum', d.quorum],
+  ]));
+}
+
+function mark(ok) {
+  return ok === true ? badge('VERIFIED BY THIS BROWSER', 'ok')
+    : ok === false ? badge('NOT VERIFIED', 'bad') : badge('NOT CHECKED', 'neutral');
+}
+
+/** A checkpoint's check, as lines: the log's signature, each
+ * cosignature, the quorum. */
+function checkpointLines(c) {
+  const lines = [];
+  if (c.log) lines.push(`signed by the log's key ${c.log.key.hash}${c.log.ok ? '' : ': the signature does not verify'}`);
+  for (const x of c.witnesses) {
+    const when = x.time !== undefined ? ` at ${new Date(Number(x.time) * 1000).toISOString()}` : '';
+    lines.push(`${x.w.label} (${x.w.name})${x.ok === true ? ` cosigned it${when}` : `: ${x.why}`}`);
+  }
+  if (c.log && c.log.ok) lines.push(c.quorum ? 'the policy\'s quorum is met' : 'the policy\'s quorum is not met');
+  return lines;
+}
+
+/** The check block for a checkpoint: `data-verified` is yes, no or none. */
+function checkBlock(name, ok, summary, lines) {
+  return el('div', { class: 'check', 'data-check': name, 'data-verified': ok === true ? 'yes' : ok === false ? 'no' : 'none' },
+    el('div', { class: 'title' }, mark(ok), el('span', { text: summary })),
+    lines.length ? el('ul', {}, lines.map((l) => el('li', { text: l }))) : null);
+}
+
+async function showCheckpointCheck(note) {
+  const box = $('#checkpoint-check');
+  const why = chitVerify.cannot();
+  let block;
+  if (why) {
+    block = checkBlock('checkpoint', null, `This browser cannot verify it: ${why}`, []);
+  } else if (!trust) {
+    block = checkBlock('checkpoint', null, 'Not checked: give the log\'s key or policy below.', []);
+  } else {
+    const c = await chitVerify.checkpoint(note, trust);
+    block = checkBlock('checkpoint', c.ok, c.ok ? 'This checkpoint is signed and cosigned as your policy says.' : `This checkpoint is not verified: ${c.why}.`, checkpointLines(c));
+  }
+  box.replaceChildren(block);
+  box.dataset.verified = block.dataset.verified;
+}
+
+/** What this browser checked of an entry's bundle, apart from the
+ * server's claims. */
+async function entryCheck(e) {
+  const box = el('div', { class: 'browser-check', 'data-done': '0' });
+  const why = chitVerify.cannot();
+  box.append(el('h3', { text: 'Checked by this browser' }));
+  if (why) {
+    box.append(checkBlock('inclusion', null, `This browser cannot verify this entry: ${why}`, []));
+  } else if (!trust) {
+    box.append(checkBlock('inclusion', null, 'Not checked: give the log\'s key or policy ("Verify in this browser").', []));
+  } else {
+    const r = await chitVerify.bundle(e.bundle, trust);
+    const c = r.checkpoint;
+    box.append(checkBlock('checkpoint', c.ok, c.ok
+      ? `Its checkpoint (${c.origin}, ${c.size} entries) is signed and cosigned as your policy says.`
+      : `Its checkpoint is not verified: ${c.why}.`, checkpointLines(c)));
+    const cosigned = c.witnesses.length ? c.witnesses.every((x) => x.ok === true) : null;
+    box.append(checkBlock('cosignatures', c.log && c.log.ok ? (c.witnesses.some((x) => x.ok === false) ? false : cosigned) : null,
+      c.witnesses.length ? `${c.witnesses.filter((x) => x.ok === true).length} of ${c.witnesses.length} cosignatures by your policy's witnesses verify.` : 'No cosignature by your policy\'s witnesses.', []));
+    box.append(checkBlock('inclusion', r.inclusion.ok, r.inclusion.ok
+      ? `Entry ${e.index} is in the log: the SHA-256 of its bytes and its inclusion proof give the verified checkpoint's root.`
+      : `Entry ${e.index} is not verified in the log: ${r.inclusion.why}.`,
+      r.inclusion.ok ? [`the SHA-256 of its bytes: ${r.entrySha256}`, `under root ${c.rootText}`] : []));
+  }
+  box.dataset.done = '1';
+  return box;
 }
 
 // ---------------------------------------------------------------- search
@@ -634,10 +735,12 @@ function proofNode(byId, id, path, depth) {
 }
 
 /** An entry (or a file) drawn by its kind, with the verdict beside it. */
-async function drawEntry(e, verdict, heading, address) {
+async function drawEntry(e, verdict, heading, address, checked) {
   const box = el('div', { class: 'entry', 'data-kind': e.kind || 'unknown' });
   if (heading) box.append(el('p', { class: 'muted' }, heading));
   if (address) box.append(address);
+  if (checked) box.append(checked);
+  if (checked && verdict) box.append(el('h3', { text: 'The server\'s verdict (its claim: not checked by this browser)' }));
   if (verdict) box.append(verdictBlock(verdict));
   let drawn;
   try {
@@ -669,14 +772,14 @@ async function openEntry(which) {
   pane.replaceChildren(el('p', { class: 'muted', text: `reading entry ${which}…` }));
   try {
     const e = await fetchEntry(which);
-    const verdict = await verify(e.bytes);
+    const [verdict, checked] = await Promise.all([verify(e.bytes), entryCheck(e)]);
     if (turn !== paneTurn) return;
     const heading = el('span', {}, `Entry ${e.index} of ${show(e.bundle.origin)}, `, el('a', { href: `/v1/entries/${e.index}`, text: 'its bundle' }),
       ' (', el('code', { text: `chit verify --log-key KEY` }), ' proves it offline)');
     const address = e.address ? el('p', { class: 'address' }, 'Content address ',
       el('a', { class: 'content-address mono', href: `#/entry/${e.address}`, text: e.address }),
       el('span', { class: 'muted', text: ': the SHA-256 of the entry\'s exact bytes, which the Entry box and /v1/entries/sha256:HEX find it by.' })) : null;
-    const drawn = await drawEntry(e, verdict, heading, address);
+    const drawn = await drawEntry(e, verdict, heading, address, checked);
     if (turn !== paneTurn) return;
     pane.replaceChildren(drawn);
   } catch (err) {
@@ -781,6 +884,27 @@ document.addEventListener('DOMContentLoaded', async () => {
     if (f) checkFile(f).catch((err) => $('#verdict').replaceChildren(el('p', { class: 'error-box', text: `cannot check ${f.name}: ${err.message}` })));
   });
   window.addEventListener('hashchange', route);
+  const saved = localStorage.getItem(TRUST_KEY) || '';
+  $('#policy-text').value = saved;
+  if (!chitVerify.cannot()) await loadTrust(saved);
+  showTrust();
+  $('#policy-use').addEventListener('click', async () => {
+    const text = $('#policy-text').value;
+    if (chitVerify.cannot()) { showTrust(); return; }
+    await loadTrust(text);
+    if (trust) localStorage.setItem(TRUST_KEY, text);
+    showTrust();
+    await loadCheckpoint();
+    route();
+  });
+  $('#policy-forget').addEventListener('click', async () => {
+    localStorage.removeItem(TRUST_KEY);
+    $('#policy-text').value = '';
+    await loadTrust('');
+    showTrust();
+    await loadCheckpoint();
+    route();
+  });
   for (const root of [document, $('#about').content]) {
     for (const u of root.querySelectorAll('.here-url')) u.textContent = location.origin;
   }
