@@ -924,24 +924,7 @@ fn the_page_verifies_for_itself_and_catches_a_lying_server() {
     common::log_append_lines(dir, "r.db", "r.jsonl");
     let w = common::chit_in(dir, &["keygen", "--out", "w.pem"], None);
     assert_eq!(w.code, 0);
-    let w = common::chit_in(
-        dir,
-        &[
-            "log",
-            "witness",
-            "--store",
-            "r.db",
-            "--key",
-            "w.pem",
-            "--name",
-            "witness.example/w",
-            "--log-key",
-            &key,
-            "--state",
-            "w.json",
-        ],
-        None,
-    );
+    let w = common::witness_as(dir, "r.db", "w.pem", "witness.example/w", &key, "w.json");
     assert_eq!(w.code, 0, "{}", w.stderr);
     let wkey = common::printed(&w.stdout, "witness key: ");
     let policy = format!("log {key}\nwitness W {wkey}\nquorum W\n");

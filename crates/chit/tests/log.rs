@@ -315,35 +315,6 @@ fn exported_tiles_audit_and_a_changed_tile_is_named() {
     );
 }
 
-/// `chit log witness` of `store` with the witness key `key_file`.
-fn witness_as(
-    dir: &Path,
-    store: &str,
-    key_file: &str,
-    name: &str,
-    log_key: &str,
-    state: &str,
-) -> common::Run {
-    chit_in(
-        dir,
-        &[
-            "log",
-            "witness",
-            "--store",
-            store,
-            "--key",
-            key_file,
-            "--name",
-            name,
-            "--log-key",
-            log_key,
-            "--state",
-            state,
-        ],
-        None,
-    )
-}
-
 /// C2SP tlog-proofs: made from a store under a policy's quorum, verified
 /// offline with the receipt, and refused, by the step that fails, when
 /// anything in them or the receipt is changed.
@@ -356,7 +327,7 @@ fn tlog_proofs_prove_a_receipt_offline_under_a_policy() {
     assert_eq!(chit_in(dir, &["keygen", "--out", "x.pem"], None).code, 0);
     let f = lines_file(dir, "a.jsonl", 0..30);
     common::log_append_lines(dir, "r.db", f.to_str().unwrap());
-    let w = witness_as(dir, "r.db", "w.pem", "witness.example/w", &key, "w.json");
+    let w = common::witness_as(dir, "r.db", "w.pem", "witness.example/w", &key, "w.json");
     assert_eq!(w.code, 0, "{}", w.stderr);
     let wkey = common::printed(&w.stdout, "witness key: ");
     let policy = format!("# the log and its witness\nlog {key}\nwitness W {wkey}\nquorum W\n");
@@ -444,7 +415,7 @@ fn tlog_proofs_prove_a_receipt_offline_under_a_policy() {
     // A policy whose quorum this checkpoint does not meet.
     let x = chit_in(dir, &["key", "show", "x.pem"], None);
     assert_eq!(x.code, 0);
-    let other = witness_as(dir, "r.db", "x.pem", "witness.example/x", &key, "x.json");
+    let other = common::witness_as(dir, "r.db", "x.pem", "witness.example/x", &key, "x.json");
     let xkey = common::printed(&other.stdout, "witness key: ");
     std::fs::write(
         dir.join("p2.policy"),
@@ -582,7 +553,7 @@ fn witnesses_cosign_only_a_consistent_log() {
     let f = lines_file(dir, "a.jsonl", 0..30);
     common::log_append_lines(dir, "r.db", f.to_str().unwrap());
     let witness = |dir: &Path, store: &str| {
-        witness_as(dir, store, "w.pem", "witness.example", &key, "w.json")
+        common::witness_as(dir, store, "w.pem", "witness.example", &key, "w.json")
     };
     let w = witness(dir, "r.db");
     assert_eq!(w.code, 0, "{}", w.stderr);
@@ -593,7 +564,7 @@ fn witnesses_cosign_only_a_consistent_log() {
     assert_eq!(v.code, 0, "{}", v.stdout);
     // Another witness's key: not enough cosignatures.
     assert_eq!(chit_in(dir, &["keygen", "--out", "w2.pem"], None).code, 0);
-    let other = witness_as(dir, "r.db", "w2.pem", "other.example", &key, "w2.json");
+    let other = common::witness_as(dir, "r.db", "w2.pem", "other.example", &key, "w2.json");
     assert_eq!(other.code, 0, "{}", other.stderr);
     let okey = common::printed(&other.stdout, "witness key: ");
     let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "4"], None);

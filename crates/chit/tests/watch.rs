@@ -371,24 +371,7 @@ fn each_checkpoint_is_held_to_the_policys_witnesses() {
     // A witness cosigns the checkpoint of 5 (offline), and the tiles are
     // exported again with its cosignature.
     let cosign = || {
-        let w = chit_in(
-            dir,
-            &[
-                "log",
-                "witness",
-                "--store",
-                "r.db",
-                "--key",
-                "w.pem",
-                "--name",
-                "witness.example/w",
-                "--log-key",
-                &key,
-                "--state",
-                "w.json",
-            ],
-            None,
-        );
+        let w = common::witness_as(dir, "r.db", "w.pem", "witness.example/w", &key, "w.json");
         assert_eq!(w.code, 0, "{}", w.stderr);
         let r = chit_in(
             dir,

@@ -276,3 +276,32 @@ impl Drop for StaticWeb {
         let _ = self.child.wait();
     }
 }
+
+/// `chit log witness` of `store` with the witness key `key_file`.
+pub fn witness_as(
+    dir: &Path,
+    store: &str,
+    key_file: &str,
+    name: &str,
+    log_key: &str,
+    state: &str,
+) -> Run {
+    chit_in(
+        dir,
+        &[
+            "log",
+            "witness",
+            "--store",
+            store,
+            "--key",
+            key_file,
+            "--name",
+            name,
+            "--log-key",
+            log_key,
+            "--state",
+            state,
+        ],
+        None,
+    )
+}
