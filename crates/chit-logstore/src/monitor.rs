@@ -11,17 +11,20 @@
 //! 1. `checkpoint`: the checkpoint is signed by a log of the policy for its
 //!    origin, and its witnesses' cosignatures meet the policy's quorum;
 //! 2. `consistency`: it is the tree seen before, or one that extends it:
-//!    - the same size: the same root (another is a split view);
-//!    - larger: the new entries, read in order and appended to the right
-//!      edge of the tree seen, give its root. When they do not, a
-//!      consistency proof from the log's own hash tiles tells a fork (the
-//!      proof fails: both checkpoints are the evidence) from entries served
-//!      wrong (the proof holds);
+//!    - the same size: the same root (another is a split view, which the
+//!      two signed checkpoints prove by themselves);
+//!    - larger: a consistency proof from the log's hash tiles, verified
+//!      against both signed roots; failing that (no tiles, or tiles that
+//!      lie), its entries from the first, read before any is handed out,
+//!      must give its root, and their prefix the root seen (if they give
+//!      its root and not the prefix's, that is a fork, proven);
 //!    - smaller: a consistency proof from where the larger was seen,
-//!      verified against both roots;
+//!      verified against both roots (one that fails proves nothing: tiles
+//!      vouch for nothing);
 //! 3. `entries`: each new entry, in order, is handed to the caller (to
-//!    print, match or check again) as it is read, before step 2 ends: a
-//!    run that fails step 2 has handed out entries that are not the log's.
+//!    print, match or check again) as it is read, then must give the
+//!    checkpoint's root with the tree seen: entries that do not are wrong
+//!    (or what served them is), which proves nothing about the log.
 //!
 //! Progress within a long catch-up is kept too ([`Seen::progress`]): a run
 //! stopped halfway resumes where it stopped, its entries proven when the
@@ -237,20 +240,35 @@ pub enum WatchError {
         /// signed.
         evidence: [Vec<u8>; 2],
     },
-    /// Step 2: an older checkpoint that could not be proven a prefix of
-    /// the one seen (where that was served gives no proof).
+    /// Step 2: a checkpoint that could not be proven consistent with the
+    /// one seen, or inconsistent with it (what served it gives no proof
+    /// either way).
     #[error("consistency: {0}")]
     Unproven(String),
+    /// Steps 2 and 3: the entries served do not give the root the
+    /// checkpoint signs (they, or what served them, are wrong; nothing is
+    /// proven about the log).
+    #[error("entries: {message}")]
+    Entries {
+        message: String,
+        checkpoint: Vec<u8>,
+    },
+    /// The state kept for this log is not what this monitor wrote.
+    #[error("{0}")]
+    State(String),
     /// The caller stopped at an entry.
     #[error("{0}")]
     Stopped(String),
+    /// Asked to stop ([`Caller::stop`]): the progress made is saved.
+    #[error("stopped")]
+    Interrupted,
 }
 
 /// Called with the new entries of each bundle, in order (the index of
 /// the first, and their bytes); an error stops the look.
 pub type EachEntry<'a> = dyn FnMut(u64, &[&[u8]]) -> Result<(), String> + 'a;
 /// Opens where a log was served before.
-pub type Opener = dyn Fn(&str) -> Result<Box<dyn TileFiles>, SourceError>;
+pub type Opener<'a> = dyn Fn(&str) -> Result<Box<dyn TileFiles>, SourceError> + 'a;
 /// [`read_entries`]'s callback.
 type EachRead<'a> = dyn FnMut(u64, &[&[u8]]) -> Result<(), WatchError> + 'a;
 
@@ -260,7 +278,9 @@ pub struct Caller<'a> {
     pub entry: &'a mut EachEntry<'a>,
     pub progress: &'a mut dyn FnMut(&State) -> Result<(), StateError>,
     /// Where the log was served before, to prove an older checkpoint by.
-    pub open: &'a Opener,
+    pub open: &'a Opener<'a>,
+    /// Whether to stop (between bundles).
+    pub stop: &'a dyn Fn() -> bool,
 }
 
 /// Entry bundles asked for ahead of the one being read.
@@ -300,9 +320,12 @@ pub fn watch(
     // What the state says was seen is signed by the log, and its edge is
     // that checkpoint's tree: a state file changed since is not trusted.
     if let Some(s) = &seen {
-        let kept = policy.open(&s.checkpoint).ok().map(|w| w.checkpoint);
+        let kept = policy.open(&s.checkpoint).ok().filter(|w| {
+            w.checkpoint.origin == s.origin && policy.logs[w.log].verifier.verifier_key() == s.key
+        });
+        let kept = kept.map(|w| w.checkpoint);
         if kept.is_none_or(|k| k.size != seen_size || k.root != s.edge.root()) {
-            return Err(WatchError::Unproven(format!(
+            return Err(WatchError::State(format!(
                 "the state's checkpoint of {} does not verify under the policy, or its tree is \
                  not the one kept with it: the state file was changed (move it aside to start \
                  again)",
@@ -333,12 +356,14 @@ pub fn watch(
                     cp.size, seen_size, s.at
                 ))
             })?;
+            // The proof is from tiles nothing vouches for: one that fails
+            // proves no fork, only that this older view is not proven.
             verify_consistency(cp.size, seen_size, &cp.root, &s.edge.root(), &proof).map_err(
                 |e| {
-                    inconsistent(format!(
-                        "the tree of size {} is not a prefix of the one of size {seen_size} seen \
-                         before: {e}",
-                        cp.size
+                    WatchError::Unproven(format!(
+                        "an older checkpoint (size {}, {seen_size} seen) not proven a prefix of \
+                         the one seen: the proof from {} does not hold ({e})",
+                        cp.size, s.at
                     ))
                 },
             )?;
@@ -348,27 +373,43 @@ pub fn watch(
             });
         }
     }
-    // Step 2 for a larger tree, first from its hash tiles (a fork is
-    // found before any entry of it is handed out), then, with step 3, by
-    // its entries: appended to the edge seen (or to the progress made
-    // toward it), they give its root.
-    let mut proven_by_tiles = false;
+    // Step 2 for a larger tree. A consistency proof from its hash tiles,
+    // verified against both signed roots, proves it extends the tree seen,
+    // whatever served the tiles. Without one (no tiles, or tiles that do
+    // not prove it), it is proven from its entries alone, from the first,
+    // before any is handed out: they must give its root (what is then
+    // proven of them), and the first of them the root seen; if they do
+    // not, that is a fork, proven by the log's own signed roots.
+    let mut resumed = record
+        .and_then(|r| r.progress)
+        .filter(|p| p.size() <= cp.size);
     if let Some(s) = seen.as_ref().filter(|_| seen_size > 0) {
-        if let Ok(proof) = proof_from_tiles(src, seen_size, cp.size) {
-            verify_consistency(seen_size, cp.size, &s.edge.root(), &cp.root, &proof).map_err(
-                |e| WatchError::Inconsistent {
+        let by_tiles = proof_from_tiles(src, seen_size, cp.size).is_ok_and(|proof| {
+            verify_consistency(seen_size, cp.size, &s.edge.root(), &cp.root, &proof).is_ok()
+        });
+        if !by_tiles {
+            let (root, prefix) = recompute(src, cp.size, seen_size, caller.stop)?;
+            if root != cp.root {
+                return Err(entries_wrong(0, &cp, &note));
+            }
+            if prefix != s.edge.root() {
+                return Err(WatchError::Inconsistent {
                     message: format!(
                         "the tree of size {} does not extend the one of size {seen_size} seen \
-                         before: a fork ({e})",
+                         before: a fork (its entries give its root, and the first {seen_size} of \
+                         them another root than the one seen)",
                         cp.size
                     ),
                     evidence: [s.checkpoint.clone(), note.clone()],
-                },
-            )?;
-            proven_by_tiles = true;
+                });
+            }
+            resumed = None;
         }
     }
-    let mut pending = Seen {
+    // Step 3, and step 2 again: the new entries, handed out as read and
+    // appended to the edge seen (or to the progress made toward it), give
+    // its root.
+    let pending = Seen {
         origin: cp.origin.clone(),
         key: key.clone(),
         checkpoint: seen
@@ -379,67 +420,106 @@ pub fn watch(
         at: seen.as_ref().map(|s| s.at.clone()).unwrap_or_default(),
         progress: None,
     };
-    let mut edge = pending.edge.clone();
-    let resumed = record
-        .and_then(|r| r.progress)
-        .filter(|p| p.size() <= cp.size);
-    if let Some(p) = resumed.clone() {
-        edge = p;
+    loop {
+        let (from, edge) = hand_out(src, &cp, resumed.clone(), &pending, state, caller)?;
+        if edge.root() == cp.root {
+            state.put(Seen {
+                origin: cp.origin,
+                key,
+                checkpoint: note,
+                edge,
+                at,
+                progress: None,
+            });
+            return Ok(Watched::Grew { from, to: cp.size });
+        }
+        // What was read toward it is not kept.
+        state.put(pending.clone());
+        if resumed.take().is_none() {
+            return Err(entries_wrong(seen_size, &cp, &note));
+        }
+        // The progress was an earlier run's (perhaps from another
+        // server): read again from the checkpoint proven.
     }
+}
+
+/// Entries that do not give the checkpoint's root.
+fn entries_wrong(from: u64, cp: &Checkpoint, note: &[u8]) -> WatchError {
+    WatchError::Entries {
+        message: format!(
+            "the entries served from {from} to {} do not give the root the checkpoint signs",
+            cp.size
+        ),
+        checkpoint: note.to_vec(),
+    }
+}
+
+/// Step 3: the entries past `start` (the progress made, or else the edge
+/// seen) handed to the caller a bundle at a time, and appended to it;
+/// progress saved every [`PROGRESS_EVERY`] entries and when asked to stop.
+/// Returns where the entries handed out began, and the edge after them.
+fn hand_out(
+    src: &mut dyn TileFiles,
+    cp: &Checkpoint,
+    start: Option<CompactRange>,
+    pending: &Seen,
+    state: &State,
+    caller: &mut Caller,
+) -> Result<(u64, CompactRange), WatchError> {
+    let mut edge = start.unwrap_or_else(|| pending.edge.clone());
     let from = edge.size();
     let mut last_saved = from;
-    let read = read_entries(src, from, cp.size, &mut |first, entries| {
+    let mut save = |edge: &CompactRange| {
+        let mut s = state.clone();
+        s.put(Seen {
+            progress: Some(edge.clone()),
+            ..pending.clone()
+        });
+        (caller.progress)(&s).map_err(|e| WatchError::Stopped(e.to_string()))
+    };
+    read_entries(src, from, cp.size, &mut |first, entries| {
         let leaves: Vec<Hash> = entries.par_iter().map(|e| leaf_hash(e)).collect();
         (caller.entry)(first, entries).map_err(WatchError::Stopped)?;
         for leaf in leaves {
             edge.push(leaf);
         }
-        if edge.size() - last_saved >= PROGRESS_EVERY && edge.size() < cp.size {
-            pending.progress = Some(edge.clone());
-            let mut s = state.clone();
-            s.put(pending.clone());
-            (caller.progress)(&s).map_err(|e| WatchError::Stopped(e.to_string()))?;
+        let stop = (caller.stop)();
+        if edge.size() < cp.size && (stop || edge.size() - last_saved >= PROGRESS_EVERY) {
+            save(&edge)?;
             last_saved = edge.size();
         }
+        if stop {
+            return Err(WatchError::Interrupted);
+        }
         Ok(())
-    });
-    read?;
-    if edge.root() != cp.root {
-        // What was read toward it is not kept: the next look reads again
-        // from the checkpoint proven.
-        state.put(pending.clone());
-        let message = if seen_size == 0 {
-            format!(
-                "the {} entries served do not give the root the checkpoint signs",
-                cp.size
-            )
-        } else if proven_by_tiles {
-            format!(
-                "the entries served from {seen_size} to {} do not give the root the checkpoint \
-                 signs (its hash tiles prove it consistent with the one seen)",
-                cp.size
-            )
-        } else {
-            format!(
-                "the tree of size {} does not extend the one of size {seen_size} seen before: a \
-                 fork (its entries appended to the tree seen do not give its root)",
-                cp.size
-            )
-        };
-        return Err(WatchError::Inconsistent {
-            message,
-            evidence: [seen.map(|s| s.checkpoint).unwrap_or_default(), note.clone()],
-        });
-    }
-    state.put(Seen {
-        origin: cp.origin,
-        key,
-        checkpoint: note,
-        edge,
-        at,
-        progress: None,
-    });
-    Ok(Watched::Grew { from, to: cp.size })
+    })?;
+    Ok((from, edge))
+}
+
+/// The root of the tree of `size` leaves from its entries alone, and the
+/// root of its first `prefix` leaves; nothing handed out.
+fn recompute(
+    src: &mut dyn TileFiles,
+    size: u64,
+    prefix: u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Hash, Hash), WatchError> {
+    let mut edge = CompactRange::new();
+    let mut prefix_root = edge.root();
+    read_entries(src, 0, size, &mut |_, entries| {
+        let leaves: Vec<Hash> = entries.par_iter().map(|e| leaf_hash(e)).collect();
+        for leaf in leaves {
+            edge.push(leaf);
+            if edge.size() == prefix {
+                prefix_root = edge.root();
+            }
+        }
+        if stop() {
+            return Err(WatchError::Interrupted);
+        }
+        Ok(())
+    })?;
+    Ok((edge.root(), prefix_root))
 }
 
 /// Entries `from..to` of the tree of `to` leaves, from its entry bundles,
@@ -460,24 +540,68 @@ fn read_entries(
         }
         .path()
     };
+    if from >= to {
+        return Ok(());
+    }
     for n in from / w..last {
         let width = (to - n * w).min(w) as u16;
-        let path = path_of(n);
         // The next bundles are fetched while this one is worked on.
         let ahead: Vec<String> = (n + 1..last.min(n + 1 + PREFETCH)).map(path_of).collect();
         src.prefetch(&ahead);
-        let data = src.read(&path)?.ok_or_else(|| SourceError::Tile {
-            path: path.clone(),
-            why: "not served".into(),
-        })?;
-        let entries = parse_entry_bundle(&data, width).map_err(|e| SourceError::DamagedBundle {
-            path: path.clone(),
-            why: e.to_string(),
-        })?;
+        let tile = Tile {
+            kind: TileKind::Entries,
+            index: n,
+            width,
+        };
+        let (data, served) = read_tile(src, &tile)?;
+        let entries =
+            parse_entry_bundle(&data, served).map_err(|e| SourceError::DamagedBundle {
+                path: tile.path(),
+                why: e.to_string(),
+            })?;
         let skip = from.saturating_sub(n * w) as usize;
-        each(n * w + skip as u64, &entries[skip.min(entries.len())..])?;
+        let upto = usize::from(width).min(entries.len());
+        each(n * w + skip as u64, &entries[skip.min(upto)..upto])?;
     }
     Ok(())
+}
+
+/// A tile's bytes and the width they hold: the tile as asked, or, where a
+/// partial tile is no longer served (a log may drop one once it grew), the
+/// wider one the source serves now (its checkpoint says which), whose
+/// first hashes or entries are the partial one's; what is read is proven
+/// by what it is used for, not by where it came from.
+fn read_tile(src: &mut dyn TileFiles, tile: &Tile) -> Result<(Vec<u8>, u16), SourceError> {
+    if let Some(data) = src.read(&tile.path())? {
+        return Ok((data, tile.width));
+    }
+    let not_served = || SourceError::Tile {
+        path: tile.path(),
+        why: "not served".into(),
+    };
+    if tile.width >= TILE_WIDTH {
+        return Err(not_served());
+    }
+    let size_now = src
+        .read("checkpoint")?
+        .and_then(|n| chit_log::note::parse(&n).ok())
+        .and_then(|n| Checkpoint::parse(&n.text).ok())
+        .map_or(0, |c| c.size);
+    let level = match tile.kind {
+        TileKind::Hashes(l) => u32::from(l),
+        TileKind::Entries => 0,
+    };
+    let count = size_now.checked_shr(8 * level).unwrap_or(0);
+    let first = tile.index.saturating_mul(u64::from(TILE_WIDTH));
+    let width = count.saturating_sub(first).min(u64::from(TILE_WIDTH)) as u16;
+    if width <= tile.width {
+        return Err(not_served());
+    }
+    let wider = Tile { width, ..*tile };
+    match src.read(&wider.path())? {
+        Some(data) => Ok((data, width)),
+        None => Err(not_served()),
+    }
 }
 
 /// A consistency proof from size `m` to `n`, from `src`'s hash tiles of the
@@ -485,10 +609,10 @@ fn read_entries(
 fn proof_from_tiles(src: &mut dyn TileFiles, m: u64, n: u64) -> Result<Vec<Hash>, String> {
     let src = RefCell::new(src);
     let tiles = TileSource::new(n, |t: &Tile| {
-        src.borrow_mut()
-            .read(&t.path())
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| "not served".to_string())
+        let (mut data, _) = read_tile(*src.borrow_mut(), t).map_err(|e| e.to_string())?;
+        // A full tile read for a partial one: its first hashes.
+        data.truncate(usize::from(t.width) * 32);
+        Ok::<_, String>(data)
     });
     consistency_proof(&tiles, m, n).map_err(|e| e.to_string())
 }
@@ -566,11 +690,25 @@ mod tests {
 
     /// One look, stopped at entry `stop_at` if given.
     fn look(src: &mut Served, state: &mut State, stop_at: Option<u64>) -> Run {
+        look_with(src, state, stop_at, u64::MAX, None)
+    }
+
+    /// [`look`], asked to stop after `bundles` bundles, and with `there`
+    /// as where the log was seen before.
+    fn look_with(
+        src: &mut Served,
+        state: &mut State,
+        stop_at: Option<u64>,
+        bundles: u64,
+        there: Option<&Served>,
+    ) -> Run {
         let mut printed = Vec::new();
         let mut saves = Vec::new();
         let note = head(src).unwrap();
+        let handed = std::cell::Cell::new(0u64);
         let result = {
             let mut entry = |first: u64, entries: &[&[u8]]| {
+                handed.set(handed.get() + 1);
                 for i in first..first + entries.len() as u64 {
                     if Some(i) == stop_at {
                         return Err("stopped".to_string());
@@ -583,13 +721,21 @@ mod tests {
                 saves.push(s.clone());
                 Ok(())
             };
-            let open = |_: &str| -> Result<Box<dyn TileFiles>, SourceError> {
-                Err(SourceError::NoCheckpoint("nowhere".into()))
+            let open = |at: &str| -> Result<Box<dyn TileFiles>, SourceError> {
+                match there {
+                    Some(t) => Ok(Box::new(Served {
+                        at: at.into(),
+                        files: t.files.clone(),
+                    })),
+                    None => Err(SourceError::NoCheckpoint("nowhere".into())),
+                }
             };
+            let stop = || handed.get() >= bundles;
             let mut caller = Caller {
                 entry: &mut entry,
                 progress: &mut progress,
                 open: &open,
+                stop: &stop,
             };
             watch(src, &note, &policy(), state, &mut caller)
         };
@@ -598,6 +744,88 @@ mod tests {
             saves,
             result,
         }
+    }
+
+    /// Hash tiles that lie prove no fork: the tree is proven from its
+    /// entries, and followed.
+    #[test]
+    fn lying_tiles_accuse_no_one() {
+        let all: Vec<Vec<u8>> = (0..700).map(entry).collect();
+        let mut state = State::default();
+        look(&mut served("http://a", &all[..300]), &mut state, None)
+            .result
+            .unwrap();
+        let mut lying = served("http://b", &all);
+        for data in lying
+            .files
+            .iter_mut()
+            .filter(|(p, _)| p.starts_with("tile/0/") && !p.starts_with("tile/entries"))
+            .map(|(_, d)| d)
+        {
+            data[0] ^= 1;
+        }
+        let run = look(&mut lying, &mut state, None);
+        assert_eq!(run.result.unwrap(), Watched::Grew { from: 300, to: 700 });
+        assert_eq!(run.printed, (300..700).collect::<Vec<_>>());
+    }
+
+    /// Asked to stop, a look saves its progress at the bundle it reached
+    /// and ends; the next goes on from there.
+    #[test]
+    fn a_look_asked_to_stop_saves_where_it_is() {
+        let all: Vec<Vec<u8>> = (0..1000).map(entry).collect();
+        let mut state = State::default();
+        look(&mut served("http://a", &all[..10]), &mut state, None)
+            .result
+            .unwrap();
+        let mut src = served("http://a", &all);
+        let run = look_with(&mut src, &mut state, None, 2, None);
+        assert!(matches!(run.result, Err(WatchError::Interrupted)));
+        assert_eq!(run.printed, (10..512).collect::<Vec<_>>());
+        let saved = run.saves.last().unwrap();
+        let seen = saved.get(ORIGIN, &signer().verifier_key()).unwrap();
+        assert_eq!(seen.progress.as_ref().unwrap().size(), 512);
+        let mut state = saved.clone();
+        let run = look(&mut src, &mut state, None);
+        assert_eq!(
+            run.result.unwrap(),
+            Watched::Grew {
+                from: 512,
+                to: 1000
+            }
+        );
+    }
+
+    /// An older view is proven a prefix from where the newer was seen,
+    /// which has grown since and serves only its tiles of now (the partial
+    /// tiles of the tree seen gone): the wider ones stand in for them.
+    #[test]
+    fn an_older_view_is_proven_from_the_tiles_served_now() {
+        let all: Vec<Vec<u8>> = (0..900).map(entry).collect();
+        let mut state = State::default();
+        look(&mut served("http://a", &all[..600]), &mut state, None)
+            .result
+            .unwrap();
+        let later = served("http://a", &all);
+        assert!(!later.files.contains_key("tile/0/002.p/88"));
+        let mut mirror = served("http://m", &all[..300]);
+        let run = look_with(&mut mirror, &mut state, None, u64::MAX, Some(&later));
+        assert_eq!(
+            run.result.unwrap(),
+            Watched::Behind {
+                size: 300,
+                seen: 600
+            }
+        );
+        // A mirror of another tree of 300 under the same key: not proven.
+        let other: Vec<Vec<u8>> = (5000..5300).map(entry).collect();
+        let mut forked = served("http://f", &other);
+        let run = look_with(&mut forked, &mut state, None, u64::MAX, Some(&later));
+        assert!(
+            matches!(run.result, Err(WatchError::Unproven(_))),
+            "{:?}",
+            run.result
+        );
     }
 
     /// A catch-up stopped halfway resumes from its last saved progress,
@@ -660,10 +888,12 @@ mod tests {
         bundle[last] ^= 1;
         let run = look(&mut lying, &mut state, None);
         match run.result {
-            Err(WatchError::Inconsistent { message, evidence }) => {
+            Err(WatchError::Entries {
+                message,
+                checkpoint,
+            }) => {
                 assert!(message.contains("do not give the root"), "{message}");
-                assert!(evidence[0].starts_with(format!("{ORIGIN}\n300\n").as_bytes()));
-                assert!(evidence[1].starts_with(format!("{ORIGIN}\n600\n").as_bytes()));
+                assert!(checkpoint.starts_with(format!("{ORIGIN}\n600\n").as_bytes()));
             }
             other => panic!("{other:?}"),
         }
@@ -712,7 +942,7 @@ mod tests {
         let all: Vec<Vec<u8>> = (0..9).map(entry).collect();
         let run = look(&mut served("http://a", &all), &mut changed, None);
         match run.result {
-            Err(WatchError::Unproven(m)) => assert!(m.contains("was changed"), "{m}"),
+            Err(WatchError::State(m)) => assert!(m.contains("was changed"), "{m}"),
             other => panic!("{other:?}"),
         }
         assert!(run.printed.is_empty());

@@ -659,21 +659,22 @@ tlog-tiles log; a folder of tiles too), hold it to --policy (signed by a log the
 its witnesses' cosignatures meeting the quorum), prove it consistent with the last checkpoint \
 seen of the same log, and print each new entry as a JSON line. What was seen is kept in --state \
 by the log's origin and key, not by URL: the same log at another address, or a fork of it served \
-elsewhere, is held to the same history. A larger tree must extend the one seen (its new entries, \
-appended to the tree seen, give its root); the same size, the same root; an older one is proven a \
-prefix of the one seen from where that was served.
+elsewhere, is held to the same history. A larger tree must extend the one seen (by a proof from \
+its hash tiles, else by its entries from the first; and its new entries, appended to the tree \
+seen, give its root); the same size, the same root; an older one is proven a prefix of the one \
+seen from where that was served.
 
 Each line printed is one JSON object with a \"type\": \"entry\" (origin, index, sha256, bytes; and \
 kind, stream, art_id, status and refused where the entry was checked: with --match or \
---reverify), \"problem\" (step, message, and evidence: both signed checkpoints for a split view or \
-a fork), or nothing else. Without --follow, one look, then exit (for cron); with it, a look every \
---interval until Ctrl-C or SIGTERM, which end it after the look in progress with the state saved. \
-A run stopped halfway resumes where it stopped.
+--reverify), or \"problem\" (step, message, and evidence: the signed checkpoint seen before, or \
+null, and the one shown now). Without --follow, one look, then exit (for cron); with it, a look every \
+--interval (going on after a log it could not read) until Ctrl-C or SIGTERM, which stop it \
+between two bundles with its progress saved. A run stopped halfway resumes where it stopped.
 
 Exit 0: every checkpoint proven (and, with --reverify, every new entry valid); 1: a checkpoint \
 not signed or cosigned as the policy says, two checkpoints that cannot both be true, entries that \
 do not give the checkpoint's root, or an entry refused under --reverify; 2: the log or the state \
-could not be read.";
+could not be read, an older view could not be proven a prefix, or a single look was stopped.";
 
 const WATCH_AFTER: &str = "Examples:
   chit log watch https://log.example/ --policy log.policy --state watch.json

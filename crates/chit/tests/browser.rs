@@ -786,6 +786,15 @@ fn proxy_one(mut c: std::net::TcpStream, up: &str, mode: &Mutex<String>) -> std:
     let first = lines.next().unwrap_or("");
     let mut parts = first.split(' ');
     let (method, path) = (parts.next().unwrap_or("GET"), parts.next().unwrap_or("/"));
+    let lie = mode.lock().unwrap().clone();
+    // Another entry than the one asked for by its content address.
+    let by_address =
+        path.starts_with("/v1/entries/sha256:") || path.starts_with("/v1/entries/sha256%3A");
+    let path = if lie == "swap" && by_address {
+        "/v1/entries/4"
+    } else {
+        path
+    };
     let mut forwarded = format!("{method} {path} HTTP/1.0\r\nHost: {up}\r\n");
     let mut length = 0usize;
     for l in lines {
@@ -819,7 +828,6 @@ fn proxy_one(mut c: std::net::TcpStream, up: &str, mode: &Mutex<String>) -> std:
     {
         body = serving::dechunk(&body);
     }
-    let lie = mode.lock().unwrap().clone();
     let body = tamper(&lie, path, body);
     let mut out = String::new();
     for (i, l) in head.split("\r\n").enumerate() {
@@ -1032,6 +1040,30 @@ fn the_page_verifies_for_itself_and_catches_a_lying_server() {
         );
         b.screenshot(&format!("page-checks-{lie}"));
     }
+
+    // Asked for by its content address, another genuine entry answered:
+    // its proof holds, but its bytes are not that address's.
+    let address = chit_core::digest::sha256_hex(&serving::receipt(3));
+    *mode.lock().unwrap() = "swap".into();
+    b.call("Page.navigate", json!({"url": "about:blank"}));
+    b.call(
+        "Page.navigate",
+        json!({"url": format!("{url}#/entry/sha256:{address}")}),
+    );
+    b.wait_for("document.body.dataset.ready === '1' && !!document.querySelector('#entry .browser-check') && document.querySelector('#entry .browser-check').dataset.done === '1'");
+    let got = verdicts(&mut b);
+    assert_eq!(
+        got[2],
+        ("inclusion".to_string(), "no".to_string()),
+        "{got:?}"
+    );
+    let text = b.eval("document.querySelector('#entry .browser-check').innerText");
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains(&format!("it is shown as sha256:{address}")),
+        "{text}"
+    );
 
     // Not a secure context (a host name that is not localhost, over plain
     // HTTP): the page says it cannot verify, and why.

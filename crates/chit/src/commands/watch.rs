@@ -16,6 +16,8 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What an entry printed must match (any of them).
@@ -194,18 +196,17 @@ pub fn run(a: &LogWatchArgs, out: &mut Output) -> CmdResult {
     };
     let _lock = crate::shared::logs::lock_state(&a.state, "chit log watch")?;
     let mut src = open(&a.source).map_err(|e| Failure::error(e.to_string()))?;
-    // Ctrl-C and SIGTERM end a follower between looks, the state saved.
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // Ctrl-C and SIGTERM stop it between two bundles, its progress saved.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| Failure::error(format!("cannot start the async runtime: {e}")))?;
-    let mut stop = Box::pin(crate::shared::net::shutdown());
-    runtime.block_on(async {
-        tokio::select! {
-            biased;
-            _ = &mut stop => {}
-            _ = std::future::ready(()) => {}
-        }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    runtime.spawn(async move {
+        crate::shared::net::shutdown().await;
+        flag.store(true, Ordering::SeqCst);
     });
     let mut state = State::load(&a.state).map_err(|e| Failure::error(e.to_string()))?;
     loop {
@@ -217,19 +218,62 @@ pub fn run(a: &LogWatchArgs, out: &mut Output) -> CmdResult {
             printed: 0,
             refused: 0,
         };
-        let exit = look(a, &mut *src, &policy, &mut state, &mut printer, out)?;
-        if exit != Exit::Ok || !a.follow {
-            return Ok(exit);
-        }
-        let stopped = runtime.block_on(async {
-            tokio::select! {
-                _ = &mut stop => true,
-                _ = tokio::time::sleep(Duration::from_secs_f64(a.interval)) => false,
+        let stopped = || stop.load(Ordering::SeqCst);
+        match look(
+            a,
+            &mut *src,
+            &policy,
+            &mut state,
+            &mut printer,
+            &stopped,
+            out,
+        ) {
+            Ok(Exit::Ok) => {}
+            Ok(exit) => return Ok(exit),
+            // A follower goes on after what it could not read.
+            Err(Looked::Unread(m)) if a.follow => {
+                eprintln!(
+                    "chit log watch: {}; looking again in {} s",
+                    render::escape(&m),
+                    a.interval
+                );
             }
-        });
-        if stopped {
+            Err(Looked::Unread(m)) => return Err(Failure::error(m)),
+            Err(Looked::Stopped) if a.follow => return Ok(Exit::Ok),
+            Err(Looked::Stopped) => {
+                return Err(Failure::error(
+                    "stopped before the checkpoint was proven; the progress made is saved (run \
+                     again to go on)",
+                ))
+            }
+            Err(Looked::Failed(f)) => return Err(f),
+        }
+        if !a.follow {
             return Ok(Exit::Ok);
         }
+        let deadline = std::time::Instant::now() + Duration::from_secs_f64(a.interval);
+        while std::time::Instant::now() < deadline {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Exit::Ok);
+            }
+            std::thread::sleep(Duration::from_millis(50).min(deadline - std::time::Instant::now()));
+        }
+    }
+}
+
+/// How a look ended, other than with an exit status.
+enum Looked {
+    /// What the log serves could not be read, or proves nothing either
+    /// way: a follower looks again.
+    Unread(String),
+    /// Asked to stop, the progress saved.
+    Stopped,
+    Failed(Failure),
+}
+
+impl From<Failure> for Looked {
+    fn from(f: Failure) -> Looked {
+        Looked::Failed(f)
     }
 }
 
@@ -240,10 +284,11 @@ fn look(
     policy: &chit_log::policy::Policy,
     state: &mut State,
     printer: &mut Printer,
+    stopped: &dyn Fn() -> bool,
     out: &mut Output,
-) -> CmdResult {
+) -> Result<Exit, Looked> {
     let note = monitor::head(src).map_err(|e| {
-        Failure::error(format!(
+        Looked::Unread(format!(
             "{e} (nothing is known wrong with the log; look again later)"
         ))
     })?;
@@ -284,11 +329,12 @@ fn look(
             entry: &mut entry,
             progress: &mut progress,
             open: &open,
+            stop: stopped,
         };
         monitor::watch(src, &note, policy, state, &mut caller)
     };
     if let Some(e) = write_failed.into_inner() {
-        return Err(Failure::write(e));
+        return Err(Failure::write(e).into());
     }
     let printer = printer_cell.into_inner();
     let out = out_cell.into_inner();
@@ -330,42 +376,59 @@ fn look(
             }
             Ok(Exit::Ok)
         }
-        Err(WatchError::Source(e)) => Err(Failure::error(format!(
+        Err(WatchError::Source(e)) => Err(Looked::Unread(format!(
             "{e} (nothing is known wrong with the log; look again later)"
         ))),
-        Err(WatchError::Unproven(m)) => Err(Failure::error(m)),
-        Err(WatchError::Stopped(m)) => Err(Failure::error(m)),
-        Err(e @ WatchError::Checkpoint(_)) => {
+        Err(WatchError::Unproven(m)) => Err(Looked::Unread(m)),
+        Err(WatchError::State(m)) | Err(WatchError::Stopped(m)) => {
+            Err(Looked::Failed(Failure::error(m)))
+        }
+        Err(WatchError::Interrupted) => Err(Looked::Stopped),
+        Err(WatchError::Checkpoint(m)) => {
+            problem(out, &origin, "checkpoint", &m, [None, Some(&note)])?;
+            Ok(Exit::Invalid)
+        }
+        Err(WatchError::Entries {
+            message,
+            checkpoint,
+        }) => {
             // What was read toward it is not kept.
             state
                 .save(&a.state)
                 .map_err(|e| Failure::error(e.to_string()))?;
-            problem(out, &origin, "checkpoint", &e.to_string(), &[])?;
+            problem(out, &origin, "entries", &message, [None, Some(&checkpoint)])?;
             Ok(Exit::Invalid)
         }
         Err(WatchError::Inconsistent { message, evidence }) => {
             state
                 .save(&a.state)
                 .map_err(|e| Failure::error(e.to_string()))?;
-            problem(out, &origin, "consistency", &message, &evidence)?;
+            let [seen, shown] = &evidence;
+            problem(
+                out,
+                &origin,
+                "consistency",
+                &message,
+                [Some(seen), Some(shown)],
+            )?;
             Ok(Exit::Invalid)
         }
     }
 }
 
 /// A problem: one JSON line on standard output, and in words, with its
-/// evidence, on standard error.
+/// evidence (the checkpoint seen before, where there is one, and the one
+/// shown now), on standard error.
 fn problem(
     out: &mut Output,
     origin: &str,
     step: &str,
     message: &str,
-    evidence: &[Vec<u8>],
+    evidence: [Option<&Vec<u8>>; 2],
 ) -> Result<(), Failure> {
-    let texts: Vec<String> = evidence
+    let texts: Vec<Option<String>> = evidence
         .iter()
-        .filter(|e| !e.is_empty())
-        .map(|e| String::from_utf8_lossy(e).into_owned())
+        .map(|e| e.map(|e| String::from_utf8_lossy(e).into_owned()))
         .collect();
     let line = json!({
         "type": "problem",
@@ -377,14 +440,20 @@ fn problem(
     writeln!(out, "{line}").map_err(Failure::write)?;
     out.flush().map_err(Failure::write)?;
     let bad = anstyle::AnsiColor::Red.on_default().bold();
+    let heading = if step == "consistency" {
+        "INCONSISTENT"
+    } else {
+        "NOT VERIFIED"
+    };
     let mut err = anstream::stderr();
     let _ = writeln!(
         err,
-        "{bad}INCONSISTENT{bad:#} {}: {step}: {}",
+        "{bad}{heading}{bad:#} {}: {step}: {}",
         render::escape(origin),
         render::escape(message)
     );
     for (i, t) in texts.iter().enumerate() {
+        let Some(t) = t else { continue };
         let _ = writeln!(
             err,
             "  evidence {} ({}):",

@@ -265,8 +265,12 @@ async function showCheckpointCheck(note) {
   } else if (!trust) {
     block = checkBlock('checkpoint', null, 'Not checked: give the log\'s key or policy below.', []);
   } else {
-    const c = await chitVerify.checkpoint(note, trust);
-    block = checkBlock('checkpoint', c.ok, c.ok ? 'This checkpoint is signed and cosigned as your policy says.' : `This checkpoint is not verified: ${c.why}.`, checkpointLines(c));
+    try {
+      const c = await chitVerify.checkpoint(note, trust);
+      block = checkBlock('checkpoint', c.ok, c.ok ? 'This checkpoint is signed and cosigned as your policy says.' : `This checkpoint is not verified: ${c.why}.`, checkpointLines(c));
+    } catch (err) {
+      block = checkBlock('checkpoint', false, `This checkpoint is not verified: ${err.message}.`, []);
+    }
   }
   box.replaceChildren(block);
   box.dataset.verified = block.dataset.verified;
@@ -274,7 +278,7 @@ async function showCheckpointCheck(note) {
 
 /** What this browser checked of an entry's bundle, apart from the
  * server's claims. */
-async function entryCheck(e) {
+async function entryCheck(e, which) {
   const box = el('div', { class: 'browser-check', 'data-done': '0' });
   const why = chitVerify.cannot();
   box.append(el('h3', { text: 'Checked by this browser' }));
@@ -283,7 +287,16 @@ async function entryCheck(e) {
   } else if (!trust) {
     box.append(checkBlock('inclusion', null, 'Not checked: give the log\'s key or policy ("Verify in this browser").', []));
   } else {
-    const r = await chitVerify.bundle(e.bundle, trust);
+    // The address the entry was asked for, or the one the server names.
+    const address = /^sha256:/.test(which) ? which : e.address;
+    let r;
+    try {
+      r = await chitVerify.bundle(e.bundle, trust, address);
+    } catch (err) {
+      box.append(checkBlock('inclusion', false, `Entry ${e.index} is not verified: ${err.message}.`, []));
+      box.dataset.done = '1';
+      return box;
+    }
     const c = r.checkpoint;
     box.append(checkBlock('checkpoint', c.ok, c.ok
       ? `Its checkpoint (${c.origin}, ${c.size} entries) is signed and cosigned as your policy says.`
@@ -772,7 +785,7 @@ async function openEntry(which) {
   pane.replaceChildren(el('p', { class: 'muted', text: `reading entry ${which}…` }));
   try {
     const e = await fetchEntry(which);
-    const [verdict, checked] = await Promise.all([verify(e.bytes), entryCheck(e)]);
+    const [verdict, checked] = await Promise.all([verify(e.bytes), entryCheck(e, which)]);
     if (turn !== paneTurn) return;
     const heading = el('span', {}, `Entry ${e.index} of ${show(e.bundle.origin)}, `, el('a', { href: `/v1/entries/${e.index}`, text: 'its bundle' }),
       ' (', el('code', { text: `chit verify --log-key KEY` }), ' proves it offline)');

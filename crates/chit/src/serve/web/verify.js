@@ -83,7 +83,9 @@ const chitVerify = (() => {
     const names = new Map();
     const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
     if (lines.length === 1 && !/\s/.test(lines[0])) {
-      p.logs.push(await readVkey(lines[0]));
+      const k = await readVkey(lines[0]);
+      if (k.type !== ED25519_LOG || k.key.length !== 32) throw new Error(`${lines[0]}: not an Ed25519 note key`);
+      p.logs.push(k);
       return p;
     }
     let quorumSeen = false;
@@ -103,7 +105,9 @@ const chitVerify = (() => {
         if (args.length < 2 || args.length > 3) throw bad('want: witness <name> <vkey> [<url>]');
         fresh(args[0]);
         const k = await readVkey(args[1]);
-        if (k.type !== COSIGNATURE_V1 && k.type !== SUBTREE_MLDSA44) throw bad('not a witness key');
+        if (!(k.type === COSIGNATURE_V1 && k.key.length === 32) && !(k.type === SUBTREE_MLDSA44 && k.key.length === 1312)) {
+          throw bad('not a witness key (cosignature/v1 Ed25519, or ML-DSA-44)');
+        }
         names.set(args[0], { witness: p.witnesses.length });
         p.witnesses.push({ label: args[0], ...k });
       } else if (word === 'group') {
@@ -267,9 +271,10 @@ const chitVerify = (() => {
   /**
    * An entry's bundle (as /v1/entries/N serves it) checked: its checkpoint
    * under the policy, and its entry's bytes at its index under that
-   * checkpoint's root.
+   * checkpoint's root (and, where the page names it by a content address,
+   * bytes of that address).
    */
-  async function bundle(b, p) {
+  async function bundle(b, p, address) {
     const cp = await checkpoint(String(b.checkpoint || ''), p);
     const out = { checkpoint: cp, inclusion: { ok: false, why: null } };
     try {
@@ -286,8 +291,11 @@ const chitVerify = (() => {
       const root = await rootOf(leaf, BigInt(b.index), cp.size, proof);
       if (!same(root, cp.root)) throw new Error('the entry and its proof do not give the checkpoint\'s root');
       if (!cp.ok) throw new Error('they give the checkpoint\'s root, but that checkpoint is not verified');
-      out.inclusion.ok = true;
       out.entrySha256 = hex(await sha256(entry));
+      if (address && address !== `sha256:${out.entrySha256}`) {
+        throw new Error(`it is shown as ${address}, but its bytes are sha256:${out.entrySha256}`);
+      }
+      out.inclusion.ok = true;
     } catch (e) {
       out.inclusion.why = e.message;
     }
