@@ -43,6 +43,19 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
+/// Chromium, or `None` (said on standard error) when the test is to be
+/// skipped: never under `CI=true`, where a missing Chromium fails it.
+fn needed_chromium() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("Chromium is missing: .ci/run installs Debian's chromium package");
+        }
+        eprintln!("skipped: no Chromium here (apt-get install chromium, or set CHIT_CHROMIUM)");
+    }
+    found
+}
+
 /// The demo server, and the write token it printed.
 fn demo_server(dir: &Path) -> (Server, String) {
     let server = serving::start(
@@ -350,11 +363,7 @@ fn packet(seq: u64, id: &str, prev: Option<&str>) -> Vec<u8> {
 
 #[test]
 fn the_page_draws_every_kind_and_checks_a_file() {
-    let Some(exe) = chromium() else {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("Chromium is missing: .ci/run installs Debian's chromium package");
-        }
-        eprintln!("skipped: no Chromium here (apt-get install chromium, or set CHIT_CHROMIUM)");
+    let Some(exe) = needed_chromium() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -913,11 +922,7 @@ fn tamper(lie: &str, path: &str, body: Vec<u8>) -> Vec<u8> {
 /// from a secure context it says it cannot verify, and why.
 #[test]
 fn the_page_verifies_for_itself_and_catches_a_lying_server() {
-    let Some(exe) = chromium() else {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("Chromium is missing: .ci/run installs Debian's chromium package");
-        }
-        eprintln!("skipped: no Chromium here (apt-get install chromium, or set CHIT_CHROMIUM)");
+    let Some(exe) = needed_chromium() else {
         return;
     };
     let t = tempfile::tempdir().unwrap();
