@@ -273,7 +273,7 @@ pub trait TileFiles {
     fn prefetch(&mut self, _paths: &[String]) {}
 }
 
-impl<T: TileFiles> Source for T {
+impl<T: TileFiles + ?Sized> Source for T {
     fn describe(&self) -> String {
         TileFiles::describe(self)
     }
@@ -319,7 +319,13 @@ impl<T: TileFiles> Source for T {
             index,
             width,
         };
-        let data = self.read(&t.path())?;
+        // A wider tile read for this one holds its hashes first.
+        let data = read_tile(self, &t)?.map(|(mut d, served)| {
+            if served > width {
+                d.truncate(usize::from(width) * 32);
+            }
+            d
+        });
         let want = usize::from(width) * 32;
         match data {
             Some(d) if d.len() != want => Err(SourceError::DamagedTile {
@@ -338,6 +344,60 @@ impl<T: TileFiles> Source for T {
             .map(|c| c.size)
             .map_err(|e| SourceError::Checkpoint(e.to_string()))
     }
+}
+
+/// A tile's bytes and the width they hold: the tile as asked, or, where a
+/// partial tile is no longer served (a log may drop one once it grew), the
+/// wider one the source serves now (its checkpoint says which), whose
+/// first hashes or entries are the partial one's; what is read is proven
+/// by what it is used for, not by where it came from. `None` when neither
+/// is served.
+pub(crate) fn read_tile<T: TileFiles + ?Sized>(
+    src: &mut T,
+    tile: &Tile,
+) -> Result<Option<(Vec<u8>, u16)>, SourceError> {
+    if let Some(data) = src.read(&tile.path())? {
+        return Ok(Some((data, tile.width)));
+    }
+    if tile.width >= TILE_WIDTH {
+        return Ok(None);
+    }
+    let size_now = src
+        .read("checkpoint")?
+        .and_then(|n| Checkpoint::from_note(&n).ok())
+        .map_or(0, |c| c.size);
+    let level = match tile.kind {
+        TileKind::Hashes(l) => u32::from(l),
+        TileKind::Entries => 0,
+    };
+    let count = size_now.checked_shr(8 * level).unwrap_or(0);
+    let first = tile.index.saturating_mul(u64::from(TILE_WIDTH));
+    let width = count.saturating_sub(first).min(u64::from(TILE_WIDTH)) as u16;
+    if width <= tile.width {
+        return Ok(None);
+    }
+    let wider = Tile { width, ..*tile };
+    Ok(src.read(&wider.path())?.map(|data| (data, width)))
+}
+
+/// A consistency proof from size `m` to `n`, from `src`'s hash tiles of the
+/// tree of `n` leaves (untrusted: it holds only if it verifies).
+pub(crate) fn consistency_from_tiles<S: Source + ?Sized>(
+    src: &mut S,
+    m: u64,
+    n: u64,
+) -> Result<Vec<Hash>, String> {
+    let cell = std::cell::RefCell::new(src);
+    let tiles = chit_log::tiles::TileSource::new(n, |t: &Tile| {
+        let TileKind::Hashes(l) = t.kind else {
+            return Err("not a hash tile".to_string());
+        };
+        cell.borrow_mut()
+            .tile(l, t.index, t.width)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("tile {} is missing", t.path()))
+    });
+    tree::consistency_proof(&tiles, m, n).map_err(|e| e.to_string())
 }
 
 /// A folder of tiles, as `chit log export-tiles` writes it (or any
@@ -1132,22 +1192,9 @@ fn check_consistency(
             "the checkpoint of size {m} seen before is not a prefix of the one of size {size}: history rewritten"
         )));
     } else if m < size {
-        let cell = std::cell::RefCell::new(&mut *src);
-        let tiles = chit_log::tiles::TileSource::new(size, |t: &Tile| {
-            let TileKind::Hashes(l) = t.kind else {
-                return Err("not a hash tile".to_string());
-            };
-            let mut data = cell
-                .borrow_mut()
-                .tile(l, t.index, t.width)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("tile {} is missing", t.path()))?;
-            data.truncate(usize::from(t.width) * 32);
-            Ok(data)
-        });
-        match tree::consistency_proof(&tiles, m, size)
-            .and_then(|p| tree::verify_consistency(m, size, &r, root, &p))
-        {
+        match consistency_from_tiles(src, m, size).and_then(|p| {
+            tree::verify_consistency(m, size, &r, root, &p).map_err(|e| e.to_string())
+        }) {
             Ok(()) => return Some(m),
             Err(e) => problems.push(problem(format!(
                 "the consistency proof from size {m} to {size}, made from the log's tiles, fails: {e}"

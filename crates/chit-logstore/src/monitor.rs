@@ -30,16 +30,17 @@
 //! stopped halfway resumes where it stopped, its entries proven when the
 //! checkpoint is reached.
 
-use crate::audit::{write_state_file, SourceError, StateError, TileFiles};
+use crate::audit::{
+    consistency_from_tiles, read_tile, write_state_file, SourceError, StateError, TileFiles,
+};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use chit_log::checkpoint::Checkpoint;
 use chit_log::policy::{OpenError, Policy};
-use chit_log::tiles::{parse_entry_bundle, Tile, TileKind, TileSource, TILE_WIDTH};
-use chit_log::tree::{consistency_proof, leaf_hash, verify_consistency, CompactRange, Hash};
+use chit_log::tiles::{parse_entry_bundle, Tile, TileKind, TILE_WIDTH};
+use chit_log::tree::{leaf_hash, verify_consistency, CompactRange, Hash};
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::cell::RefCell;
 use std::path::Path;
 
 /// The state file's `type`.
@@ -350,7 +351,7 @@ pub fn watch(
         }
         if cp.size < seen_size {
             let mut there = (caller.open)(&s.at)?;
-            let proof = proof_from_tiles(&mut *there, cp.size, seen_size).map_err(|e| {
+            let proof = consistency_from_tiles(&mut *there, cp.size, seen_size).map_err(|e| {
                 WatchError::Unproven(format!(
                     "an older checkpoint (size {}, {} seen) that {} gives no proof of: {e}",
                     cp.size, seen_size, s.at
@@ -384,7 +385,7 @@ pub fn watch(
         .and_then(|r| r.progress)
         .filter(|p| p.size() <= cp.size);
     if let Some(s) = seen.as_ref().filter(|_| seen_size > 0) {
-        let by_tiles = proof_from_tiles(src, seen_size, cp.size).is_ok_and(|proof| {
+        let by_tiles = consistency_from_tiles(src, seen_size, cp.size).is_ok_and(|proof| {
             verify_consistency(seen_size, cp.size, &s.edge.root(), &cp.root, &proof).is_ok()
         });
         if !by_tiles {
@@ -553,7 +554,10 @@ fn read_entries(
             index: n,
             width,
         };
-        let (data, served) = read_tile(src, &tile)?;
+        let (data, served) = read_tile(src, &tile)?.ok_or_else(|| SourceError::Tile {
+            path: tile.path(),
+            why: "not served".into(),
+        })?;
         let entries =
             parse_entry_bundle(&data, served).map_err(|e| SourceError::DamagedBundle {
                 path: tile.path(),
@@ -564,57 +568,6 @@ fn read_entries(
         each(n * w + skip as u64, &entries[skip.min(upto)..upto])?;
     }
     Ok(())
-}
-
-/// A tile's bytes and the width they hold: the tile as asked, or, where a
-/// partial tile is no longer served (a log may drop one once it grew), the
-/// wider one the source serves now (its checkpoint says which), whose
-/// first hashes or entries are the partial one's; what is read is proven
-/// by what it is used for, not by where it came from.
-fn read_tile(src: &mut dyn TileFiles, tile: &Tile) -> Result<(Vec<u8>, u16), SourceError> {
-    if let Some(data) = src.read(&tile.path())? {
-        return Ok((data, tile.width));
-    }
-    let not_served = || SourceError::Tile {
-        path: tile.path(),
-        why: "not served".into(),
-    };
-    if tile.width >= TILE_WIDTH {
-        return Err(not_served());
-    }
-    let size_now = src
-        .read("checkpoint")?
-        .and_then(|n| chit_log::note::parse(&n).ok())
-        .and_then(|n| Checkpoint::parse(&n.text).ok())
-        .map_or(0, |c| c.size);
-    let level = match tile.kind {
-        TileKind::Hashes(l) => u32::from(l),
-        TileKind::Entries => 0,
-    };
-    let count = size_now.checked_shr(8 * level).unwrap_or(0);
-    let first = tile.index.saturating_mul(u64::from(TILE_WIDTH));
-    let width = count.saturating_sub(first).min(u64::from(TILE_WIDTH)) as u16;
-    if width <= tile.width {
-        return Err(not_served());
-    }
-    let wider = Tile { width, ..*tile };
-    match src.read(&wider.path())? {
-        Some(data) => Ok((data, width)),
-        None => Err(not_served()),
-    }
-}
-
-/// A consistency proof from size `m` to `n`, from `src`'s hash tiles of the
-/// tree of `n` leaves (untrusted: it holds only if it verifies).
-fn proof_from_tiles(src: &mut dyn TileFiles, m: u64, n: u64) -> Result<Vec<Hash>, String> {
-    let src = RefCell::new(src);
-    let tiles = TileSource::new(n, |t: &Tile| {
-        let (mut data, _) = read_tile(*src.borrow_mut(), t).map_err(|e| e.to_string())?;
-        // A full tile read for a partial one: its first hashes.
-        data.truncate(usize::from(t.width) * 32);
-        Ok::<_, String>(data)
-    });
-    consistency_proof(&tiles, m, n).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

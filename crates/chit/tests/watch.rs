@@ -291,6 +291,24 @@ fn entries_are_checked_again_under_reverify() {
     // Trust flags without --reverify or --match say nothing: refused.
     let w = watch(dir, &web.url, &["--trust", "trust.toml"]);
     assert_eq!(w.code, 2);
+    // A look that ends early (a bundle not served) after refusing entries
+    // still fails on them: a follower would not see them again.
+    log_with(dir, "big.db", "big-tiles", 100..400);
+    std::fs::remove_file(dir.join("big-tiles/tile/entries/001.p/44")).unwrap();
+    let big = StaticWeb::start(&dir.join("big-tiles"));
+    let w = watch_with(
+        dir,
+        &big.url,
+        "c.json",
+        &["--reverify", "--trust", "trust.toml"],
+    );
+    assert_eq!(w.code, 1, "{}", w.stderr);
+    assert_eq!(w.lines.len(), 256);
+    assert!(
+        w.stderr.contains("REFUSED") && w.stderr.contains("not served"),
+        "{}",
+        w.stderr
+    );
 }
 
 #[test]

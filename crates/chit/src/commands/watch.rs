@@ -100,7 +100,7 @@ impl Printer<'_> {
                 self.printed += 1;
             }
         }
-        Ok(())
+        out.flush()
     }
 
     /// One entry's line, whether it matches, and (where checked) whether
@@ -299,32 +299,19 @@ fn look(
         .map(|c| c.origin)
         .unwrap_or_default();
     printer.origin = Value::String(origin.clone()).to_string();
-    let state_path = a.state.clone();
     // Standard output closed or failing: said as every command says it.
-    let write_failed = std::cell::RefCell::new(None);
-    let out_cell = std::cell::RefCell::new(out);
-    let printer_cell = std::cell::RefCell::new(printer);
+    let mut write_failed = None;
     let result = {
+        // Each bundle's lines are written out before the next is read, so
+        // a state saved after them never says more was printed than was.
         let mut entry = |first: u64, entries: &[&[u8]]| {
-            printer_cell
-                .borrow_mut()
-                .print(first, entries, &mut out_cell.borrow_mut())
-                .map_err(|e| {
-                    let said = format!("cannot write output: {e}");
-                    *write_failed.borrow_mut() = Some(e);
-                    said
-                })
+            printer.print(first, entries, out).map_err(|e| {
+                let said = format!("cannot write output: {e}");
+                write_failed = Some(e);
+                said
+            })
         };
-        let mut progress = |s: &State| {
-            // Lines first, then the state that says they were printed.
-            out_cell.borrow_mut().flush().map_err(|source| {
-                chit_logstore::audit::StateError::Write {
-                    path: state_path.clone(),
-                    source,
-                }
-            })?;
-            s.save(&state_path)
-        };
+        let mut progress = |s: &State| s.save(&a.state);
         let mut caller = Caller {
             entry: &mut entry,
             progress: &mut progress,
@@ -333,12 +320,45 @@ fn look(
         };
         monitor::watch(src, &note, policy, state, &mut caller)
     };
-    if let Some(e) = write_failed.into_inner() {
+    if let Some(e) = write_failed {
         return Err(Failure::write(e).into());
     }
-    let printer = printer_cell.into_inner();
-    let out = out_cell.into_inner();
-    out.flush().map_err(Failure::write)?;
+    let outcome = said(a, state, &origin, &note, printer, result, out);
+    // Entries refused under --reverify fail the look, however it ended:
+    // its progress past them may be saved, and no later look sees them.
+    if printer.refused == 0 {
+        return outcome;
+    }
+    let bad = anstyle::AnsiColor::Red.on_default().bold();
+    let _ = writeln!(
+        anstream::stderr(),
+        "{bad}REFUSED{bad:#} {} new entr{} not valid under --reverify",
+        printer.refused,
+        if printer.refused == 1 {
+            "y is"
+        } else {
+            "ies are"
+        }
+    );
+    match outcome {
+        Err(Looked::Unread(m)) => eprintln!("chit: {}", render::escape(&m)),
+        Err(Looked::Failed(f)) => return Err(Looked::Failed(f)),
+        _ => {}
+    }
+    Ok(Exit::Invalid)
+}
+
+/// What a look found, said: the state saved where it moved on, a summary
+/// or a problem written, the exit status (or how the look ended).
+fn said(
+    a: &LogWatchArgs,
+    state: &mut State,
+    origin: &str,
+    note: &[u8],
+    printer: &Printer,
+    result: Result<Watched, WatchError>,
+    out: &mut Output,
+) -> Result<Exit, Looked> {
     match result {
         Ok(w) => {
             state
@@ -358,21 +378,7 @@ fn look(
                 )),
             };
             if let Some(said) = said {
-                eprintln!("chit log watch: {}: {said}", render::escape(&origin));
-            }
-            if printer.refused > 0 {
-                let bad = anstyle::AnsiColor::Red.on_default().bold();
-                let _ = writeln!(
-                    anstream::stderr(),
-                    "{bad}REFUSED{bad:#} {} new entr{} not valid under --reverify",
-                    printer.refused,
-                    if printer.refused == 1 {
-                        "y is"
-                    } else {
-                        "ies are"
-                    }
-                );
-                return Ok(Exit::Invalid);
+                eprintln!("chit log watch: {}: {said}", render::escape(origin));
             }
             Ok(Exit::Ok)
         }
@@ -385,7 +391,7 @@ fn look(
         }
         Err(WatchError::Interrupted) => Err(Looked::Stopped),
         Err(WatchError::Checkpoint(m)) => {
-            problem(out, &origin, "checkpoint", &m, [None, Some(&note)])?;
+            problem(out, origin, "checkpoint", &m, [None, Some(note)])?;
             Ok(Exit::Invalid)
         }
         Err(WatchError::Entries {
@@ -396,7 +402,7 @@ fn look(
             state
                 .save(&a.state)
                 .map_err(|e| Failure::error(e.to_string()))?;
-            problem(out, &origin, "entries", &message, [None, Some(&checkpoint)])?;
+            problem(out, origin, "entries", &message, [None, Some(&checkpoint)])?;
             Ok(Exit::Invalid)
         }
         Err(WatchError::Inconsistent { message, evidence }) => {
@@ -406,7 +412,7 @@ fn look(
             let [seen, shown] = &evidence;
             problem(
                 out,
-                &origin,
+                origin,
                 "consistency",
                 &message,
                 [Some(seen), Some(shown)],
@@ -424,7 +430,7 @@ fn problem(
     origin: &str,
     step: &str,
     message: &str,
-    evidence: [Option<&Vec<u8>>; 2],
+    evidence: [Option<&[u8]>; 2],
 ) -> Result<(), Failure> {
     let texts: Vec<Option<String>> = evidence
         .iter()
