@@ -287,6 +287,12 @@ impl Compiled {
         check(bytes, &ctx)
     }
 
+    /// Whether a check's status is accepted under this policy: VALID, and
+    /// SIGNED or UNCHECKED only with `--allow-unchecked`.
+    pub fn admits(&self, status: Status) -> bool {
+        status.passes(self.policy.allow_unchecked)
+    }
+
     /// The verdict on one submission's bytes.
     pub fn decide(&self, bytes: &[u8]) -> Admission {
         self.decide_at(bytes, 1)
@@ -300,7 +306,7 @@ impl Compiled {
             Err(why) => return Admission::Unreadable(why.to_string()),
         };
         let status = checked.status();
-        if !status.passes(self.policy.allow_unchecked) {
+        if !self.admits(status) {
             // SIGNED or UNCHECKED under a policy without --allow-unchecked
             // keeps its status: the report says what was not checked.
             return Admission::Refuse(checked.report);

@@ -291,6 +291,88 @@ fn entries_are_checked_again_under_reverify() {
     // Trust flags without --reverify or --match say nothing: refused.
     let w = watch(dir, &web.url, &["--trust", "trust.toml"]);
     assert_eq!(w.code, 2);
+    // A match by stream reads the check's labels whatever its verdict: two
+    // packets of stream s1, signed, checked here with no trust file (so
+    // refused: no signature can be checked), their stream still read.
+    assert_eq!(chit_in(dir, &["keygen", "--out", "ship.pem"], None).code, 0);
+    let ship = chit_in(dir, &["key", "show", "ship.pem"], None);
+    let ship_key = ship
+        .stdout
+        .split_whitespace()
+        .find(|w| w.starts_with("did:key:"))
+        .unwrap_or_else(|| panic!("no key in {}", ship.stdout))
+        .to_string();
+    std::fs::write(
+        dir.join("ship.toml"),
+        format!("[[key]]\nname = \"ship\"\npublic_key = \"{ship_key}\"\n"),
+    )
+    .unwrap();
+    let r = chit_in(
+        dir,
+        &[
+            "log",
+            "init",
+            "--store",
+            "p.db",
+            "--key",
+            "log.pem",
+            "--origin",
+            ORIGIN,
+            "--trust",
+            "ship.toml",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let digest = |c: char| format!("sha256:{}", c.to_string().repeat(64));
+    let mut envelopes = Vec::new();
+    for seq in 0..2u64 {
+        let mut v = serde_json::json!({
+            "schema": "verification.packet.v1", "stream_id": "s1", "sequence": seq,
+            "packet_id": format!("p{seq}"), "produced_at": "2026-11-30T09:00:00Z",
+            "input_digest": digest('a'), "model_digest": digest('b'),
+            "output_digest": digest('c'), "reproducibility": "bit_exact",
+        });
+        if seq > 0 {
+            v["prev_packet_id"] = serde_json::json!(format!("p{}", seq - 1));
+        }
+        std::fs::write(dir.join("packet.json"), v.to_string()).unwrap();
+        let signed = common::chit_raw(
+            dir,
+            &[
+                "sign",
+                "--key",
+                "ship.pem",
+                "--kind",
+                "verification.packet.v1",
+                "packet.json",
+            ],
+            None,
+        );
+        assert_eq!(signed.code, 0);
+        let one: serde_json::Value = serde_json::from_slice(&signed.stdout).unwrap();
+        envelopes.extend_from_slice(one.to_string().as_bytes());
+        envelopes.push(b'\n');
+    }
+    std::fs::write(dir.join("packets.jsonl"), envelopes).unwrap();
+    common::log_append_lines(dir, "p.db", "packets.jsonl");
+    let r = chit_in(
+        dir,
+        &["log", "export-tiles", "--store", "p.db", "p-tiles"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let packets = StaticWeb::start(&dir.join("p-tiles"));
+    let w = watch_with(dir, &packets.url, "d.json", &["--match", "stream=s1"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(indexes(&w.lines), vec![0, 1]);
+    assert!(
+        w.lines
+            .iter()
+            .all(|l| l["stream"] == "s1" && l["refused"].is_string()),
+        "{:?}",
+        w.lines
+    );
     // A look that ends early (a bundle not served) after refusing entries
     // still fails on them: a follower would not see them again.
     log_with(dir, "big.db", "big-tiles", 100..400);

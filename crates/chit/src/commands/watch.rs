@@ -8,12 +8,13 @@ use crate::cli::LogWatchArgs;
 use crate::exit::{CmdResult, Exit, Failure};
 use crate::output::Output;
 use crate::render;
+use chit_core::across::Facts;
 use chit_core::keys::PublicKey;
 use chit_logstore::audit::{SourceError, TileFiles, TilesDir};
 use chit_logstore::monitor::{self, Caller, State, WatchError, Watched};
-use chit_logstore::policy::{Admission, Compiled};
+use chit_logstore::policy::Compiled;
 use rayon::prelude::*;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -116,42 +117,38 @@ impl Printer<'_> {
         let mut stream = None;
         let mut valid = None;
         if let Some(policy) = self.check {
-            let mut more = Map::new();
-            match policy.decide(data) {
-                Admission::Accept {
-                    status,
-                    kind: k,
-                    art_id,
-                    packet,
-                } => {
-                    kind = Some(k);
-                    stream = packet.as_ref().map(|p| p.stream_id.to_string());
-                    more.insert("kind".into(), json!(k));
-                    more.insert("stream".into(), json!(stream));
-                    more.insert("art_id".into(), json!(art_id));
-                    more.insert("status".into(), json!(status.name()));
-                    valid = Some(true);
+            // The labels are the check's whatever its verdict: an entry
+            // refused under these settings still has its kind and stream.
+            let mut field = |k: &str, v: Value| line.push_str(&format!(",\"{k}\":{v}"));
+            match policy.checked(data) {
+                Ok(c) => {
+                    let status = c.status();
+                    kind = Some(c.report.kind);
+                    stream = match &c.facts {
+                        Some(Facts::Packet(p)) => Some(p.stream_id.to_string()),
+                        _ => None,
+                    };
+                    field("kind", json!(c.report.kind));
+                    field("stream", json!(stream));
+                    field("art_id", json!(c.artifact_id));
+                    field("status", json!(status.name()));
+                    let admitted = policy.admits(status);
+                    if !admitted {
+                        let why = c
+                            .report
+                            .errors
+                            .first()
+                            .map(|f| format!("{}: {}", f.rule, f.message))
+                            .unwrap_or_else(|| status.name().to_string());
+                        field("refused", json!(why));
+                    }
+                    valid = Some(admitted);
                 }
-                Admission::Refuse(r) => {
-                    kind = Some(r.kind);
-                    more.insert("kind".into(), json!(r.kind));
-                    more.insert("status".into(), json!(r.status().name()));
-                    let why = r
-                        .errors
-                        .first()
-                        .map(|f| format!("{}: {}", f.rule, f.message))
-                        .unwrap_or_else(|| r.status().name().to_string());
-                    more.insert("refused".into(), json!(why));
+                Err(why) => {
+                    field("status", json!("unreadable"));
+                    field("refused", json!(why.to_string()));
                     valid = Some(false);
                 }
-                Admission::Unreadable(why) => {
-                    more.insert("status".into(), json!("unreadable"));
-                    more.insert("refused".into(), json!(why));
-                    valid = Some(false);
-                }
-            }
-            for (k, v) in more {
-                line.push_str(&format!(",{}:{v}", Value::String(k)));
             }
         }
         line.push_str("}\n");
