@@ -114,6 +114,20 @@ impl Unreadable {
         }
     }
 
+    /// The one line a front end shows for it: the reader's message and,
+    /// where a limit refused the input, the `chit verify` flag that raises
+    /// it (the binary, the server and the bindings say it alike).
+    pub fn explained(&self) -> String {
+        use crate::json::Limit;
+        let flag = match self.limit() {
+            Some(Limit::Size) => "--max-size",
+            Some(Limit::Depth) => "--max-depth",
+            Some(Limit::Keys) => "--max-keys",
+            Some(Limit::Values) | None => return self.to_string(),
+        };
+        format!("{self} (raise it with {flag})")
+    }
+
     /// The same error, with lines counted from `first` (JSON Lines).
     pub fn starting_at_line(self, first: usize) -> Unreadable {
         match self {

@@ -220,24 +220,30 @@ pub mod json {
     use crate::canon::write_string;
 
     /// One input's verdict line (with its LF): `result` is the report, or
-    /// why the input could not be read.
+    /// why the input could not be read. `file` is left out where the input
+    /// has no name (an input given as bytes alone, through a binding).
     pub fn verdict_line(
-        file: &str,
+        file: Option<&str>,
         line: Option<usize>,
         artifact_id: Option<&str>,
         result: Result<&Report, &str>,
         out: &mut Vec<u8>,
     ) {
-        out.extend_from_slice(b"{\"file\":");
-        write_string(file, out);
+        out.push(b'{');
+        if let Some(file) = file {
+            out.extend_from_slice(b"\"file\":");
+            write_string(file, out);
+            out.push(b',');
+        }
         if let Some(n) = line {
-            out.extend_from_slice(format!(",\"line\":{n}").as_bytes());
+            out.extend_from_slice(format!("\"line\":{n},").as_bytes());
         }
         if let Some(art) = artifact_id {
-            out.extend_from_slice(b",\"artifact_id\":");
+            out.extend_from_slice(b"\"artifact_id\":");
             write_string(art, out);
+            out.push(b',');
         }
-        out.extend_from_slice(b",\"kind\":");
+        out.extend_from_slice(b"\"kind\":");
         match result {
             Err(why) => {
                 out.extend_from_slice(

@@ -263,18 +263,26 @@ impl Log {
     /// was made with, and the stored policy the one it bound. A log with no
     /// binding (made before policies were bound, or its binding removed)
     /// is refused: its policy could have been changed by anyone.
-    pub fn with_signer(self, pem: &str) -> Result<Log, LogError> {
-        self.signer_for(pem, false)
+    pub fn with_signer(mut self, pem: &str) -> Result<Log, LogError> {
+        self.sign_with(pem, false)?;
+        Ok(self)
+    }
+
+    /// [`Log::with_signer`] on a log already held: refused, it is left
+    /// as it was, without a key.
+    pub fn add_signer(&mut self, pem: &str) -> Result<(), LogError> {
+        self.sign_with(pem, false)
     }
 
     /// [`Log::with_signer`] for a log that may have no binding yet, to bind
     /// its policy ([`Log::bind_policy`]); a binding that does not match is
     /// still refused.
-    pub fn with_signer_to_bind(self, pem: &str) -> Result<Log, LogError> {
-        self.signer_for(pem, true)
+    pub fn with_signer_to_bind(mut self, pem: &str) -> Result<Log, LogError> {
+        self.sign_with(pem, true)?;
+        Ok(self)
     }
 
-    fn signer_for(mut self, pem: &str, unbound_too: bool) -> Result<Log, LogError> {
+    fn sign_with(&mut self, pem: &str, unbound_too: bool) -> Result<(), LogError> {
         let signer = NoteSigner::from_pkcs8_pem(&self.meta.origin, pem)
             .map_err(|e| LogError::Key(e.to_string()))?;
         if signer.verifier_key() != self.meta.verifier_key {
@@ -294,7 +302,7 @@ impl Log {
             }
         }
         self.signer = Some(signer);
-        Ok(self)
+        Ok(())
     }
 
     /// Whether the stored policy is the one the log's key bound.

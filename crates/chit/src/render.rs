@@ -256,7 +256,7 @@ pub fn markdown_summary(t: &Summary) -> String {
 fn json_line(o: &InputResult) -> String {
     let mut out = Vec::with_capacity(256);
     chit_core::report::json::verdict_line(
-        o.file,
+        Some(o.file),
         o.line,
         o.artifact_id.as_deref(),
         o.result.as_ref().map_err(String::as_str),
@@ -415,18 +415,4 @@ fn duration(ms: i64) -> String {
         60..=3599 => format!("{} min {} s", secs / 60, secs % 60),
         _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
     }
-}
-
-/// Why an input could not be read, as the commands that take `--max-size`,
-/// `--max-depth` and `--max-keys` say it: with the flag that raises the
-/// limit it passed, if one did.
-pub fn unreadable(e: &chit_core::check::Unreadable) -> String {
-    use chit_core::json::Limit;
-    let flag = match e.limit() {
-        Some(Limit::Size) => "--max-size",
-        Some(Limit::Depth) => "--max-depth",
-        Some(Limit::Keys) => "--max-keys",
-        Some(Limit::Values) | None => return e.to_string(),
-    };
-    format!("{e} (raise it with {flag})")
 }

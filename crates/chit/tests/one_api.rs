@@ -40,7 +40,7 @@ fn core_lines(files: &[(String, Vec<u8>)], ctx: Context) -> Vec<u8> {
         match check(bytes, &ctx) {
             Ok(c) => {
                 verdict_line(
-                    name,
+                    Some(name),
                     None,
                     c.artifact_id.as_deref(),
                     Ok(&c.report),
@@ -48,7 +48,7 @@ fn core_lines(files: &[(String, Vec<u8>)], ctx: Context) -> Vec<u8> {
                 );
                 across.add_checked(Origin::new(name.as_str(), None), c);
             }
-            Err(e) => verdict_line(name, None, None, Err(&e.to_string()), &mut out),
+            Err(e) => verdict_line(Some(name), None, None, Err(&e.explained()), &mut out),
         }
     }
     for c in across.finish() {

@@ -14,7 +14,7 @@ pub fn run(a: &DigestArgs, out: &mut Output) -> CmdResult {
         SealError::Unreadable(why) => Failure::error(format!(
             "cannot read {}: {}",
             source_of(&a.input).label(),
-            crate::render::unreadable(&why)
+            why.explained()
         )),
         SealError::UnknownKind => unknown_kind(&a.input),
         SealError::NotAnObject => {

@@ -23,10 +23,9 @@ pub fn run(a: &SealArgs, out: &mut Output) -> CmdResult {
     }
     let text = read_input(&a.input, limits.max_size)?;
     let sealed = seal::seal(&text, a.kind, &limits).map_err(|e| match e {
-        SealError::Unreadable(why) => Failure::error(format!(
-            "cannot read {label}: {}",
-            crate::render::unreadable(&why)
-        )),
+        SealError::Unreadable(why) => {
+            Failure::error(format!("cannot read {label}: {}", why.explained()))
+        }
         SealError::UnknownKind => unknown_kind(&a.input),
         SealError::Breaks(rules) => Failure::invalid(format!(
             "refusing to seal {label}: it breaks {} (run 'chit verify {label}' for the details)",

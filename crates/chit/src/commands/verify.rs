@@ -379,7 +379,7 @@ fn check(
     };
     match chit_core::check(bytes, &ctx) {
         Err(e) => {
-            let why = crate::render::unreadable(&e.starting_at_line(line.unwrap_or(1)));
+            let why = e.starting_at_line(line.unwrap_or(1)).explained();
             no_facts(finish(&unreadable(file, line, why), None, settings))
         }
         Ok(checked) => {
@@ -445,7 +445,7 @@ fn check_package(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
     };
     match chit_core::check(&package, &settings.ctx) {
         Err(e) => {
-            let why = format!("receipt.json: {}", crate::render::unreadable(&e));
+            let why = format!("receipt.json: {}", e.explained());
             no_facts(finish(&unreadable(file, None, why), None, settings))
         }
         Ok(checked) => {
@@ -488,7 +488,7 @@ fn check_journal(file: &Arc<str>, dir: &std::path::Path, settings: &Settings) ->
     };
     let result = chit_core::check(&journal, &settings.ctx)
         .map(|c| c.report)
-        .map_err(|e| crate::render::unreadable(&e));
+        .map_err(|e| e.explained());
     let o = InputResult {
         file,
         line: None,

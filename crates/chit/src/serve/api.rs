@@ -350,7 +350,7 @@ fn push_base64(out: &mut Vec<u8>, h: &chit_log::Hash) {
 /// A refusal: the verdict line `chit verify --json` gives, with a status.
 fn refused(r: &chit_core::Report) -> Value {
     let mut line = Vec::new();
-    chit_core::report::json::verdict_line("request", None, None, Ok(r), &mut line);
+    chit_core::report::json::verdict_line(Some("request"), None, None, Ok(r), &mut line);
     let mut v: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {
         o.insert("status".into(), "refused".into());
@@ -846,7 +846,7 @@ pub async fn post_verify(State(state): State<Shared>, req: axum::extract::Reques
         ),
     };
     let art = checked.as_ref().ok().and_then(|c| c.artifact_id.as_deref());
-    chit_core::report::json::verdict_line("request", None, art, result, &mut line);
+    chit_core::report::json::verdict_line(Some("request"), None, art, result, &mut line);
     (code, [(header::CONTENT_TYPE, "application/json")], line).into_response()
 }
 

@@ -1,0 +1,348 @@
+//! `Log`: a chit receipt log (a SQLite file, a log folder or a PostgreSQL
+//! URL), opened as `chit log` opens it. Appends are checked under the
+//! log's own policy by `chit_logstore` (and through it `chit_core::check`).
+
+use crate::errors;
+use chit_logstore::{Log, LogError, Outcome};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// How long an append waits for another sequencer of the same log.
+const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A key file is a few hundred bytes.
+const KEY_MAX: usize = 16 * 1024;
+
+fn failed(e: impl std::fmt::Display) -> PyErr {
+    errors::error(e.to_string())
+}
+
+/// The log, and the key file to sign with once an append needs it.
+struct Held {
+    log: Log,
+    signer: bool,
+    key: Option<PathBuf>,
+}
+
+/// A chit receipt log: `Log.open(store)`, where `store` is a SQLite file,
+/// a log folder or a `postgres://` URL made by `chit log init`.
+///
+/// `append` checks an entry under the log's policy and appends it; `entry`,
+/// `proof`, `size` and `checkpoint` read it. Safe to share between
+/// threads (one call at a time), and usable as a context manager.
+#[pyclass(frozen, name = "Log", module = "chit")]
+pub struct LogHandle {
+    held: Mutex<Option<Held>>,
+}
+
+impl LogHandle {
+    fn with<T>(&self, f: impl FnOnce(&mut Held) -> PyResult<T>) -> PyResult<T> {
+        let mut guard = self
+            .held
+            .lock()
+            .map_err(|_| errors::error("the log's lock was poisoned by a panic"))?;
+        match guard.as_mut() {
+            Some(held) => f(held),
+            None => Err(errors::error("the log is closed")),
+        }
+    }
+}
+
+impl Held {
+    /// The log's private key, taken before the first append: `key=`, else
+    /// the key file named at `chit log init`.
+    fn signed(&mut self) -> PyResult<&mut Log> {
+        if !self.signer {
+            let path = match (&self.key, &self.log.meta().key_file) {
+                (Some(k), _) => k.clone(),
+                (None, Some(k)) => PathBuf::from(k),
+                (None, None) => {
+                    return Err(errors::error(
+                        "give the log's private key (Log.open(store, key=PEM_FILE)); this log \
+                         names none",
+                    ))
+                }
+            };
+            let bytes = crate::keys::read_file(&path, KEY_MAX).map_err(|why| {
+                errors::error(format!("cannot read the key {}: {why}", path.display()))
+            })?;
+            let pem = String::from_utf8(bytes)
+                .map_err(|_| errors::error(format!("the key {} is not UTF-8", path.display())))?;
+            self.log.add_signer(&pem).map_err(failed)?;
+            self.signer = true;
+        }
+        Ok(&mut self.log)
+    }
+}
+
+/// What `Log.append` did: the entry's `index`, its content address
+/// (`sha256:…` of its bytes), a C2SP tlog-proof of it under the log's
+/// newest checkpoint, and whether it was `present` already.
+#[pyclass(frozen, name = "Appended", module = "chit")]
+pub struct Appended {
+    index: u64,
+    address: String,
+    proof: String,
+    present: bool,
+}
+
+#[pymethods]
+impl Appended {
+    #[getter]
+    fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// `sha256:` and the hex SHA-256 of the entry's bytes.
+    #[getter]
+    fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// A C2SP tlog-proof: `chit.verify_proof(proof, entry, policy)` and
+    /// `chit verify --proof` prove the entry with it, offline.
+    #[getter]
+    fn proof(&self) -> &str {
+        &self.proof
+    }
+
+    /// The log already held these very bytes (at `index`).
+    #[getter]
+    fn present(&self) -> bool {
+        self.present
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Appended(index={}, address={:?}, present={})",
+            self.index,
+            self.address,
+            if self.present { "True" } else { "False" }
+        )
+    }
+}
+
+fn proof_text(
+    log: &mut Log,
+    index: u64,
+    policy: Option<&chit_log::policy::Policy>,
+) -> PyResult<String> {
+    let proof = log.tlog_proof(index, policy).map_err(|e| match e {
+        LogError::Proof(chit_log::tree::ProofError::IndexOutOfRange { index, size }) => {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "no entry {index}: the log holds {size}"
+            ))
+        }
+        e => failed(e),
+    })?;
+    String::from_utf8(proof.to_bytes()).map_err(failed)
+}
+
+#[pymethods]
+impl LogHandle {
+    /// Opens the log at `store` (a SQLite file, a log folder or a
+    /// `postgres://` URL). `key` is its private key file, needed to append
+    /// where the log names none (`chit log init --key` names one).
+    #[staticmethod]
+    #[pyo3(signature = (store, *, key=None))]
+    fn open(py: Python<'_>, store: PathBuf, key: Option<PathBuf>) -> PyResult<LogHandle> {
+        let location = store
+            .to_str()
+            .ok_or_else(|| errors::error(format!("{}: not UTF-8", store.display())))?
+            .to_owned();
+        let log = py.detach(|| {
+            let inner = chit_logstore::open(&location)?;
+            Log::open(Box::new(chit_logstore::store::FullTiles::new(inner)))
+        });
+        let log = log.map_err(failed)?;
+        Ok(LogHandle {
+            held: Mutex::new(Some(Held {
+                log,
+                signer: false,
+                key,
+            })),
+        })
+    }
+
+    /// Checks `data` under the log's policy, then appends it (the bytes
+    /// exactly); the same bytes again are answered with their index. An
+    /// entry the policy refuses raises `chit.Invalid`, with the rules it
+    /// breaks; one that cannot be read `chit.Unreadable`.
+    fn append(&self, py: Python<'_>, data: &[u8]) -> PyResult<Appended> {
+        py.detach(|| {
+            self.with(|held| {
+                let log = held.signed()?;
+                log.lease(LEASE_WAIT).map_err(failed)?;
+                let submitted = log.submit(&[data]);
+                let released = log.release();
+                let outcome = submitted
+                    .map_err(failed)?
+                    .outcomes
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| errors::error("the log gave no answer"))?;
+                released.map_err(failed)?;
+                let (index, sha256, present) = match outcome {
+                    Outcome::Appended { index, sha256, .. } => (index, sha256, false),
+                    Outcome::Duplicate { index, sha256, .. } => (index, sha256, true),
+                    Outcome::Refused(r) => {
+                        return Err(errors::invalid(format!(
+                            "the log {} refused the entry: {}",
+                            log.meta().origin,
+                            refusal(&r)
+                        )))
+                    }
+                    Outcome::Unreadable(why) => {
+                        return Err(errors::unreadable(format!("the entry: {why}")))
+                    }
+                };
+                Ok(Appended {
+                    index,
+                    address: format!("sha256:{}", chit_core::digest::hex(&sha256)),
+                    proof: proof_text(log, index, None)?,
+                    present,
+                })
+            })
+        })
+    }
+
+    /// An entry's bytes, by its index or its content address
+    /// (`sha256:HEX`).
+    fn entry<'py>(
+        &self,
+        py: Python<'py>,
+        which: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let index = which.extract::<u64>().ok();
+        let address = match index {
+            Some(_) => None,
+            None => Some(which.extract::<String>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "give an index (0, 1, ...) or a content address (sha256:HEX)",
+                )
+            })?),
+        };
+        let data = py.detach(|| {
+            self.with(|held| {
+                let log = &mut held.log;
+                let index = match (index, &address) {
+                    (Some(i), _) => i,
+                    (None, Some(a)) => find(log, a)?,
+                    (None, None) => unreachable!("one of the two is read above"),
+                };
+                let (size, _) = log.head().map_err(failed)?;
+                if index >= size {
+                    return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                        "no entry {index}: the log holds {size}"
+                    )));
+                }
+                let e = log.store().entry(index).map_err(failed)?.ok_or_else(|| {
+                    errors::error(format!(
+                        "entry {index} is missing from the store; run chit log audit"
+                    ))
+                })?;
+                Ok(e.data)
+            })
+        })?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// A C2SP tlog-proof of entry `index` (the text `chit log proof`
+    /// writes): under the newest checkpoint, or, given a tlog-policy, the
+    /// newest whose cosignatures meet its quorum.
+    #[pyo3(signature = (index, *, policy=None))]
+    fn proof(&self, py: Python<'_>, index: u64, policy: Option<&str>) -> PyResult<String> {
+        let policy = policy.map(crate::check::read_policy).transpose()?;
+        py.detach(|| self.with(|held| proof_text(&mut held.log, index, policy.as_ref())))
+    }
+
+    /// How many entries the log holds.
+    #[getter]
+    fn size(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| self.with(|held| Ok(held.log.head().map_err(failed)?.0)))
+    }
+
+    /// The log's newest signed checkpoint (a C2SP signed note).
+    #[getter]
+    fn checkpoint(&self, py: Python<'_>) -> PyResult<String> {
+        let note = py.detach(|| self.with(|held| Ok(held.log.head().map_err(failed)?.1)))?;
+        String::from_utf8(note).map_err(failed)
+    }
+
+    /// The log's name, its checkpoints' origin line.
+    #[getter]
+    fn origin(&self) -> PyResult<String> {
+        self.with(|held| Ok(held.log.meta().origin.clone()))
+    }
+
+    /// The log's verifier key (`origin+keyid+base64`): a policy of it alone
+    /// is what `verify_proof` takes for a log with no witnesses.
+    #[getter]
+    fn verifier_key(&self) -> PyResult<String> {
+        self.with(|held| Ok(held.log.meta().verifier_key.clone()))
+    }
+
+    /// Closes the log's store; any later call raises `chit.Error`.
+    fn close(&self) -> PyResult<()> {
+        let mut guard = self
+            .held
+            .lock()
+            .map_err(|_| errors::error("the log's lock was poisoned by a panic"))?;
+        *guard = None;
+        Ok(())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        _kind: &Bound<'_, PyAny>,
+        _value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        self.close()?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        self.with(|held| Ok(format!("Log({:?})", held.log.meta().origin)))
+            .unwrap_or_else(|_| "Log(closed)".to_owned())
+    }
+}
+
+/// Why the log refused an entry: the rules it breaks, or that it was
+/// checked only in part.
+fn refusal(r: &chit_core::Report) -> String {
+    if r.errors.is_empty() {
+        return format!(
+            "{}: chit could check it only in part; this log accepts only what it fully checks",
+            r.status().name()
+        );
+    }
+    r.errors
+        .iter()
+        .map(|f| format!("{} {}", f.rule, f.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn find(log: &mut Log, address: &str) -> PyResult<u64> {
+    let hex = address.strip_prefix("sha256:").ok_or_else(|| {
+        errors::error(format!("{address}: give an index (0, 1, …) or sha256:HEX"))
+    })?;
+    let digest = chit_core::digest::unhex32(hex)
+        .ok_or_else(|| errors::error(format!("{address}: sha256: takes 64 hex digits")))?;
+    log.store()
+        .find(&[digest])
+        .map_err(failed)?
+        .first()
+        .copied()
+        .flatten()
+        .ok_or_else(|| {
+            pyo3::exceptions::PyKeyError::new_err(format!("no entry has content address {address}"))
+        })
+}
