@@ -70,7 +70,7 @@ def test_the_lattice_cases(tmp_path: pathlib.Path) -> None:
 def signed_stream(folder: pathlib.Path) -> Tuple[List[Tuple[str, bytes]], chit.Key]:
     key = chit.Key.generate()
     stranger = chit.Key.generate()
-    texts = []
+    texts: List[bytes] = []
     previous = None
     for seq in range(300):
         packet = {
@@ -100,11 +100,11 @@ def signed_stream(folder: pathlib.Path) -> Tuple[List[Tuple[str, bytes]], chit.K
     files = write_cases(folder, texts)
     # Filed under its art id, and under a wrong one.
     for i in range(2):
-        name, text = files[i]
-        art = chit.check(text).artifact_id if i == 0 else "art_" + "0" * 32
+        name, data = files[i]
+        art = chit.check(data).artifact_id if i == 0 else "art_" + "0" * 32
         named = folder / f"case-{i:05}__{art}.json"
         pathlib.Path(name).rename(named)
-        files[i] = (str(named), text)
+        files[i] = (str(named), data)
     return sorted(files), key
 
 
