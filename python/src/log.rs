@@ -81,7 +81,7 @@ impl Held {
 /// (`sha256:…` of its bytes), a C2SP tlog-proof of it under the log's
 /// newest checkpoint, and whether it was `present` already.
 #[pyclass(frozen, name = "Appended", module = "chit")]
-pub struct Appended {
+pub struct Logged {
     index: u64,
     address: String,
     proof: String,
@@ -89,7 +89,7 @@ pub struct Appended {
 }
 
 #[pymethods]
-impl Appended {
+impl Logged {
     #[getter]
     fn index(&self) -> u64 {
         self.index
@@ -170,7 +170,7 @@ impl LogHandle {
     /// exactly); the same bytes again are answered with their index. An
     /// entry the policy refuses raises `chit.Invalid`, with the rules it
     /// breaks; one that cannot be read `chit.Unreadable`.
-    fn append(&self, py: Python<'_>, data: &[u8]) -> PyResult<Appended> {
+    fn append(&self, py: Python<'_>, data: &[u8]) -> PyResult<Logged> {
         py.detach(|| {
             self.with(|held| {
                 let log = held.signed()?;
@@ -198,7 +198,7 @@ impl LogHandle {
                         return Err(errors::unreadable(format!("the entry: {why}")))
                     }
                 };
-                Ok(Appended {
+                Ok(Logged {
                     index,
                     address: format!("sha256:{}", chit_core::digest::hex(&sha256)),
                     proof: proof_text(log, index, None)?,

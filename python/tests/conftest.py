@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import pytest
 
@@ -55,3 +55,20 @@ def chit(*args: str, stdin: bytes = b"") -> Tuple[int, bytes, bytes]:
 
 def lines(out: bytes) -> List[str]:
     return out.decode().splitlines()
+
+
+def packet(stream_id: str, seq: int, previous: Optional[str]) -> Dict[str, Union[str, int, None]]:
+    """A verification.packet.v1 payload: packet `seq` of a stream."""
+    return {
+        "schema": "verification.packet.v1",
+        "stream_id": stream_id,
+        "packet_id": f"{stream_id}-{seq}",
+        "sequence": seq,
+        "prev_packet_id": previous,
+        "produced_at": "2026-12-01T00:00:00Z",
+        "reproducibility": "bit_exact",
+        "model_digest": "sha256:" + "a" * 64,
+        "input_digest": "sha256:" + f"{seq:064x}",
+        "output_digest": "sha256:" + "b" * 64,
+        "token_count": 1,
+    }

@@ -11,7 +11,7 @@ import pathlib
 from typing import List, Tuple
 
 import chit
-from conftest import chit as chit_cli, lines, run
+from conftest import packet as make_packet, chit as chit_cli, lines, run
 
 
 def write_cases(folder: pathlib.Path, texts: List[bytes]) -> List[Tuple[str, bytes]]:
@@ -73,20 +73,8 @@ def signed_stream(folder: pathlib.Path) -> Tuple[List[Tuple[str, bytes]], chit.K
     texts: List[bytes] = []
     previous = None
     for seq in range(300):
-        packet = {
-            "schema": "verification.packet.v1",
-            "stream_id": "s1",
-            "packet_id": f"p{seq}",
-            "sequence": seq,
-            "prev_packet_id": previous,
-            "produced_at": "2026-12-01T00:00:00Z",
-            "reproducibility": "bit_exact",
-            "model_digest": "sha256:" + "a" * 64,
-            "input_digest": "sha256:" + f"{seq:064x}",
-            "output_digest": "sha256:" + "b" * 64,
-            "token_count": 1,
-        }
-        previous = packet["packet_id"]
+        packet = make_packet("s1", seq, previous)
+        previous = str(packet["packet_id"])
         if seq == 17:
             continue  # a gap: P3
         signer = stranger if seq == 40 else key

@@ -9,26 +9,15 @@ import threading
 from typing import Dict, List
 
 import chit
+from conftest import packet as make_packet
 
 
 def stream(key: chit.Key, stream_id: str, n: int) -> List[bytes]:
     out = []
     previous = None
     for seq in range(n):
-        packet = {
-            "schema": "verification.packet.v1",
-            "stream_id": stream_id,
-            "packet_id": f"{stream_id}-{seq}",
-            "sequence": seq,
-            "prev_packet_id": previous,
-            "produced_at": "2026-12-01T00:00:00Z",
-            "reproducibility": "bit_exact",
-            "model_digest": "sha256:" + "a" * 64,
-            "input_digest": "sha256:" + f"{seq:064x}",
-            "output_digest": "sha256:" + "b" * 64,
-            "token_count": 1,
-        }
-        previous = packet["packet_id"]
+        packet = make_packet(stream_id, seq, previous)
+        previous = str(packet["packet_id"])
         out.append(key.sign("verification.packet.v1", json.dumps(packet).encode()))
     return out
 
