@@ -1,8 +1,9 @@
 """chit: receipts of AI work, checked.
 
 The verdicts, signing and receipt log of the ``chit`` command, natively:
-every verdict comes from chit's own core, so ``chit.check(data).to_json()``
-is exactly the line ``chit verify --json`` writes for the same bytes.
+every verdict comes from chit's own core, so ``chit.check(data,
+name=path).to_json()`` is exactly the line ``chit verify --json path``
+writes (without ``name``, the same line without its ``file``).
 
 >>> import chit
 >>> report = chit.check(open("receipt.json", "rb").read())   # doctest: +SKIP
@@ -74,9 +75,10 @@ class Reports(List[Report]):
 
     @property
     def valid(self) -> bool:
-        """Whether every input and every check across them is valid (what
-        makes ``chit verify`` exit 0 without ``--allow-unchecked``)."""
-        return all(r.valid for r in self) and all(c.valid for c in self.across)
+        """Whether there are inputs and every one, and every check across
+        them, is valid (what makes ``chit verify`` exit 0 without
+        ``--allow-unchecked``; with no input at all it exits 2)."""
+        return len(self) > 0 and all(r.valid for r in self) and all(c.valid for c in self.across)
 
 
 def check_all(
@@ -99,8 +101,9 @@ def check_all(
     ``file`` of its JSON line, and an art id in it is the one a signed
     envelope must carry, as ``chit verify`` takes it from a file's name).
     Returns one Report per input, in order, and the checks across them in
-    ``.across``: exactly what ``chit verify --json`` writes for the same
-    inputs in the same order. ``expect_count`` holds every packet stream to
+    ``.across``: with each input named by its path, exactly what ``chit
+    verify --json`` writes for those files in the same order. An input
+    without a name is ``inputs[i]`` where a check across inputs names it. ``expect_count`` holds every packet stream to
     that many packets (``--expect-count``).
     """
     reports, across = _check_all(

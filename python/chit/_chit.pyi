@@ -2,7 +2,7 @@
 
 from os import PathLike
 from types import TracebackType
-from typing import Dict, List, Optional, Tuple, Type, Union
+from typing import Dict, List, Optional, Tuple, Type, Union, final
 
 __version__: str
 
@@ -18,6 +18,7 @@ class Invalid(Error):
     """Refused for what the input is: a payload that breaks its kind's
     rules (signing, sealing), or an entry a log's policy refuses."""
 
+@final
 class Finding:
     """One thing a check found."""
 
@@ -28,6 +29,7 @@ class Finding:
     @property
     def path(self) -> str: ...
 
+@final
 class Report:
     """One input's verdict."""
 
@@ -47,6 +49,7 @@ class Report:
     def warnings(self) -> List[Finding]: ...
     def to_json(self) -> str: ...
 
+@final
 class Across:
     """A check across inputs."""
 
@@ -64,6 +67,7 @@ class Across:
     def warnings(self) -> List[Finding]: ...
     def to_json(self) -> str: ...
 
+@final
 class Trust:
     """A trust file: the keys whose signatures count."""
 
@@ -71,6 +75,7 @@ class Trust:
     @staticmethod
     def from_path(path: Union[str, "PathLike[str]"]) -> "Trust": ...
 
+@final
 class Key:
     """An Ed25519 signing key."""
 
@@ -94,6 +99,7 @@ class Key:
         system: str = "chit://sign",
     ) -> bytes: ...
 
+@final
 class Appended:
     """What ``Log.append`` did."""
 
@@ -106,6 +112,7 @@ class Appended:
     @property
     def present(self) -> bool: ...
 
+@final
 class Log:
     """A chit receipt log."""
 
@@ -133,7 +140,7 @@ class Log:
         kind: Optional[Type[BaseException]],
         value: Optional[BaseException],
         traceback: Optional[TracebackType],
-    ) -> bool: ...
+    ) -> None: ...
 
 def check(
     data: bytes,

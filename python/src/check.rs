@@ -53,7 +53,7 @@ impl<'a> Options<'a> {
             bytes
                 .map(|b| {
                     chit_core::json::parse(b, limits)
-                        .map_err(|e| errors::error(format!("cannot read the {what}: {e}")))
+                        .map_err(|e| errors::unreadable(format!("cannot read the {what}: {e}")))
                 })
                 .transpose()
         };
@@ -89,7 +89,7 @@ impl<'a> Options<'a> {
 /// --transcript` reads its file: lines split at LF (a CR before it
 /// dropped), blank lines skipped, numbered from 1.
 fn transcript(bytes: &[u8], limits: &Limits) -> PyResult<Transcript> {
-    let cannot = |why: String| errors::error(format!("cannot read the transcript: {why}"));
+    let cannot = |why: String| errors::unreadable(format!("cannot read the transcript: {why}"));
     let mut reader = TranscriptReader::new(limits);
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -322,6 +322,13 @@ pub fn verify_proof(
 /// A C2SP tlog-policy's text, or a log's verifier key alone (a policy of
 /// that key, no witnesses).
 pub fn read_policy(text: &str) -> PyResult<chit_log::policy::Policy> {
+    if text.len() > chit_log::policy::MAX_POLICY_BYTES {
+        return Err(errors::error(format!(
+            "the policy is {} bytes, over the limit of {} for a tlog-policy",
+            text.len(),
+            chit_log::policy::MAX_POLICY_BYTES
+        )));
+    }
     let one_line = text.trim();
     if !one_line.contains('\n') && !one_line.starts_with("log ") && one_line.contains('+') {
         let key = chit_log::note::NoteVerifier::from_verifier_key(one_line)

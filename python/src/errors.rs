@@ -87,3 +87,27 @@ pub fn unreadable(message: impl Into<String>) -> PyErr {
 pub fn invalid(message: impl Into<String>) -> PyErr {
     REFUSED_INPUT.raise(message.into())
 }
+
+/// An exception to raise once the GIL is held again and no lock is: made
+/// where Python must not be touched (the GIL released, a log's lock
+/// held), turned into the exception by `?` after.
+#[derive(Debug)]
+pub enum Deferred {
+    Error(String),
+    Unreadable(String),
+    Invalid(String),
+    Index(String),
+    Key(String),
+}
+
+impl From<Deferred> for PyErr {
+    fn from(d: Deferred) -> PyErr {
+        match d {
+            Deferred::Error(m) => error(m),
+            Deferred::Unreadable(m) => unreadable(m),
+            Deferred::Invalid(m) => invalid(m),
+            Deferred::Index(m) => pyo3::exceptions::PyIndexError::new_err(m),
+            Deferred::Key(m) => pyo3::exceptions::PyKeyError::new_err(m),
+        }
+    }
+}

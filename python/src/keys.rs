@@ -30,12 +30,20 @@ impl std::fmt::Display for FileError {
 
 /// Reads at most `max` bytes of a file, or says why not in the words the
 /// chit command uses.
+///
+/// Only a regular file is read: a FIFO or a device could block the caller
+/// without end (its type is asked of the path before it is opened).
 pub fn read_file(path: &std::path::Path, max: usize) -> Result<Vec<u8>, FileError> {
-    let file = std::fs::File::open(path).map_err(|e| io_why(&e))?;
-    let meta = file.metadata().map_err(|e| io_why(&e))?;
+    let meta = std::fs::metadata(path).map_err(|e| io_why(&e))?;
     if meta.is_dir() {
         return Err(FileError::Other("is a folder".to_owned()));
     }
+    if !meta.is_file() {
+        return Err(FileError::Other(
+            "is not a regular file (a FIFO or a device): give a file".to_owned(),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io_why(&e))?;
     if meta.is_file() && meta.len() > max as u64 {
         return Err(FileError::TooLarge(format!(
             "the input is {} bytes, over the limit of {max} (raise it with --max-size)",
@@ -94,10 +102,11 @@ impl TrustFile {
 
     /// Reads the trust file at `path` (at most 64 MiB, as `--max-size`).
     #[staticmethod]
-    fn from_path(path: PathBuf) -> PyResult<TrustFile> {
+    fn from_path(py: Python<'_>, path: PathBuf) -> PyResult<TrustFile> {
         let max = chit_core::Limits::default().max_size;
         let shown = path.display();
-        let bytes = read_file(&path, max)
+        let bytes = py
+            .detach(|| read_file(&path, max))
             .map_err(|why| errors::error(format!("cannot read trust file {shown}: {why}")))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| errors::error(format!("trust file {shown} is not UTF-8")))?;
@@ -134,16 +143,18 @@ impl SigningKey {
     #[staticmethod]
     fn from_path(py: Python<'_>, path: PathBuf) -> PyResult<SigningKey> {
         let shown = path.display();
-        let bytes = read_file(&path, KEY_FILE_MAX).map_err(|why| {
-            let why = match why {
-                FileError::TooLarge(_) => format!(
+        let bytes = py
+            .detach(|| read_file(&path, KEY_FILE_MAX))
+            .map_err(|why| {
+                let why = match why {
+                    FileError::TooLarge(_) => format!(
                     "over the limit of {KEY_FILE_MAX} bytes for a key file (a PEM key is a few \
                      thousand bytes at most: is this the key?)"
                 ),
-                FileError::Other(why) => why,
-            };
-            errors::error(format!("cannot read key {shown}: {why}"))
-        })?;
+                    FileError::Other(why) => why,
+                };
+                errors::error(format!("cannot read key {shown}: {why}"))
+            })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| errors::error(format!("{shown} is not a PEM key file")))?;
         let key = SecretKey::from_pem(&text).map_err(|e| errors::error(format!("{shown}: {e}")))?;
@@ -215,6 +226,15 @@ impl SigningKey {
             }
             e => errors::error(e.to_string()),
         })?;
+        if chit_core::Kind::from_name(kind).is_none() {
+            warn(
+                py,
+                &format!(
+                    "chit does not know the kind '{kind}'; the payload is signed as given, \
+                     unchecked"
+                ),
+            )?;
+        }
         Ok(PyBytes::new(py, env.to_json().as_bytes()))
     }
 
@@ -245,14 +265,19 @@ fn warn_if_open(py: Python<'_>, path: &std::path::Path) -> PyResult<()> {
                      read it can sign as you: run 'chmod 600 {p}'",
                     p = path.display()
                 );
-                let message = std::ffi::CString::new(message.replace('\0', " "))
-                    .expect("no NUL after the replace");
-                let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-                PyErr::warn(py, &category, &message, 1)?;
+                warn(py, &message)?;
             }
         }
     }
     #[cfg(not(unix))]
     let _ = (py, path);
     Ok(())
+}
+
+/// A Python `UserWarning` (shown once per place by default, as Python's).
+fn warn(py: Python<'_>, message: &str) -> PyResult<()> {
+    let message =
+        std::ffi::CString::new(message.replace('\0', " ")).expect("no NUL after the replace");
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    PyErr::warn(py, &category, &message, 1)
 }

@@ -2,7 +2,7 @@
 //! URL), opened as `chit log` opens it. Appends are checked under the
 //! log's own policy by `chit_logstore` (and through it `chit_core::check`).
 
-use crate::errors;
+use crate::errors::{self, Deferred};
 use chit_logstore::{Log, LogError, Outcome};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -15,8 +15,8 @@ const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// A key file is a few hundred bytes.
 const KEY_MAX: usize = 16 * 1024;
 
-fn failed(e: impl std::fmt::Display) -> PyErr {
-    errors::error(e.to_string())
+fn failed(e: impl std::fmt::Display) -> Deferred {
+    Deferred::Error(e.to_string())
 }
 
 /// The log, and the key file to sign with once an append needs it.
@@ -30,46 +30,56 @@ struct Held {
 /// a log folder or a `postgres://` URL made by `chit log init`.
 ///
 /// `append` checks an entry under the log's policy and appends it; `entry`,
-/// `proof`, `size` and `checkpoint` read it. Safe to share between
-/// threads (one call at a time), and usable as a context manager.
+/// `proof`, `size` and `checkpoint` read it. Threads may share one (its
+/// calls take turns, the GIL released while they wait), and it is a
+/// context manager.
 #[pyclass(frozen, name = "Log", module = "chit")]
 pub struct LogHandle {
     held: Mutex<Option<Held>>,
 }
 
 impl LogHandle {
-    fn with<T>(&self, f: impl FnOnce(&mut Held) -> PyResult<T>) -> PyResult<T> {
-        let mut guard = self
-            .held
-            .lock()
-            .map_err(|_| errors::error("the log's lock was poisoned by a panic"))?;
-        match guard.as_mut() {
-            Some(held) => f(held),
-            None => Err(errors::error("the log is closed")),
-        }
+    /// Runs `f` on the open log with the GIL released and the log's lock
+    /// held: it touches no Python, and what it fails with is raised after.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Held) -> Result<T, Deferred> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut guard = self.held.lock().map_err(|_| {
+                Deferred::Error("the log's lock was poisoned by a panic".to_owned())
+            })?;
+            match guard.as_mut() {
+                Some(held) => f(held),
+                None => Err(Deferred::Error("the log is closed".to_owned())),
+            }
+        })
+        .map_err(PyErr::from)
     }
 }
 
 impl Held {
     /// The log's private key, taken before the first append: `key=`, else
     /// the key file named at `chit log init`.
-    fn signed(&mut self) -> PyResult<&mut Log> {
+    fn signed(&mut self) -> Result<&mut Log, Deferred> {
         if !self.signer {
             let path = match (&self.key, &self.log.meta().key_file) {
                 (Some(k), _) => k.clone(),
                 (None, Some(k)) => PathBuf::from(k),
                 (None, None) => {
-                    return Err(errors::error(
+                    return Err(Deferred::Error(
                         "give the log's private key (Log.open(store, key=PEM_FILE)); this log \
-                         names none",
+                         names none"
+                            .to_owned(),
                     ))
                 }
             };
             let bytes = crate::keys::read_file(&path, KEY_MAX).map_err(|why| {
-                errors::error(format!("cannot read the key {}: {why}", path.display()))
+                Deferred::Error(format!("cannot read the key {}: {why}", path.display()))
             })?;
             let pem = String::from_utf8(bytes)
-                .map_err(|_| errors::error(format!("the key {} is not UTF-8", path.display())))?;
+                .map_err(|_| Deferred::Error(format!("the key {} is not UTF-8", path.display())))?;
             self.log.add_signer(&pem).map_err(failed)?;
             self.signer = true;
         }
@@ -128,16 +138,45 @@ fn proof_text(
     log: &mut Log,
     index: u64,
     policy: Option<&chit_log::policy::Policy>,
-) -> PyResult<String> {
+) -> Result<String, Deferred> {
     let proof = log.tlog_proof(index, policy).map_err(|e| match e {
         LogError::Proof(chit_log::tree::ProofError::IndexOutOfRange { index, size }) => {
-            pyo3::exceptions::PyIndexError::new_err(format!(
-                "no entry {index}: the log holds {size}"
-            ))
+            Deferred::Index(format!("no entry {index}: the log holds {size}"))
         }
         e => failed(e),
     })?;
     String::from_utf8(proof.to_bytes()).map_err(failed)
+}
+
+/// Which entry `Log.entry` was asked for.
+enum Which {
+    Index(u64),
+    Address(String),
+}
+
+impl Which {
+    fn read(which: &Bound<'_, PyAny>) -> PyResult<Which> {
+        let wrong = || {
+            pyo3::exceptions::PyTypeError::new_err(
+                "give an index (0, 1, ...) or a content address (sha256:HEX)",
+            )
+        };
+        if which.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(wrong());
+        }
+        if which.is_instance_of::<pyo3::types::PyInt>() {
+            return match which.extract::<u64>() {
+                Ok(i) => Ok(Which::Index(i)),
+                Err(_) => Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                    "no entry {which}: an index is 0 or more"
+                ))),
+            };
+        }
+        which
+            .extract::<String>()
+            .map(Which::Address)
+            .map_err(|_| wrong())
+    }
 }
 
 #[pymethods]
@@ -152,11 +191,12 @@ impl LogHandle {
             .to_str()
             .ok_or_else(|| errors::error(format!("{}: not UTF-8", store.display())))?
             .to_owned();
-        let log = py.detach(|| {
-            let inner = chit_logstore::open(&location)?;
-            Log::open(Box::new(chit_logstore::store::FullTiles::new(inner)))
-        });
-        let log = log.map_err(failed)?;
+        let log = py
+            .detach(|| {
+                let inner = chit_logstore::open(&location)?;
+                Log::open(Box::new(chit_logstore::store::FullTiles::new(inner)))
+            })
+            .map_err(|e| errors::error(e.to_string()))?;
         Ok(LogHandle {
             held: Mutex::new(Some(Held {
                 log,
@@ -171,39 +211,37 @@ impl LogHandle {
     /// entry the policy refuses raises `chit.Invalid`, with the rules it
     /// breaks; one that cannot be read `chit.Unreadable`.
     fn append(&self, py: Python<'_>, data: &[u8]) -> PyResult<Logged> {
-        py.detach(|| {
-            self.with(|held| {
-                let log = held.signed()?;
-                log.lease(LEASE_WAIT).map_err(failed)?;
-                let submitted = log.submit(&[data]);
-                let released = log.release();
-                let outcome = submitted
-                    .map_err(failed)?
-                    .outcomes
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| errors::error("the log gave no answer"))?;
-                released.map_err(failed)?;
-                let (index, sha256, present) = match outcome {
-                    Outcome::Appended { index, sha256, .. } => (index, sha256, false),
-                    Outcome::Duplicate { index, sha256, .. } => (index, sha256, true),
-                    Outcome::Refused(r) => {
-                        return Err(errors::invalid(format!(
-                            "the log {} refused the entry: {}",
-                            log.meta().origin,
-                            refusal(&r)
-                        )))
-                    }
-                    Outcome::Unreadable(why) => {
-                        return Err(errors::unreadable(format!("the entry: {why}")))
-                    }
-                };
-                Ok(Logged {
-                    index,
-                    address: format!("sha256:{}", chit_core::digest::hex(&sha256)),
-                    proof: proof_text(log, index, None)?,
-                    present,
-                })
+        self.with(py, |held| {
+            let log = held.signed()?;
+            log.lease(LEASE_WAIT).map_err(failed)?;
+            let submitted = log.submit(&[data]);
+            let released = log.release();
+            let outcome = submitted
+                .map_err(failed)?
+                .outcomes
+                .into_iter()
+                .next()
+                .ok_or_else(|| Deferred::Error("the log gave no answer".to_owned()))?;
+            released.map_err(failed)?;
+            let (index, sha256, present) = match outcome {
+                Outcome::Appended { index, sha256, .. } => (index, sha256, false),
+                Outcome::Duplicate { index, sha256, .. } => (index, sha256, true),
+                Outcome::Refused(r) => {
+                    return Err(Deferred::Invalid(format!(
+                        "the log {} refused the entry: {}",
+                        log.meta().origin,
+                        refusal(&r)
+                    )))
+                }
+                Outcome::Unreadable(why) => {
+                    return Err(Deferred::Unreadable(format!("the entry: {why}")))
+                }
+            };
+            Ok(Logged {
+                index,
+                address: format!("sha256:{}", chit_core::digest::hex(&sha256)),
+                proof: proof_text(log, index, None)?,
+                present,
             })
         })
     }
@@ -215,36 +253,25 @@ impl LogHandle {
         py: Python<'py>,
         which: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let index = which.extract::<u64>().ok();
-        let address = match index {
-            Some(_) => None,
-            None => Some(which.extract::<String>().map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(
-                    "give an index (0, 1, ...) or a content address (sha256:HEX)",
-                )
-            })?),
-        };
-        let data = py.detach(|| {
-            self.with(|held| {
-                let log = &mut held.log;
-                let index = match (index, &address) {
-                    (Some(i), _) => i,
-                    (None, Some(a)) => find(log, a)?,
-                    (None, None) => unreachable!("one of the two is read above"),
-                };
-                let (size, _) = log.head().map_err(failed)?;
-                if index >= size {
-                    return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                        "no entry {index}: the log holds {size}"
-                    )));
-                }
-                let e = log.store().entry(index).map_err(failed)?.ok_or_else(|| {
-                    errors::error(format!(
-                        "entry {index} is missing from the store; run chit log audit"
-                    ))
-                })?;
-                Ok(e.data)
-            })
+        let which = Which::read(which)?;
+        let data = self.with(py, |held| {
+            let log = &mut held.log;
+            let index = match &which {
+                Which::Index(i) => *i,
+                Which::Address(a) => find(log, a)?,
+            };
+            let (size, _) = log.head().map_err(failed)?;
+            if index >= size {
+                return Err(Deferred::Index(format!(
+                    "no entry {index}: the log holds {size}"
+                )));
+            }
+            let e = log.store().entry(index).map_err(failed)?.ok_or_else(|| {
+                Deferred::Error(format!(
+                    "entry {index} is missing from the store; run chit log audit"
+                ))
+            })?;
+            Ok(e.data)
         })?;
         Ok(PyBytes::new(py, &data))
     }
@@ -255,43 +282,49 @@ impl LogHandle {
     #[pyo3(signature = (index, *, policy=None))]
     fn proof(&self, py: Python<'_>, index: u64, policy: Option<&str>) -> PyResult<String> {
         let policy = policy.map(crate::check::read_policy).transpose()?;
-        py.detach(|| self.with(|held| proof_text(&mut held.log, index, policy.as_ref())))
+        self.with(py, |held| proof_text(&mut held.log, index, policy.as_ref()))
     }
 
     /// How many entries the log holds.
     #[getter]
     fn size(&self, py: Python<'_>) -> PyResult<u64> {
-        py.detach(|| self.with(|held| Ok(held.log.head().map_err(failed)?.0)))
+        self.with(py, |held| Ok(held.log.head().map_err(failed)?.0))
     }
 
     /// The log's newest signed checkpoint (a C2SP signed note).
     #[getter]
     fn checkpoint(&self, py: Python<'_>) -> PyResult<String> {
-        let note = py.detach(|| self.with(|held| Ok(held.log.head().map_err(failed)?.1)))?;
-        String::from_utf8(note).map_err(failed)
+        self.with(py, |held| {
+            String::from_utf8(held.log.head().map_err(failed)?.1).map_err(failed)
+        })
     }
 
     /// The log's name, its checkpoints' origin line.
     #[getter]
-    fn origin(&self) -> PyResult<String> {
-        self.with(|held| Ok(held.log.meta().origin.clone()))
+    fn origin(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |held| Ok(held.log.meta().origin.clone()))
     }
 
     /// The log's verifier key (`origin+keyid+base64`): a policy of it alone
     /// is what `verify_proof` takes for a log with no witnesses.
     #[getter]
-    fn verifier_key(&self) -> PyResult<String> {
-        self.with(|held| Ok(held.log.meta().verifier_key.clone()))
+    fn verifier_key(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |held| Ok(held.log.meta().verifier_key.clone()))
     }
 
-    /// Closes the log's store; any later call raises `chit.Error`.
-    fn close(&self) -> PyResult<()> {
-        let mut guard = self
-            .held
-            .lock()
-            .map_err(|_| errors::error("the log's lock was poisoned by a panic"))?;
-        *guard = None;
-        Ok(())
+    /// Closes the log's store (after a call in progress ends); any later
+    /// call raises `chit.Error`.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| match self.held.lock() {
+            Ok(mut guard) => {
+                *guard = None;
+                Ok(())
+            }
+            Err(_) => Err(Deferred::Error(
+                "the log's lock was poisoned by a panic".to_owned(),
+            )),
+        })
+        .map_err(PyErr::from)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -300,16 +333,17 @@ impl LogHandle {
 
     fn __exit__(
         &self,
+        py: Python<'_>,
         _kind: &Bound<'_, PyAny>,
         _value: &Bound<'_, PyAny>,
         _traceback: &Bound<'_, PyAny>,
-    ) -> PyResult<bool> {
-        self.close()?;
-        Ok(false)
+    ) -> PyResult<()> {
+        self.close(py)
     }
 
-    fn __repr__(&self) -> String {
-        self.with(|held| Ok(format!("Log({:?})", held.log.meta().origin)))
+    fn __repr__(&self, py: Python<'_>) -> String {
+        self.origin(py)
+            .map(|o| format!("Log({o:?})"))
             .unwrap_or_else(|_| "Log(closed)".to_owned())
     }
 }
@@ -330,19 +364,17 @@ fn refusal(r: &chit_core::Report) -> String {
         .join("; ")
 }
 
-fn find(log: &mut Log, address: &str) -> PyResult<u64> {
+fn find(log: &mut Log, address: &str) -> Result<u64, Deferred> {
     let hex = address.strip_prefix("sha256:").ok_or_else(|| {
-        errors::error(format!("{address}: give an index (0, 1, …) or sha256:HEX"))
+        Deferred::Error(format!("{address}: give an index (0, 1, …) or sha256:HEX"))
     })?;
     let digest = chit_core::digest::unhex32(hex)
-        .ok_or_else(|| errors::error(format!("{address}: sha256: takes 64 hex digits")))?;
+        .ok_or_else(|| Deferred::Error(format!("{address}: sha256: takes 64 hex digits")))?;
     log.store()
         .find(&[digest])
         .map_err(failed)?
         .first()
         .copied()
         .flatten()
-        .ok_or_else(|| {
-            pyo3::exceptions::PyKeyError::new_err(format!("no entry has content address {address}"))
-        })
+        .ok_or_else(|| Deferred::Key(format!("no entry has content address {address}")))
 }

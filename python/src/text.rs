@@ -28,12 +28,12 @@ pub fn canon<'py>(py: Python<'py>, data: &[u8], profile: &str) -> PyResult<Bound
         "lattice" => {
             let v = chit_core::lattice::parse(data).map_err(|e| match e {
                 e @ chit_core::lattice::Error::Profile(_) => {
-                    errors::invalid(format!("not writable in Lattice's profile: {e}"))
+                    errors::error(format!("not writable in Lattice's profile: {e}"))
                 }
                 e => errors::unreadable(e.to_string()),
             })?;
             out = chit_core::lattice::canonical(&v)
-                .map_err(|e| errors::invalid(format!("not writable in Lattice's profile: {e}")))?;
+                .map_err(|e| errors::error(format!("not writable in Lattice's profile: {e}")))?;
         }
         other => {
             return Err(errors::error(format!(
@@ -44,17 +44,29 @@ pub fn canon<'py>(py: Python<'py>, data: &[u8], profile: &str) -> PyResult<Bound
     Ok(PyBytes::new(py, &out))
 }
 
-/// The message for a receipt `digest` or `seal` cannot take.
+fn unknown_kind() -> PyErr {
+    let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    errors::error(format!(
+        "not a receipt chit recognises; name its kind with kind= ({})",
+        known.join(", ")
+    ))
+}
+
+/// Why `digest` could not give a receipt's digests, as `chit digest` says it.
+fn digest_failed(e: SealError) -> PyErr {
+    match e {
+        SealError::Unreadable(why) => errors::unreadable(why.explained()),
+        SealError::UnknownKind => unknown_kind(),
+        e if e.is_invalid() => errors::invalid(e.to_string()),
+        e => errors::error(e.to_string()),
+    }
+}
+
+/// Why `seal` would not seal a receipt, as `chit seal` says it.
 fn sealing_failed(e: SealError) -> PyErr {
     match e {
         SealError::Unreadable(why) => errors::unreadable(why.explained()),
-        SealError::UnknownKind => {
-            let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-            errors::error(format!(
-                "not a receipt chit recognises; name its kind with kind= ({})",
-                known.join(", ")
-            ))
-        }
+        SealError::UnknownKind => unknown_kind(),
         SealError::Breaks(rules) => errors::invalid(format!(
             "refusing to seal it: it breaks {} (chit.check gives the details)",
             rules.join(", ")
@@ -79,7 +91,7 @@ pub fn digest<'py>(
     kind: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (_, digests) =
-        digests_of(data, kind_of(kind)?, &Limits::default()).map_err(sealing_failed)?;
+        digests_of(data, kind_of(kind)?, &Limits::default()).map_err(digest_failed)?;
     let out = PyDict::new(py);
     for (name, d) in digests {
         out.set_item(name, d)?;

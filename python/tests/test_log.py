@@ -47,6 +47,10 @@ def test_append_read_and_prove(tmp_path: pathlib.Path) -> None:
         assert log.entry(first.address) == RECEIPT
         with pytest.raises(IndexError, match="no entry 5: the log holds 2"):
             log.entry(5)
+        with pytest.raises(IndexError):
+            log.entry(-1)
+        with pytest.raises(TypeError):
+            log.entry(True)
         with pytest.raises(KeyError):
             log.entry("sha256:" + "0" * 64)
         proof = log.proof(0)
@@ -103,8 +107,10 @@ def test_a_log_without_its_key_cannot_be_appended_to(tmp_path: pathlib.Path) -> 
     log = chit.Log.open(store, key=stranger)
     with pytest.raises(chit.Error, match="this key is not the log's"):
         log.append(RECEIPT)
-    # Refused, the log stays open and usable with the right key.
-    assert log.size == 0
+    # Refused, the log stays open for reading, and a second try is refused alike.
+    assert log.size == 0 and log.origin == "example.com/py"
+    with pytest.raises(chit.Error, match="this key is not the log's"):
+        log.append(RECEIPT)
     with pytest.raises(chit.Error, match="cannot read the key"):
         chit.Log.open(store, key=tmp_path / "nope.pem").append(RECEIPT)
     with pytest.raises(chit.Error):

@@ -174,3 +174,30 @@ def test_digest_and_seal_as_chit_does(tmp_path: pathlib.Path) -> None:
         chit.digest(b"\xff")
     with pytest.raises(chit.Error, match="unknown kind 'nope'"):
         chit.digest(receipt, kind="nope")
+
+
+def test_an_unknown_kind_is_signed_with_a_warning() -> None:
+    key = chit.Key.generate()
+    with pytest.warns(UserWarning, match="chit does not know the kind 'verification.packet.V1'"):
+        key.sign("verification.packet.V1", b'{"a": 1}')
+
+
+def test_files_that_could_block_are_refused(tmp_path: pathlib.Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(chit.Error, match="is not a regular file"):
+        chit.Trust.from_path(fifo)
+    with pytest.raises(chit.Error, match="is not a regular file"):
+        chit.Key.from_path(fifo)
+    with pytest.raises(chit.Error, match="is a folder"):
+        chit.Key.from_path(tmp_path)
+
+
+def test_digest_says_what_chit_digest_says(tmp_path: pathlib.Path) -> None:
+    receipt = EXAMPLES / "run-receipts/agreed-verified.json"
+    code, _, err = chit_cli("digest", "--kind", "verification.packet.v1", str(receipt))
+    assert code == 2
+    with pytest.raises(chit.Error) as raised:
+        chit.digest(receipt.read_bytes(), kind="verification.packet.v1")
+    assert err.decode().strip() == f"chit: {raised.value}"
+    assert chit.check_all([]).valid is False
