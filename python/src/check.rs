@@ -8,7 +8,7 @@ use crate::report::{CrossVerdict, Verdict};
 use chit_core::across::{Across, CrossReport, Origin};
 use chit_core::check::{Checked, Unreadable};
 use chit_core::kinds::log_bundle::LogKeys;
-use chit_core::kinds::numeric_lineage::transcript::{Transcript, TranscriptReader};
+use chit_core::kinds::numeric_lineage::transcript::Transcript;
 use chit_core::{Context, Doc, Kind, Limits};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -61,7 +61,13 @@ impl<'a> Options<'a> {
             kind,
             request: doc(self.request, "request")?,
             call: doc(self.call, "call")?,
-            transcript: self.transcript.map(|t| transcript(t, limits)).transpose()?,
+            transcript: self
+                .transcript
+                .map(|t| {
+                    Transcript::read(t, limits)
+                        .map_err(|e| errors::unreadable(format!("cannot read the transcript: {e}")))
+                })
+                .transpose()?,
         })
     }
 
@@ -83,24 +89,6 @@ impl<'a> Options<'a> {
             ..Context::default()
         }
     }
-}
-
-/// A numeric lineage transcript (JSON Lines), read as `chit verify
-/// --transcript` reads its file: lines split at LF (a CR before it
-/// dropped), blank lines skipped, numbered from 1.
-fn transcript(bytes: &[u8], limits: &Limits) -> PyResult<Transcript> {
-    let cannot = |why: String| errors::unreadable(format!("cannot read the transcript: {why}"));
-    let mut reader = TranscriptReader::new(limits);
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        reader
-            .line(i + 1, line)
-            .map_err(|e| cannot(e.to_string()))?;
-    }
-    reader.finish().map_err(|e| cannot(e.to_string()))
 }
 
 /// The art id an input named `name` was filed under, as `chit verify`

@@ -216,31 +216,43 @@ impl LogHandle {
             log.lease(LEASE_WAIT).map_err(failed)?;
             let submitted = log.submit(&[data]);
             let released = log.release();
-            let outcome = submitted
-                .map_err(failed)?
-                .outcomes
-                .into_iter()
-                .next()
-                .ok_or_else(|| Deferred::Error("the log gave no answer".to_owned()))?;
+            let sub = submitted.map_err(failed)?;
             released.map_err(failed)?;
+            let outcome = sub
+                .outcomes
+                .first()
+                .ok_or_else(|| Deferred::Error("the log gave no answer".to_owned()))?;
             let (index, sha256, present) = match outcome {
-                Outcome::Appended { index, sha256, .. } => (index, sha256, false),
-                Outcome::Duplicate { index, sha256, .. } => (index, sha256, true),
+                Outcome::Appended { index, sha256, .. } => (*index, sha256, false),
+                Outcome::Duplicate { index, sha256, .. } => (*index, sha256, true),
                 Outcome::Refused(r) => {
                     return Err(Deferred::Invalid(format!(
                         "the log {} refused the entry: {}",
                         log.meta().origin,
-                        refusal(&r)
+                        chit_logstore::policy::refusal(r)
                     )))
                 }
                 Outcome::Unreadable(why) => {
-                    return Err(Deferred::Unreadable(format!("the entry: {why}")))
+                    return Err(Deferred::Unreadable(format!("the entry: {why}")));
                 }
+            };
+            // Proven under the checkpoint the append signed, over the
+            // tiles it wrote (as the server answers a batch).
+            let inclusion_proof = log
+                .inclusion_proofs_over(&[index], sub.size, &sub.tiles)
+                .map_err(failed)?
+                .pop()
+                .ok_or_else(|| Deferred::Error("the log gave no proof".to_owned()))?;
+            let proof = chit_log::proof::TlogProof {
+                extra: None,
+                index,
+                inclusion_proof,
+                checkpoint: sub.checkpoint,
             };
             Ok(Logged {
                 index,
-                address: format!("sha256:{}", chit_core::digest::hex(&sha256)),
-                proof: proof_text(log, index, None)?,
+                address: format!("sha256:{}", chit_core::digest::hex(sha256)),
+                proof: String::from_utf8(proof.to_bytes()).map_err(failed)?,
                 present,
             })
         })
@@ -346,22 +358,6 @@ impl LogHandle {
             .map(|o| format!("Log({o:?})"))
             .unwrap_or_else(|_| "Log(closed)".to_owned())
     }
-}
-
-/// Why the log refused an entry: the rules it breaks, or that it was
-/// checked only in part.
-fn refusal(r: &chit_core::Report) -> String {
-    if r.errors.is_empty() {
-        return format!(
-            "{}: chit could check it only in part; this log accepts only what it fully checks",
-            r.status().name()
-        );
-    }
-    r.errors
-        .iter()
-        .map(|f| format!("{} {}", f.rule, f.message))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 fn find(log: &mut Log, address: &str) -> Result<u64, Deferred> {

@@ -63,6 +63,10 @@ def test_append_read_and_prove(tmp_path: pathlib.Path) -> None:
     # Proven offline, by the log's key alone or a tlog-policy naming it.
     report = chit.verify_proof(first.proof, RECEIPT, vkey)
     assert report.valid, report.to_json()
+    # Each append's proof, a repeat's too, is under the checkpoint it signed.
+    assert chit.verify_proof(second.proof, FAILING, vkey).valid
+    assert chit.verify_proof(again.proof, RECEIPT, vkey).valid
+    assert "\n2\n" in again.proof.split("\n\n", 1)[1]
     policy = f"log {vkey}\nquorum none\n"
     assert chit.verify_proof(proof, RECEIPT, policy).valid
     # chit verify --proof says the same, byte for byte.

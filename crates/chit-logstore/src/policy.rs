@@ -193,6 +193,26 @@ pub fn too_large_for_an_entry(len: usize) -> String {
     )
 }
 
+/// Why a log refused an entry, in one line: each rule it breaks with its
+/// message, or, where it broke none, that chit could check it only in
+/// part (a policy without `allow_unchecked` takes only what it fully
+/// checks).
+pub fn refusal(report: &Report) -> String {
+    if report.errors.is_empty() {
+        return format!(
+            "{}: chit could check it only in part; this log accepts only what it fully checks \
+             (its policy has no --allow-unchecked)",
+            report.status().name()
+        );
+    }
+    report
+        .errors
+        .iter()
+        .map(|f| format!("{} {}", f.rule, f.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// A policy ready to check with.
 pub struct Compiled {
     pub policy: Policy,

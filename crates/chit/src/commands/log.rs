@@ -376,11 +376,7 @@ fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std:
                 p.bad.render_reset()
             )?;
             if r.errors.is_empty() {
-                writeln!(
-                    out,
-                    "  {}: chit could check it only in part; this log accepts only what it fully checks (its policy has no --allow-unchecked)",
-                    r.status().name()
-                )?;
+                writeln!(out, "  {}", chit_logstore::policy::refusal(r))?;
             }
             for f in &r.errors {
                 let at = if f.path.is_empty() {

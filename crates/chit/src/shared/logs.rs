@@ -77,11 +77,7 @@ pub fn append_one(log: &mut Log, bytes: &[u8], what: &str) -> Result<u64, Failur
         Some(Outcome::Refused(r)) => Err(Failure::invalid(format!(
             "the log {} refused {what}: {}",
             log.meta().origin,
-            r.errors
-                .iter()
-                .map(|f| format!("{} {}", f.rule, f.message))
-                .collect::<Vec<_>>()
-                .join("; ")
+            chit_logstore::policy::refusal(&r)
         ))),
         Some(Outcome::Unreadable(why)) => Err(Failure::error(format!("{what}: {why}"))),
         None => Err(Failure::error("the log gave no answer")),
