@@ -12,6 +12,9 @@
 #    itself: Python's time per call minus chit_core::check's alone (the
 #    chit-core example check_time), best of 5 rounds each, ROUNDS times
 #    alternated, median and range.
+# 3. Log.append, one envelope at a time (the first 1,000 of the file) to a
+#    new SQLite log trusting their key, ROUNDS times: wall and CPU an
+#    append, medians and ranges.
 #
 # Builds the release binaries and the package (release) into
 # bench/out/python-venv (maturin from PyPI, once).
@@ -81,3 +84,17 @@ done
 printf 'one chit.check on %s: %s ns a call, chit_core::check alone %s ns: %s ns more (median; range %s ns)\n' \
   "$receipt" "$(printf '%s\n' "${called[@]}" | median)" "$(printf '%s\n' "${alone[@]}" | median)" \
   "$(printf '%s\n' "${overheads[@]}" | median)" "$(range_int "${overheads[@]}")"
+
+walls=() cpus=()
+for i in $(seq "$rounds"); do
+  log_dir=$(mktemp -d)
+  ./target/release/chit keygen --out "$log_dir/log.pem" > /dev/null
+  ./target/release/chit log init --store "$log_dir/log.db" --key "$log_dir/log.pem" \
+    --origin bench.example/python --trust "$dir/trust.toml" > /dev/null
+  read -r w c < <("$py" "$here/python_check.py" append "$log_dir/log.db" "$log_dir/log.pem" "$dir/packets.jsonl" 1000)
+  walls+=("$w") cpus+=("$c")
+  rm -rf "$log_dir"
+done
+printf 'Log.append, one at a time: %s µs wall (%s), %s µs CPU (%s) an append (medians; ranges)\n' \
+  "$(printf '%s\n' "${walls[@]}" | median)" "$(range_int "${walls[@]}")" \
+  "$(printf '%s\n' "${cpus[@]}" | median)" "$(range_int "${cpus[@]}")"

@@ -6,6 +6,10 @@
     python_check.py one FILE CALLS ROUNDS
                                         nanoseconds per chit.check(FILE's bytes),
                                         the best of ROUNDS rounds of CALLS calls
+    python_check.py append STORE KEY FILE N
+                                        Log.append of FILE's first N lines, one
+                                        at a time, to the log at STORE: wall and
+                                        CPU microseconds an append
 """
 
 import sys
@@ -35,8 +39,21 @@ def per_call(path: str, calls: int, rounds: int) -> None:
     print(f"{best:.0f}")
 
 
+def append(store: str, key: str, path: str, n: int) -> None:
+    with open(path, "rb") as f:
+        lines = f.read().splitlines()[:n]
+    log = chit.Log.open(store, key=key)
+    cpu, wall = time.process_time(), time.perf_counter()
+    for line in lines:
+        log.append(line)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"{wall / len(lines) * 1e6:.0f} {cpu / len(lines) * 1e6:.0f}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "all":
         check_all(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "append":
+        append(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     else:
         per_call(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
