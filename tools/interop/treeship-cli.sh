@@ -32,6 +32,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 target=$(cd "$root" && realpath -m "${CARGO_TARGET_DIR:-target}")
 (cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --release -p chit) || exit 2
 chit="$target/release/chit"
+# shellcheck source=tools/interop/treeship-session.sh
+. "$root/tools/interop/treeship-session.sh"
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 export HOME="$home"
@@ -109,34 +111,7 @@ rm -f "$store/$art.json" "$store/index.json" .treeship/artifacts/.last
 
 echo "== 2. treeship attests, chit verifies"
 # A fresh ship: the store holds only what Treeship itself wrote.
-rm -rf .treeship
-"$treeship" init --name chit-interop < /dev/null > /dev/null || exit 2
-"$treeship" session start --name "interop run" > /dev/null || exit 2
-zero=0000000000000000000000000000000000000000000000000000000000000000
-prev=null
-arts=()
-for i in 0 1 2; do
-  cat > p$i.json <<JSON
-{"schema":"verification.packet.v1","stream_id":"interop","packet_id":"pkt-$i","sequence":$i,
- "prev_packet_id":$prev,"produced_at":"2026-11-30T08:0$i:00Z","reproducibility":"bit_exact",
- "input_digest":"sha256:$zero","model_digest":"sha256:${zero:0:62}a1",
- "output_digest":"sha256:${zero:0:63}$i","token_count":17}
-JSON
-  prev="\"pkt-$i\""
-  arts+=("$("$treeship" attest receipt --system system://interop --kind verification.packet.v1 \
-    --payload-file p$i.json --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')") || exit 2
-done
-cat > r.json <<JSON
-{"schema":"verification.recompute.v1","packet":"${arts[2]}","packet_id":"pkt-2","verdict":"match",
- "method":"bit_exact","output_digest_recomputed":"sha256:${zero:0:63}2","recomputed_at":"2026-11-30T09:00:00Z"}
-JSON
-"$treeship" attest receipt --system system://recompute --kind verification.recompute.v1 \
-  --subject "${arts[2]}" --payload-file r.json > /dev/null || exit 2
-"$treeship" attest action --actor agent://interop --action tool.call > /dev/null || exit 2
-"$treeship" session close --summary "interop done" > /dev/null || exit 2
-"$treeship" receipt export "${arts[2]}" --format json > export.json || exit 2
-printf '[[key]]\nname = "ship"\npublic_key = "%s"\n' \
-  "$("$treeship" keys export --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["public_key"])')" > T.toml
+treeship_session || exit 2
 store=.treeship/artifacts
 pkg=$(ls -d .treeship/sessions/*.treeship)
 check "treeship verify passes its own session package" 0 '' "$treeship" verify "$pkg"

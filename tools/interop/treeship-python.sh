@@ -30,6 +30,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 target=$(cd "$root" && realpath -m "${CARGO_TARGET_DIR:-target}")
 (cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --release -p chit) || exit 2
 chit="$target/release/chit"
+# shellcheck source=tools/interop/treeship-session.sh
+. "$root/tools/interop/treeship-session.sh"
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 export HOME="$home"
@@ -89,34 +91,7 @@ art=$(file_record payload) || exit 2
 outcome "treeship verify fails it with a payload value changed" 1 $?
 
 echo "== 2. treeship attests, Python verifies"
-rm -rf .treeship
-"$treeship" init --name chit-python < /dev/null > /dev/null || exit 2
-"$treeship" session start --name "python run" > /dev/null || exit 2
-zero=0000000000000000000000000000000000000000000000000000000000000000
-prev=null
-arts=()
-for i in 0 1 2; do
-  cat > p$i.json <<JSON
-{"schema":"verification.packet.v1","stream_id":"py","packet_id":"pkt-$i","sequence":$i,
- "prev_packet_id":$prev,"produced_at":"2026-12-06T08:0$i:00Z","reproducibility":"bit_exact",
- "input_digest":"sha256:$zero","model_digest":"sha256:${zero:0:62}a1",
- "output_digest":"sha256:${zero:0:63}$i","token_count":17}
-JSON
-  prev="\"pkt-$i\""
-  arts+=("$("$treeship" attest receipt --system system://py --kind verification.packet.v1 \
-    --payload-file p$i.json --format json | "$python" -c 'import json,sys; print(json.load(sys.stdin)["id"])')") || exit 2
-done
-cat > r.json <<JSON
-{"schema":"verification.recompute.v1","packet":"${arts[2]}","packet_id":"pkt-2","verdict":"match",
- "method":"bit_exact","output_digest_recomputed":"sha256:${zero:0:63}2","recomputed_at":"2026-12-06T09:00:00Z"}
-JSON
-"$treeship" attest receipt --system system://recompute --kind verification.recompute.v1 \
-  --subject "${arts[2]}" --payload-file r.json > /dev/null || exit 2
-"$treeship" attest action --actor agent://py --action tool.call > /dev/null || exit 2
-"$treeship" session close --summary "python done" > /dev/null || exit 2
-"$treeship" receipt export "${arts[2]}" --format json > export.json || exit 2
-printf '[[key]]\nname = "ship"\npublic_key = "%s"\n' \
-  "$("$treeship" keys export --format json | "$python" -c 'import json,sys; print(json.load(sys.stdin)["public_key"])')" > T.toml
+treeship_session || exit 2
 mapfile -t files < <(ls .treeship/artifacts/*.json | sort; echo export.json)
 compare() { # NAME: chit verify --json and chit.check_all on the same files
   "$chit" verify --json --trust T.toml --allow-unchecked --expect-count 3 "${files[@]}" > cli.jsonl
@@ -140,7 +115,7 @@ PY
 compare "Treeship's store and export"
 outcome "every input and check across them valid or signed" 0 \
   "$(grep -cvE '"status":"(valid|signed)"' cli.jsonl)"
-outcome "the stream of three is checked" 1 "$(grep -c '^{"stream":"py","valid":true' cli.jsonl)"
+outcome "the stream of three is checked" 1 "$(grep -c '^{"stream":"interop","valid":true' cli.jsonl)"
 packet=".treeship/artifacts/${arts[1]}.json"
 "$python" - "$packet" <<'PY'
 import json, sys
