@@ -22,7 +22,7 @@ def _bin_dir() -> pathlib.Path:
     if given:
         return pathlib.Path(given)
     target = os.environ.get("CARGO_TARGET_DIR")
-    base = pathlib.Path(target) if target else ROOT / "target"
+    base = ROOT / target if target else ROOT / "target"
     return base / "debug"
 
 
