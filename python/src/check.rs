@@ -308,22 +308,21 @@ pub fn verify_proof(
 }
 
 /// A C2SP tlog-policy's text, or a log's verifier key alone (a policy of
-/// that key, no witnesses).
+/// that key, no witnesses): a verifier key has no space in it, and a
+/// policy names its log on a line of words.
 pub fn read_policy(text: &str) -> PyResult<chit_log::policy::Policy> {
-    if text.len() > chit_log::policy::MAX_POLICY_BYTES {
+    use chit_log::policy::{Policy, MAX_POLICY_BYTES};
+    if text.len() > MAX_POLICY_BYTES {
         return Err(errors::error(format!(
-            "the policy is {} bytes, over the limit of {} for a tlog-policy",
-            text.len(),
-            chit_log::policy::MAX_POLICY_BYTES
+            "the policy is {} bytes, over the limit of {MAX_POLICY_BYTES} for a tlog-policy",
+            text.len()
         )));
     }
-    let one_line = text.trim();
-    if !one_line.contains('\n') && !one_line.starts_with("log ") && one_line.contains('+') {
-        let key = chit_log::note::NoteVerifier::from_verifier_key(one_line)
-            .map_err(|e| errors::error(format!("the log key {one_line}: {e}")))?;
-        return chit_log::policy::Policy::from_keys(vec![key], Vec::new(), 0)
-            .map_err(|e| errors::error(e.message));
+    let key = text.trim();
+    if !key.is_empty() && !key.contains(char::is_whitespace) {
+        return chit_log::note::NoteVerifier::from_verifier_key(key)
+            .map(Policy::of_log)
+            .map_err(|e| errors::error(format!("the log key {key}: {e}")));
     }
-    chit_log::policy::Policy::parse(text.as_bytes())
-        .map_err(|e| errors::error(format!("the policy: {e}")))
+    Policy::parse(text.as_bytes()).map_err(|e| errors::error(format!("the policy: {e}")))
 }

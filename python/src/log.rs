@@ -3,7 +3,7 @@
 //! log's own policy by `chit_logstore` (and through it `chit_core::check`).
 
 use crate::errors::{self, Deferred};
-use chit_logstore::{Log, LogError, Outcome};
+use chit_logstore::{EntryName, Log, LogError, Outcome};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::PathBuf;
@@ -134,49 +134,45 @@ impl Logged {
     }
 }
 
+/// An index past the log's end is Python's `IndexError`.
+fn out_of_range(e: LogError) -> Deferred {
+    match e {
+        LogError::Proof(chit_log::tree::ProofError::IndexOutOfRange { index, size }) => {
+            Deferred::Index(format!("no entry {index}: the log holds {size}"))
+        }
+        e => failed(e),
+    }
+}
+
 fn proof_text(
     log: &mut Log,
     index: u64,
     policy: Option<&chit_log::policy::Policy>,
 ) -> Result<String, Deferred> {
-    let proof = log.tlog_proof(index, policy).map_err(|e| match e {
-        LogError::Proof(chit_log::tree::ProofError::IndexOutOfRange { index, size }) => {
-            Deferred::Index(format!("no entry {index}: the log holds {size}"))
-        }
-        e => failed(e),
-    })?;
+    let proof = log.tlog_proof(index, policy).map_err(out_of_range)?;
     String::from_utf8(proof.to_bytes()).map_err(failed)
 }
 
-/// Which entry `Log.entry` was asked for.
-enum Which {
-    Index(u64),
-    Address(String),
-}
-
-impl Which {
-    fn read(which: &Bound<'_, PyAny>) -> PyResult<Which> {
-        let wrong = || {
-            pyo3::exceptions::PyTypeError::new_err(
-                "give an index (0, 1, ...) or a content address (sha256:HEX)",
-            )
-        };
-        if which.is_instance_of::<pyo3::types::PyBool>() {
-            return Err(wrong());
-        }
-        if which.is_instance_of::<pyo3::types::PyInt>() {
-            return match which.extract::<u64>() {
-                Ok(i) => Ok(Which::Index(i)),
-                Err(_) => Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                    "no entry {which}: an index is 0 or more"
-                ))),
-            };
-        }
-        which
-            .extract::<String>()
-            .map(Which::Address)
-            .map_err(|_| wrong())
+/// The entry `Log.entry` was asked for: an index, or a content address.
+fn entry_name(which: &Bound<'_, PyAny>) -> PyResult<EntryName> {
+    let wrong = || {
+        pyo3::exceptions::PyTypeError::new_err(
+            "give an index (0, 1, ...) or a content address (sha256:HEX)",
+        )
+    };
+    if which.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(wrong());
     }
+    if which.is_instance_of::<pyo3::types::PyInt>() {
+        return which.extract::<u64>().map(EntryName::Index).map_err(|_| {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "no entry {which}: an index is 0 or more"
+            ))
+        });
+    }
+    let text: String = which.extract().map_err(|_| wrong())?;
+    text.parse()
+        .map_err(|why| errors::error(format!("{text}: {why}")))
 }
 
 #[pymethods]
@@ -259,31 +255,21 @@ impl LogHandle {
     }
 
     /// An entry's bytes, by its index or its content address
-    /// (`sha256:HEX`).
+    /// (`sha256:HEX`); text is read as `chit log get` reads it.
     fn entry<'py>(
         &self,
         py: Python<'py>,
         which: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let which = Which::read(which)?;
+        let name = entry_name(which)?;
+        let shown = which.to_string();
         let data = self.with(py, |held| {
             let log = &mut held.log;
-            let index = match &which {
-                Which::Index(i) => *i,
-                Which::Address(a) => find(log, a)?,
-            };
-            let (size, _) = log.head().map_err(failed)?;
-            if index >= size {
-                return Err(Deferred::Index(format!(
-                    "no entry {index}: the log holds {size}"
-                )));
-            }
-            let e = log.store().entry(index).map_err(failed)?.ok_or_else(|| {
-                Deferred::Error(format!(
-                    "entry {index} is missing from the store; run chit log audit"
-                ))
-            })?;
-            Ok(e.data)
+            let index = log
+                .locate(name)
+                .map_err(failed)?
+                .ok_or_else(|| Deferred::Key(format!("no entry has content address {shown}")))?;
+            log.entry(index).map(|e| e.data).map_err(out_of_range)
         })?;
         Ok(PyBytes::new(py, &data))
     }
@@ -358,19 +344,4 @@ impl LogHandle {
             .map(|o| format!("Log({o:?})"))
             .unwrap_or_else(|_| "Log(closed)".to_owned())
     }
-}
-
-fn find(log: &mut Log, address: &str) -> Result<u64, Deferred> {
-    let hex = address.strip_prefix("sha256:").ok_or_else(|| {
-        Deferred::Error(format!("{address}: give an index (0, 1, …) or sha256:HEX"))
-    })?;
-    let digest = chit_core::digest::unhex32(hex)
-        .ok_or_else(|| Deferred::Error(format!("{address}: sha256: takes 64 hex digits")))?;
-    log.store()
-        .find(&[digest])
-        .map_err(failed)?
-        .first()
-        .copied()
-        .flatten()
-        .ok_or_else(|| Deferred::Key(format!("no entry has content address {address}")))
 }

@@ -51,8 +51,12 @@ def test_append_read_and_prove(tmp_path: pathlib.Path) -> None:
             log.entry(-1)
         with pytest.raises(TypeError):
             log.entry(True)
-        with pytest.raises(KeyError):
+        with pytest.raises(KeyError, match="no entry has content address sha256:000"):
             log.entry("sha256:" + "0" * 64)
+        # Text is read as chit log get reads it.
+        assert log.entry("1") == FAILING
+        with pytest.raises(chit.Error, match="sha256:abc: sha256: takes 64 hex digits"):
+            log.entry("sha256:abc")
         proof = log.proof(0)
         checkpoint = log.checkpoint
     # The proof is the one chit log proof writes.
@@ -87,6 +91,8 @@ def test_append_read_and_prove(tmp_path: pathlib.Path) -> None:
         chit.verify_proof("nonsense", RECEIPT, vkey)
     with pytest.raises(chit.Error):
         chit.verify_proof(proof, RECEIPT, "not a policy\n")
+    with pytest.raises(chit.Error, match="the log key example.com"):
+        chit.verify_proof(proof, RECEIPT, "example.com+0000+AAAA")
 
 
 def test_the_log_refuses_what_its_policy_refuses(tmp_path: pathlib.Path) -> None:

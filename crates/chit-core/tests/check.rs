@@ -237,7 +237,7 @@ fn a_proof_given_is_never_skipped() {
     };
     let bundle_bytes = bundle.to_json().to_string().into_bytes();
     let keys = LogKeys {
-        policy: chit_log::policy::Policy::from_keys(vec![log.verifier()], vec![], 0).unwrap(),
+        policy: chit_log::policy::Policy::of_log(log.verifier()),
     };
     // A proof of entry 3, which is not the bundle's bytes.
     let proof = TlogProof {

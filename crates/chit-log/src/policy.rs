@@ -303,6 +303,21 @@ impl Policy {
         Ok(p)
     }
 
+    /// The policy of one log's key alone: that log, no witnesses, no
+    /// quorum (what `--log-key` states, and what a log holds itself to).
+    pub fn of_log(verifier: NoteVerifier) -> Policy {
+        Policy {
+            logs: vec![PolicyLog {
+                origin: verifier.name().to_string(),
+                verifier,
+                url: None,
+            }],
+            witnesses: Vec::new(),
+            groups: Vec::new(),
+            quorum: None,
+        }
+    }
+
     /// The policy the shorthands state: these logs, these witnesses, and
     /// a quorum of `min` of them (none when `min` is 0). `min` must be at
     /// most the number of witnesses.

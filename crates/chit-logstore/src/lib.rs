@@ -25,7 +25,7 @@ pub mod streams;
 pub mod witness;
 
 pub use chit_log::bundle::Bundle;
-pub use log::{Log, LogError, Outcome, Submission};
+pub use log::{EntryName, Log, LogError, Outcome, Submission};
 pub use policy::{Admission, Policy, Submitted};
 pub use store::{Index, Store, StoreError, Tree};
 

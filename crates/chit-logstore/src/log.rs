@@ -79,6 +79,30 @@ impl Outcome {
     }
 }
 
+/// An entry as chit's front ends name one: by its index, or by its
+/// content address (`sha256:HEX`, the SHA-256 of its bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryName {
+    Index(u64),
+    Address(Hash),
+}
+
+impl std::str::FromStr for EntryName {
+    /// Why the text names no entry, in a line.
+    type Err = &'static str;
+
+    fn from_str(text: &str) -> Result<EntryName, &'static str> {
+        if let Some(hex) = text.strip_prefix("sha256:") {
+            return chit_core::digest::unhex32(hex)
+                .map(EntryName::Address)
+                .ok_or("sha256: takes 64 hex digits");
+        }
+        text.parse()
+            .map(EntryName::Index)
+            .map_err(|_| "give an index (0, 1, …) or sha256:HEX")
+    }
+}
+
 /// The answer to a batch: each submission's outcome, and the signed
 /// checkpoint that covers every entry appended (or found).
 #[derive(Debug)]
@@ -205,7 +229,7 @@ impl Log {
             store,
             meta,
             policy: std::sync::Arc::new(compiled),
-            own: own_policy(&verifier)?,
+            own: chit_log::policy::Policy::of_log(verifier.clone()),
             verifier,
             signer: Some(signer),
             written: None,
@@ -249,7 +273,7 @@ impl Log {
             store,
             meta,
             policy: std::sync::Arc::new(policy),
-            own: own_policy(&verifier)?,
+            own: chit_log::policy::Policy::of_log(verifier.clone()),
             verifier,
             signer: None,
             written: None,
@@ -344,6 +368,12 @@ impl Log {
 
     pub fn meta(&self) -> &Meta {
         &self.meta
+    }
+
+    /// The trust policy of the log's own key alone, no witnesses: what a
+    /// reader who holds only the log's verifier key proves its entries by.
+    pub fn own_policy(&self) -> &chit_log::policy::Policy {
+        &self.own
     }
 
     pub fn policy(&self) -> &Policy {
@@ -867,9 +897,31 @@ impl Log {
         Ok(tree::root(&src, size)?)
     }
 
-    /// A log bundle of one entry: its bytes, its inclusion proof and the
-    /// latest signed checkpoint.
-    pub fn bundle(&mut self, index: u64) -> Result<chit_log::bundle::Bundle, LogError> {
+    /// The index of the entry `name` names: an index as given (see
+    /// [`Log::entry`] for one past the end), a content address looked up
+    /// (`None` where no entry has it).
+    pub fn locate(&mut self, name: EntryName) -> Result<Option<u64>, LogError> {
+        match name {
+            EntryName::Index(index) => Ok(Some(index)),
+            EntryName::Address(sha256) => {
+                Ok(self.store.find(&[sha256])?.first().copied().flatten())
+            }
+        }
+    }
+
+    /// Entry `index` of the tree the newest checkpoint signs:
+    /// [`ProofError::IndexOutOfRange`] past its end.
+    pub fn entry(&mut self, index: u64) -> Result<crate::store::Entry, LogError> {
+        Ok(self.signed_entry(index)?.0)
+    }
+
+    /// Entry `index` and the newest checkpoint, `(size, note)`, whose
+    /// tree holds it; one the store lacks is a read error that says what
+    /// to run.
+    fn signed_entry(
+        &mut self,
+        index: u64,
+    ) -> Result<(crate::store::Entry, (u64, Vec<u8>)), LogError> {
         let (size, note) = self.head()?;
         if index >= size {
             return Err(LogError::Proof(ProofError::IndexOutOfRange { index, size }));
@@ -879,6 +931,13 @@ impl Log {
                 "entry {index} is missing from the store (run chit log audit)"
             ))
         })?;
+        Ok((entry, (size, note)))
+    }
+
+    /// A log bundle of one entry: its bytes, its inclusion proof and the
+    /// latest signed checkpoint.
+    pub fn bundle(&mut self, index: u64) -> Result<chit_log::bundle::Bundle, LogError> {
+        let (entry, (size, note)) = self.signed_entry(index)?;
         let proof = self.inclusion_proof(index, size)?;
         let bundle = chit_log::bundle::Bundle {
             origin: self.meta.origin.clone(),
@@ -904,14 +963,7 @@ impl Log {
         index: u64,
         quorum: Option<&chit_log::policy::Policy>,
     ) -> Result<chit_log::proof::TlogProof, LogError> {
-        let (head_size, head) = self.head()?;
-        if index >= head_size {
-            return Err(LogError::Proof(ProofError::IndexOutOfRange {
-                index,
-                size: head_size,
-            }));
-        }
-        let mut chosen = (head_size, head);
+        let (entry, mut chosen) = self.signed_entry(index)?;
         if let Some(q) = quorum {
             if !q.open(&chosen.1).is_ok_and(|w| w.quorum) {
                 if let Some(c) = self.newest_cosigned(q, index)? {
@@ -920,11 +972,6 @@ impl Log {
             }
         }
         let (size, note) = chosen;
-        let entry = self.store.entry(index)?.ok_or_else(|| {
-            StoreError::Read(format!(
-                "entry {index} is missing from the store (run chit log audit)"
-            ))
-        })?;
         let proof = chit_log::proof::TlogProof {
             extra: None,
             index,
@@ -955,12 +1002,6 @@ impl Log {
             .take_while(|(size, _)| *size > above)
             .find(|(_, note)| quorum.open(note).is_ok_and(|w| w.quorum)))
     }
-}
-
-/// A trust policy of a log's own key alone, with no witnesses.
-fn own_policy(verifier: &NoteVerifier) -> Result<chit_log::policy::Policy, LogError> {
-    chit_log::policy::Policy::from_keys(vec![verifier.clone()], vec![], 0)
-        .map_err(|e| LogError::Key(format!("the log key: {}", e.message)))
 }
 
 /// A batch's tiles (`(tile level, tile index, hashes)`) by `(level,

@@ -604,7 +604,7 @@ mod tests {
     }
 
     fn policy() -> Policy {
-        Policy::from_keys(vec![signer().verifier()], vec![], 0).unwrap()
+        Policy::of_log(signer().verifier())
     }
 
     /// The tiles and checkpoint of a log of `entries`.

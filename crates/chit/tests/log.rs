@@ -86,6 +86,21 @@ fn a_receipt_is_logged_and_proven_offline() {
         None,
     );
     assert_eq!(got.stdout, file);
+    // Past the end, an address no entry has, text that names no entry.
+    for (which, code, says) in [
+        ("2", 1, "no entry 2: the log holds 2 (0 to 1)"),
+        (
+            &*format!("sha256:{}", "0".repeat(64)),
+            1,
+            "no entry has content address sha256:000",
+        ),
+        ("sha256:abc", 2, "sha256:abc: sha256: takes 64 hex digits"),
+        ("first", 2, "first: give an index (0, 1, …) or sha256:HEX"),
+    ] {
+        let r = chit_in(dir, &["log", "get", "--store", "r.db", which], None);
+        assert_eq!(r.code, code, "{which}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{which}: {}", r.stderr);
+    }
 
     // A bundle proves it offline, with the log's key alone.
     let b = chit_raw(dir, &["log", "bundle", "--store", "r.db", "0"], None);

@@ -623,12 +623,8 @@ fn bound_in_log(
     })?;
     let sha: [u8; 32] = chit_core::digest::sha256(&bytes);
     let index = log
-        .store()
-        .find(&[sha])
+        .locate(chit_logstore::EntryName::Address(sha))
         .map_err(|e| Failure::error(e.to_string()))?
-        .first()
-        .copied()
-        .flatten()
         .ok_or_else(|| {
             Failure::invalid(format!(
                 "the bound {} is not in the log {store}: log it before measuring (chit lineage bound --log, or chit log append {})",

@@ -19,8 +19,9 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use chit_log::checkpoint::{open_checkpoint, Cosigner};
 use chit_log::note::NoteVerifier;
+use chit_log::ProofError;
 use chit_logstore::audit;
-use chit_logstore::{Log, Outcome};
+use chit_logstore::{EntryName, Log, LogError, Outcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
@@ -405,43 +406,23 @@ fn write_outcome(label: &str, o: &Outcome, json: bool, out: &mut Output) -> std:
     }
 }
 
-fn find_index(log: &mut Log, which: &str) -> Result<u64, Failure> {
-    if let Some(h) = which.strip_prefix("sha256:") {
-        let d = chit_core::digest::unhex32(h)
-            .ok_or_else(|| Failure::error(format!("{which}: sha256: takes 64 hex digits")))?;
-        return log
-            .store()
-            .find(&[d])
-            .map_err(store_failure)?
-            .first()
-            .copied()
-            .flatten()
-            .ok_or_else(|| Failure::invalid(format!("no entry has content address {which}")));
-    }
-    which
-        .parse()
-        .map_err(|_| Failure::error(format!("{which}: give an index (0, 1, …) or sha256:HEX")))
-}
-
 fn get(a: &LogGetArgs, out: &mut Output) -> CmdResult {
     let mut log = open_log(&a.store)?;
-    let index = find_index(&mut log, &a.which)?;
-    let (size, _) = log.head().map_err(store_failure)?;
-    if index >= size {
-        return Err(Failure::invalid(format!(
+    let name: EntryName = a
+        .which
+        .parse()
+        .map_err(|why| Failure::error(format!("{}: {why}", a.which)))?;
+    let index = log
+        .locate(name)
+        .map_err(store_failure)?
+        .ok_or_else(|| Failure::invalid(format!("no entry has content address {}", a.which)))?;
+    let e = log.entry(index).map_err(|e| match e {
+        LogError::Proof(ProofError::IndexOutOfRange { index, size }) => Failure::invalid(format!(
             "no entry {index}: the log holds {size} (0 to {})",
             size.saturating_sub(1)
-        )));
-    }
-    let e = log
-        .store()
-        .entry(index)
-        .map_err(store_failure)?
-        .ok_or_else(|| {
-            Failure::error(format!(
-                "entry {index} is missing from the store; run chit log audit"
-            ))
-        })?;
+        )),
+        e => store_failure(e),
+    })?;
     if a.json {
         let v = json!({
             "index": e.index,

@@ -864,21 +864,13 @@ fn server_unreadable(e: &chit_core::check::Unreadable) -> String {
 pub async fn get_entry(State(state): State<Shared>, PathText(which): PathText) -> Response {
     let r = blocking(move || -> Result<(String, Value), Response> {
         let mut log = state.reader.lock().unwrap_or_else(|p| p.into_inner());
-        let index = if let Some(h) = which.strip_prefix("sha256:") {
-            let d = chit_core::digest::unhex32(h)
-                .ok_or_else(|| error(StatusCode::BAD_REQUEST, "sha256: takes 64 hex digits"))?;
-            log.store()
-                .find(&[d])
-                .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-                .first()
-                .copied()
-                .flatten()
-                .ok_or_else(|| error(StatusCode::NOT_FOUND, "no entry has that content address"))?
-        } else {
-            which
-                .parse::<u64>()
-                .map_err(|_| error(StatusCode::BAD_REQUEST, "give an index or sha256:HEX"))?
-        };
+        let name: chit_logstore::EntryName = which
+            .parse()
+            .map_err(|why| error(StatusCode::BAD_REQUEST, why))?;
+        let index = log
+            .locate(name)
+            .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+            .ok_or_else(|| error(StatusCode::NOT_FOUND, "no entry has that content address"))?;
         match log.bundle(index) {
             Ok(b) => Ok((chit_core::digest::sha256_hex(&b.entry), b.to_json())),
             Err(chit_logstore::LogError::Proof(chit_log::ProofError::IndexOutOfRange {

@@ -304,15 +304,7 @@ pub fn run(a: &ServeArgs, out: &mut Output) -> CmdResult {
     let checker = writer.checker();
     let origin = writer.meta().origin.clone();
     let log_keys = chit_core::kinds::log_bundle::LogKeys {
-        policy: chit_log::policy::Policy::from_keys(
-            vec![
-                chit_log::NoteVerifier::from_verifier_key(&writer.meta().verifier_key)
-                    .map_err(|e| Failure::error(format!("the log's verifier key: {e}")))?,
-            ],
-            Vec::new(),
-            0,
-        )
-        .map_err(|e| Failure::error(e.message))?,
+        policy: writer.own_policy().clone(),
     };
     let witness_policy = match &a.witness_policy {
         None => None,
