@@ -103,8 +103,9 @@ def check_all(
     Returns one Report per input, in order, and the checks across them in
     ``.across``: with each input named by its path, exactly what ``chit
     verify --json`` writes for those files in the same order. An input
-    without a name is ``inputs[i]`` where a check across inputs names it. ``expect_count`` holds every packet stream to
-    that many packets (``--expect-count``).
+    without a name is ``inputs[i]`` where a check across inputs names it.
+    ``expect_count`` holds every packet stream to that many packets
+    (``--expect-count``).
     """
     reports, across = _check_all(
         inputs,

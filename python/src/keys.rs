@@ -43,13 +43,13 @@ pub fn read_file(path: &std::path::Path, max: usize) -> Result<Vec<u8>, FileErro
             "is not a regular file (a FIFO or a device): give a file".to_owned(),
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| io_why(&e))?;
-    if meta.is_file() && meta.len() > max as u64 {
+    if meta.len() > max as u64 {
         return Err(FileError::TooLarge(format!(
             "the input is {} bytes, over the limit of {max} (raise it with --max-size)",
             meta.len()
         )));
     }
+    let file = std::fs::File::open(path).map_err(|e| io_why(&e))?;
     let mut bytes = Vec::new();
     file.take(max as u64 + 1)
         .read_to_end(&mut bytes)

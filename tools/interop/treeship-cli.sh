@@ -29,17 +29,9 @@
 set -uo pipefail
 treeship=$(realpath "${1:?usage: $0 PATH/TO/treeship}") || exit 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
-target=$(cd "$root" && realpath -m "${CARGO_TARGET_DIR:-target}")
-(cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --release -p chit) || exit 2
-chit="$target/release/chit"
 # shellcheck source=tools/interop/treeship-session.sh
 . "$root/tools/interop/treeship-session.sh"
-home=$(mktemp -d)
-trap 'rm -rf "$home"' EXIT
-export HOME="$home"
-cd "$home" || exit 2
-
-failures=0
+interop_start chit-interop
 # check NAME WANT_RC PATTERN CMD...: CMD exits WANT_RC and its output
 # (stdout and stderr) holds PATTERN (an extended regex; empty: anything).
 check() {
@@ -56,9 +48,6 @@ check() {
     failures=$((failures + 1))
   fi
 }
-
-"$treeship" init --name chit-interop < /dev/null > /dev/null || exit 2
-store=.treeship/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["storage_dir"])' .treeship/config.json)
 
 echo "== 1. chit signs, treeship verifies"
 "$chit" keygen --out chit.pem > key.txt || exit 2
@@ -165,10 +154,4 @@ e = load('export.json'); e['public_key_b64'] = base64.b64encode(bytes(range(32))
 tamper "the export's message" 'error signature' "$lib
 e = load('export.json'); m = base64.b64decode(e['message_b64']).replace(b'system://interop', b'system://interoq'); e['message_b64'] = base64.b64encode(m).decode(); save('export.json', e)"
 
-echo
-if [[ $failures -eq 0 ]]; then
-  echo "all outcomes as expected"
-  exit 0
-fi
-echo "$failures outcome(s) not as expected"
-exit 1
+interop_end

@@ -27,17 +27,9 @@ python=${2:?usage: $0 PATH/TO/treeship PATH/TO/python}
 python=$(cd "$(dirname "$python")" && pwd)/$(basename "$python") || exit 2
 "$python" -c 'import chit' || exit 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
-target=$(cd "$root" && realpath -m "${CARGO_TARGET_DIR:-target}")
-(cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --release -p chit) || exit 2
-chit="$target/release/chit"
 # shellcheck source=tools/interop/treeship-session.sh
 . "$root/tools/interop/treeship-session.sh"
-home=$(mktemp -d)
-trap 'rm -rf "$home"' EXIT
-export HOME="$home"
-cd "$home" || exit 2
-
-failures=0
+interop_start chit-python
 outcome() { # NAME WANT GOT
   if [[ $2 == "$3" ]]; then
     echo "ok    $1"
@@ -46,9 +38,6 @@ outcome() { # NAME WANT GOT
     failures=$((failures + 1))
   fi
 }
-
-"$treeship" init --name chit-python < /dev/null > /dev/null || exit 2
-store=.treeship/$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["storage_dir"])' .treeship/config.json)
 
 echo "== 1. Python signs, treeship verifies"
 "$chit" keygen --out py.pem > key.txt || exit 2
@@ -129,10 +118,4 @@ compare "a payload byte changed"
 outcome "the changed packet fails its signature" 1 \
   "$(grep -F "\"file\":\"$packet\"" py.jsonl | grep -c '"rule":"signature"')"
 
-echo
-if [[ $failures -eq 0 ]]; then
-  echo "all outcomes as expected"
-  exit 0
-fi
-echo "$failures outcome(s) not as expected"
-exit 1
+interop_end

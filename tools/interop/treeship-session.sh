@@ -1,4 +1,37 @@
-# Sourced by the Treeship interop scripts: `treeship_session` has
+# Sourced by the Treeship interop scripts, after they set $root (this
+# repository) and $treeship (Treeship's CLI).
+#
+# `interop_start NAME` builds chit (`cargo build --release -p chit` into
+# $CARGO_TARGET_DIR, default target/ of this repository) and sets $chit;
+# moves into a throwaway HOME, removed on exit; makes a ship named NAME
+# there and sets $store to its storage folder, and $failures to 0.
+interop_start() {
+  local target
+  target=$(cd "$root" && realpath -m "${CARGO_TARGET_DIR:-target}")
+  (cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --release -p chit) || exit 2
+  chit="$target/release/chit"
+  home=$(mktemp -d)
+  trap 'rm -rf "$home"' EXIT
+  export HOME="$home"
+  cd "$home" || exit 2
+  "$treeship" init --name "$1" < /dev/null > /dev/null || exit 2
+  store=.treeship/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["storage_dir"])' .treeship/config.json)
+  failures=0
+}
+
+# `interop_end` says how many outcomes were not as expected, and exits 0
+# when none, else 1.
+interop_end() {
+  echo
+  if [[ $failures -eq 0 ]]; then
+    echo "all outcomes as expected"
+    exit 0
+  fi
+  echo "$failures outcome(s) not as expected"
+  exit 1
+}
+
+# `treeship_session` has
 # $treeship make a fresh ship in the current folder and attest a session
 # there: three packets of the stream "interop", a recompute result of the
 # third, an action; closed, and the third packet's receipt exported. It
