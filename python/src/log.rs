@@ -164,11 +164,14 @@ fn entry_name(which: &Bound<'_, PyAny>) -> PyResult<EntryName> {
         return Err(wrong());
     }
     if which.is_instance_of::<pyo3::types::PyInt>() {
-        return which.extract::<u64>().map(EntryName::Index).map_err(|_| {
-            pyo3::exceptions::PyIndexError::new_err(format!(
-                "no entry {which}: an index is 0 or more"
-            ))
-        });
+        return match which.extract::<u64>() {
+            Ok(index) => Ok(EntryName::Index(index)),
+            Err(_) => Err(pyo3::exceptions::PyIndexError::new_err(if which.lt(0)? {
+                format!("no entry {which}: an index is 0 or more")
+            } else {
+                format!("no entry {which}: past the end of any log")
+            })),
+        };
     }
     let text: String = which.extract().map_err(|_| wrong())?;
     text.parse()

@@ -49,6 +49,8 @@ def test_append_read_and_prove(tmp_path: pathlib.Path) -> None:
             log.entry(5)
         with pytest.raises(IndexError):
             log.entry(-1)
+        with pytest.raises(IndexError, match="past the end of any log"):
+            log.entry(2**64)
         with pytest.raises(TypeError):
             log.entry(True)
         with pytest.raises(KeyError, match="no entry has content address sha256:000"):
