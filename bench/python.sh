@@ -40,26 +40,23 @@ if [ ! -f "$dir/packets.jsonl" ]; then
 fi
 py="$venv/bin/python"
 chit=./target/release/chit
-cli() {
-  "$chit" verify --quiet --lines --trust "$dir/trust.toml" --expect-count "$count" "$dir/packets.jsonl" > /dev/null
-}
-python_all() {
-  "$py" "$here/python_check.py" all "$dir/packets.jsonl" "$dir/trust.toml" "$count"
-}
+cli=("$chit" verify --quiet --lines --trust "$dir/trust.toml" --expect-count "$count" "$dir/packets.jsonl")
+python_all=("$py" "$here/python_check.py" all "$dir/packets.jsonl" "$dir/trust.toml" "$count")
 # Prints "WALL CPU" seconds of one run of the command.
 timed() {
   local out
   out=$( { /usr/bin/time -f '%e %U %S' "$@" > /dev/null; } 2>&1 | tail -1)
   awk '{ printf "%s %.3f\n", $1, $2 + $3 }' <<< "$out"
 }
-cli
-python_all # warm the file cache; each fails the benchmark unless all is valid
+# Warm the file cache; each fails the benchmark unless all is valid.
+"${cli[@]}" > /dev/null
+"${python_all[@]}"
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 ratios=() cli_cpu=() py_cpu=() cli_wall=() py_wall=()
 for i in $(seq "$pairs"); do
-  read -r cw cc < <(timed "$chit" verify --quiet --lines --trust "$dir/trust.toml" --expect-count "$count" "$dir/packets.jsonl")
-  read -r pw pc < <(timed "$py" "$here/python_check.py" all "$dir/packets.jsonl" "$dir/trust.toml" "$count")
+  read -r cw cc < <(timed "${cli[@]}")
+  read -r pw pc < <(timed "${python_all[@]}")
   ratios+=("$(echo "$cw / $pw" | bc -l)")
   cli_wall+=("$cw") py_wall+=("$pw") cli_cpu+=("$cc") py_cpu+=("$pc")
   printf 'pair %d: chit verify --lines %.2f s (CPU %.2f s), chit.check_all %.2f s (CPU %.2f s)\n' "$i" "$cw" "$cc" "$pw" "$pc"
